@@ -1,0 +1,270 @@
+// The one definition of every table the service stores. DDL, column order for bulk loads and the
+// query guard's table list all derive from here. Columns follow the OpenTelemetry ClickHouse
+// exporter's schema in snake_case, plus promoted columns the analyses need. Attributes are JSON text.
+// Every table has `timestamp TIMESTAMP` (UTC, no time zone, microsecond precision) and `service_name`.
+
+export type ColumnType =
+  | 'TIMESTAMP'
+  | 'VARCHAR'
+  | 'BIGINT'
+  | 'UBIGINT'
+  | 'INTEGER'
+  | 'DOUBLE'
+  | 'BOOLEAN'
+  | 'VARCHAR[]'
+  | 'DOUBLE[]'
+  | 'UBIGINT[]';
+
+export interface Column {
+  readonly name: string;
+  readonly type: ColumnType;
+  /** NOT NULL in the DDL. */
+  readonly required?: boolean;
+}
+
+export interface Table {
+  readonly name: string;
+  readonly columns: readonly Column[];
+  /** Retention deletes rows older than the cut-off on this column; null = never aged out by retention. */
+  readonly retentionColumn: string | null;
+}
+
+const c = (name: string, type: ColumnType, required = false): Column => ({ name, type, required });
+
+/** Resource-derived columns promoted on every signal table (k8s names, version, instance). */
+const RESOURCE_PROMOTED: readonly Column[] = [
+  c('service_namespace', 'VARCHAR'),
+  c('service_version', 'VARCHAR'),
+  c('service_instance_id', 'VARCHAR'),
+  c('deployment_environment', 'VARCHAR'),
+  c('k8s_namespace', 'VARCHAR'),
+  c('k8s_deployment', 'VARCHAR'),
+  c('k8s_pod_name', 'VARCHAR'),
+  c('container_name', 'VARCHAR'),
+  c('container_image', 'VARCHAR'),
+  c('host_name', 'VARCHAR'),
+];
+
+export const SPANS: Table = {
+  name: 'svc_spans',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true),
+    c('service_name', 'VARCHAR', true),
+    c('trace_id', 'VARCHAR', true),
+    c('span_id', 'VARCHAR', true),
+    c('parent_span_id', 'VARCHAR'),
+    c('trace_state', 'VARCHAR'),
+    c('flags', 'BIGINT'),
+    c('span_name', 'VARCHAR', true),
+    c('span_kind', 'INTEGER'),
+    c('status_code', 'INTEGER', true),
+    c('status_message', 'VARCHAR'),
+    c('duration_us', 'BIGINT', true),
+    c('end_timestamp', 'TIMESTAMP'),
+    c('scope_name', 'VARCHAR'),
+    c('scope_version', 'VARCHAR'),
+    c('resource_attributes', 'VARCHAR'),
+    c('span_attributes', 'VARCHAR'),
+    c('events_json', 'VARCHAR'),
+    c('links_json', 'VARCHAR'),
+    // Promoted for analysis.
+    c('operation', 'VARCHAR', true),
+    c('is_error', 'BOOLEAN', true),
+    c('error_type', 'VARCHAR'),
+    c('http_method', 'VARCHAR'),
+    c('http_route', 'VARCHAR'),
+    c('http_status_code', 'INTEGER'),
+    c('rpc_service', 'VARCHAR'),
+    c('rpc_method', 'VARCHAR'),
+    c('peer_service', 'VARCHAR'),
+    c('db_system', 'VARCHAR'),
+    c('gen_ai_system', 'VARCHAR'),
+    c('gen_ai_operation', 'VARCHAR'),
+    c('gen_ai_model', 'VARCHAR'),
+    c('gen_ai_input_tokens', 'BIGINT'),
+    c('gen_ai_output_tokens', 'BIGINT'),
+    c('gen_ai_finish_reasons', 'VARCHAR'),
+    ...RESOURCE_PROMOTED,
+  ],
+};
+
+export const LOGS: Table = {
+  name: 'svc_logs',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true),
+    c('observed_timestamp', 'TIMESTAMP'),
+    c('service_name', 'VARCHAR', true),
+    c('severity_number', 'INTEGER'),
+    c('severity_text', 'VARCHAR'),
+    c('body', 'VARCHAR'),
+    c('trace_id', 'VARCHAR'),
+    c('span_id', 'VARCHAR'),
+    c('flags', 'BIGINT'),
+    c('event_name', 'VARCHAR'),
+    c('scope_name', 'VARCHAR'),
+    c('scope_version', 'VARCHAR'),
+    c('resource_attributes', 'VARCHAR'),
+    c('log_attributes', 'VARCHAR'),
+    // Promoted for analysis.
+    c('is_error', 'BOOLEAN', true),
+    c('template_id', 'BIGINT'),
+    c('template_params', 'VARCHAR'),
+    ...RESOURCE_PROMOTED,
+  ],
+};
+
+export const LOG_TEMPLATES: Table = {
+  name: 'svc_log_templates',
+  retentionColumn: null,
+  columns: [
+    c('timestamp', 'TIMESTAMP', true), // when the template was first seen
+    c('service_name', 'VARCHAR', true),
+    c('template_id', 'BIGINT', true),
+    c('pattern', 'VARCHAR', true),
+    c('example_body', 'VARCHAR'),
+    c('severity_text', 'VARCHAR'),
+    c('first_seen', 'TIMESTAMP', true),
+    c('last_seen', 'TIMESTAMP', true),
+    c('count', 'BIGINT', true),
+    c('error_count', 'BIGINT', true),
+    c('sample_values', 'VARCHAR'),
+    c('evicted', 'BOOLEAN'),
+  ],
+};
+
+const METRIC_COMMON: readonly Column[] = [
+  c('timestamp', 'TIMESTAMP', true),
+  c('start_timestamp', 'TIMESTAMP'),
+  c('service_name', 'VARCHAR', true),
+  c('metric_name', 'VARCHAR', true),
+  c('metric_description', 'VARCHAR'),
+  c('metric_unit', 'VARCHAR'),
+  c('attributes', 'VARCHAR'),
+  c('resource_attributes', 'VARCHAR'),
+  c('scope_name', 'VARCHAR'),
+  c('scope_version', 'VARCHAR'),
+  c('flags', 'BIGINT'),
+  c('exemplars_json', 'VARCHAR'),
+  ...RESOURCE_PROMOTED,
+];
+
+export const METRICS_GAUGE: Table = {
+  name: 'svc_metrics_gauge',
+  retentionColumn: 'timestamp',
+  columns: [...METRIC_COMMON, c('value', 'DOUBLE')],
+};
+
+export const METRICS_SUM: Table = {
+  name: 'svc_metrics_sum',
+  retentionColumn: 'timestamp',
+  columns: [...METRIC_COMMON, c('value', 'DOUBLE'), c('aggregation_temporality', 'INTEGER'), c('is_monotonic', 'BOOLEAN')],
+};
+
+/** Histograms; OTLP summaries land here too (metric_type 'summary', with quantiles and no buckets). */
+export const METRICS_HISTOGRAM: Table = {
+  name: 'svc_metrics_histogram',
+  retentionColumn: 'timestamp',
+  columns: [
+    ...METRIC_COMMON,
+    c('metric_type', 'VARCHAR', true),
+    c('count', 'UBIGINT'),
+    c('sum', 'DOUBLE'),
+    c('min', 'DOUBLE'),
+    c('max', 'DOUBLE'),
+    c('bucket_counts', 'UBIGINT[]'),
+    c('explicit_bounds', 'DOUBLE[]'),
+    c('quantiles', 'DOUBLE[]'),
+    c('quantile_values', 'DOUBLE[]'),
+    c('aggregation_temporality', 'INTEGER'),
+  ],
+};
+
+export const METRICS_EXP_HISTOGRAM: Table = {
+  name: 'svc_metrics_exp_histogram',
+  retentionColumn: 'timestamp',
+  columns: [
+    ...METRIC_COMMON,
+    c('count', 'UBIGINT'),
+    c('sum', 'DOUBLE'),
+    c('min', 'DOUBLE'),
+    c('max', 'DOUBLE'),
+    c('scale', 'INTEGER'),
+    c('zero_count', 'UBIGINT'),
+    c('zero_threshold', 'DOUBLE'),
+    c('positive_offset', 'INTEGER'),
+    c('positive_bucket_counts', 'UBIGINT[]'),
+    c('negative_offset', 'INTEGER'),
+    c('negative_bucket_counts', 'UBIGINT[]'),
+    c('aggregation_temporality', 'INTEGER'),
+  ],
+};
+
+/** One row per distinct stack per profile and sample type (samples with the same stack and labels are summed). */
+export const PROFILES: Table = {
+  name: 'svc_profiles',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true),
+    c('service_name', 'VARCHAR', true),
+    c('profile_id', 'VARCHAR'),
+    c('profile_type', 'VARCHAR', true), // sample type, e.g. cpu, samples, alloc_space, wall
+    c('unit', 'VARCHAR', true), // e.g. nanoseconds, count, bytes
+    c('period_type', 'VARCHAR'),
+    c('period', 'BIGINT'),
+    c('duration_ns', 'BIGINT'),
+    c('function', 'VARCHAR', true), // leaf frame
+    c('stack', 'VARCHAR[]'), // root → leaf function names
+    c('value', 'BIGINT', true), // self value of the leaf for this stack
+    c('sample_count', 'BIGINT', true),
+    c('labels', 'VARCHAR'),
+    c('trace_id', 'VARCHAR'),
+    c('span_id', 'VARCHAR'),
+    c('attributes', 'VARCHAR'),
+    c('source', 'VARCHAR'), // pyroscope, pprof, otlp
+  ],
+};
+
+export const ANOMALIES: Table = {
+  name: 'svc_anomalies',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true), // = ts_shift
+    c('service_name', 'VARCHAR', true),
+    c('operation', 'VARCHAR', true),
+    c('signal', 'VARCHAR', true),
+    c('kind', 'VARCHAR', true),
+    c('direction', 'VARCHAR', true),
+    c('before', 'DOUBLE', true),
+    c('after', 'DOUBLE', true),
+    c('ts_shift_us', 'BIGINT', true),
+    c('detected_at', 'TIMESTAMP', true),
+    c('drill_down_sql', 'VARCHAR'),
+  ],
+};
+
+/** The nine tables the spec names; the only ones `/v1/query` may read (besides the series table). */
+export const SPEC_TABLES: readonly Table[] = [
+  SPANS,
+  LOGS,
+  LOG_TEMPLATES,
+  METRICS_GAUGE,
+  METRICS_SUM,
+  METRICS_HISTOGRAM,
+  METRICS_EXP_HISTOGRAM,
+  PROFILES,
+  ANOMALIES,
+];
+
+/** Every table the store creates, in creation order. Other stages append theirs here (series, alerts...). */
+export const ALL_TABLES: readonly Table[] = [...SPEC_TABLES];
+
+export function createTableSql(t: Table): string {
+  const cols = t.columns.map((col) => `  "${col.name}" ${col.type}${col.required ? ' NOT NULL' : ''}`);
+  return `CREATE TABLE IF NOT EXISTS ${t.name} (\n${cols.join(',\n')}\n)`;
+}
+
+export function tableByName(name: string): Table | undefined {
+  return ALL_TABLES.find((t) => t.name === name);
+}
