@@ -257,8 +257,23 @@ export const SPEC_TABLES: readonly Table[] = [
   ANOMALIES,
 ];
 
+/** Every service that reported any signal, kept up to date by each commit so listing it is cheap. */
+export const SERVICES: Table = {
+  name: 'svc_services',
+  retentionColumn: 'last_seen',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true), // = first_seen
+    c('service_name', 'VARCHAR', true),
+    c('first_seen', 'TIMESTAMP', true),
+    c('last_seen', 'TIMESTAMP', true),
+  ],
+};
+
 /** Every table the store creates, in creation order. Other stages append theirs here (series, alerts...). */
-export const ALL_TABLES: readonly Table[] = [...SPEC_TABLES];
+export const ALL_TABLES: readonly Table[] = [...SPEC_TABLES, SERVICES];
+
+/** Bumped when a change needs more than adding columns; see store/migrate.ts. */
+export const SCHEMA_VERSION = 1;
 
 export function createTableSql(t: Table): string {
   const cols = t.columns.map((col) => `  "${col.name}" ${col.type}${col.required ? ' NOT NULL' : ''}`);

@@ -1,0 +1,94 @@
+// Configuration from the environment, validated before anything starts. Each setting is declared once
+// here with its default and meaning; README.md's table mirrors this list, and a test checks they agree.
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  apiPort: number;
+  otlpGrpcPort: number;
+  otlpHttpPort: number;
+  /** Largest accepted body after decompression, bytes (413 above). */
+  maxBodyBytes: number;
+  /** Bytes received but not yet committed; above this, ingest answers 429 / UNAVAILABLE. */
+  maxInflightBytes: number;
+  retentionHours: number;
+  /** Longest a batch waits to be committed together with others (group commit). */
+  flushIntervalMs: number;
+  /** Decode worker threads. */
+  workers: number;
+  queryTimeoutMs: number;
+  queryRowCap: number;
+  detectIntervalS: number;
+  detectGraceS: number;
+  /** Below this much free disk space, ingest answers 507. */
+  minFreeDiskBytes: number;
+  auth: 'open' | 'keys';
+  adminToken: string | undefined;
+}
+
+interface Setting {
+  readonly env: string;
+  readonly key: keyof Config;
+  readonly default: string;
+  readonly doc: string;
+  parse(raw: string): Config[keyof Config];
+}
+
+const int = (min: number, max: number) => (raw: string): number => {
+  if (!/^\d+$/.test(raw.trim())) throw new Error(`must be a whole number from ${min} to ${max}`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new Error(`must be from ${min} to ${max}`);
+  return n;
+};
+const port = int(0, 65535);
+const str = (raw: string): string => raw;
+const MiB = 1024 * 1024;
+
+export const SETTINGS: readonly Setting[] = [
+  { env: 'SVC_DATA_DIR', key: 'dataDir', default: './data', doc: 'where `lake.duckdb` and every other file of the service live', parse: str },
+  { env: 'SVC_HOST', key: 'host', default: '127.0.0.1', doc: 'bind address of all three listeners (`0.0.0.0` to take telemetry from the network)', parse: str },
+  { env: 'SVC_API_PORT', key: 'apiPort', default: '9999', doc: 'JSON/SQL API and profile ingest; `0` = any free port', parse: port },
+  { env: 'SVC_OTLP_GRPC_PORT', key: 'otlpGrpcPort', default: '4317', doc: 'OTLP/gRPC; `0` = any free port', parse: port },
+  { env: 'SVC_OTLP_HTTP_PORT', key: 'otlpHttpPort', default: '4318', doc: 'OTLP/HTTP; `0` = any free port', parse: port },
+  { env: 'SVC_MAX_BODY_BYTES', key: 'maxBodyBytes', default: String(20 * MiB), doc: 'largest ingest body after decompression (413 above; OTLP recommends 20 MiB)', parse: int(1024, 1024 * MiB) },
+  { env: 'SVC_MAX_INFLIGHT_BYTES', key: 'maxInflightBytes', default: String(256 * MiB), doc: 'received but not yet committed bytes; above it ingest answers 429 with Retry-After (gRPC UNAVAILABLE)', parse: int(1024, 64 * 1024 * MiB) },
+  { env: 'SVC_RETENTION_HOURS', key: 'retentionHours', default: '72', doc: 'telemetry older than this is deleted', parse: int(1, 24 * 365 * 10) },
+  { env: 'SVC_FLUSH_INTERVAL_MS', key: 'flushIntervalMs', default: '50', doc: 'longest a batch waits for others to share its commit (group commit)', parse: int(0, 10_000) },
+  { env: 'SVC_WORKERS', key: 'workers', default: '2', doc: 'decode worker threads', parse: int(1, 64) },
+  { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
+  { env: 'SVC_QUERY_ROW_CAP', key: 'queryRowCap', default: '100000', doc: 'most rows `/v1/query` returns; more is a 400 ROW_CAP error', parse: int(1, 10_000_000) },
+  { env: 'SVC_DETECT_INTERVAL_S', key: 'detectIntervalS', default: '300', doc: 'how often the detection pass runs (buckets stay 5 minutes)', parse: int(1, 86_400) },
+  { env: 'SVC_DETECT_GRACE_S', key: 'detectGraceS', default: '60', doc: 'how long after its end a 5-minute bucket waits for late data before it is closed', parse: int(0, 86_400) },
+  { env: 'SVC_MIN_FREE_DISK_BYTES', key: 'minFreeDiskBytes', default: String(256 * MiB), doc: 'below this much free space in the data directory, ingest answers 507', parse: int(0, Number.MAX_SAFE_INTEGER) },
+  {
+    env: 'SVC_AUTH', key: 'auth', default: 'open', doc: '`open` (self-hosted: no authentication) or `keys` (hosted variant: bearer tenant keys)',
+    parse: (raw) => {
+      if (raw !== 'open' && raw !== 'keys') throw new Error('must be `open` or `keys`');
+      return raw;
+    },
+  },
+  { env: 'SVC_ADMIN_TOKEN', key: 'adminToken', default: '', doc: 'bearer token for `/admin/*` when `SVC_AUTH=keys`', parse: (raw) => (raw === '' ? undefined : raw) },
+];
+
+export class ConfigError extends Error {}
+
+/** Reads and validates every setting; throws one ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const out: Partial<Record<keyof Config, unknown>> = {};
+  const problems: string[] = [];
+  for (const s of SETTINGS) {
+    const raw = env[s.env] ?? s.default;
+    try {
+      out[s.key] = s.parse(raw);
+    } catch (err) {
+      problems.push(`${s.env}=${JSON.stringify(raw)}: ${(err as Error).message}`);
+    }
+  }
+  const unknown = Object.keys(env).filter((k) => k.startsWith('SVC_') && !SETTINGS.some((s) => s.env === k) && !CLIENT_ENV.includes(k));
+  for (const k of unknown) problems.push(`${k}: unknown setting (known: ${SETTINGS.map((s) => s.env).join(', ')})`);
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  return out as Config;
+}
+
+/** Variables read by the CLI, not the server; allowed in the server's environment. */
+export const CLIENT_ENV: readonly string[] = ['SVC_URL', 'SVC_API_KEY'];

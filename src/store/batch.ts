@@ -1,0 +1,45 @@
+// What decoders hand to the store: rows of one table as columns, in the table's column order.
+// Timestamps are integer microseconds; lists are JS arrays; absent values are null.
+
+export type CellValue = string | number | bigint | boolean | null | readonly unknown[];
+
+export interface ColumnBatch {
+  table: string;
+  rows: number;
+  columns: Record<string, CellValue[]>;
+}
+
+/** Per service, the earliest and latest timestamp (µs) in a batch; feeds GET /v1/services. */
+export type ServiceSpans = Record<string, [first: number, last: number]>;
+
+export function serviceSpans(batches: readonly ColumnBatch[]): ServiceSpans {
+  const out: ServiceSpans = {};
+  for (const b of batches) {
+    const svc = b.columns['service_name'];
+    const ts = b.columns['timestamp'];
+    if (!svc || !ts) continue;
+    for (let i = 0; i < b.rows; i++) {
+      const s = svc[i] as string;
+      const t = ts[i] as number;
+      const cur = out[s];
+      if (!cur) out[s] = [t, t];
+      else {
+        if (t < cur[0]) cur[0] = t;
+        if (t > cur[1]) cur[1] = t;
+      }
+    }
+  }
+  return out;
+}
+
+export function mergeServiceSpans(into: ServiceSpans, from: ServiceSpans): ServiceSpans {
+  for (const [s, [a, b]] of Object.entries(from)) {
+    const cur = into[s];
+    if (!cur) into[s] = [a, b];
+    else {
+      if (a < cur[0]) cur[0] = a;
+      if (b > cur[1]) cur[1] = b;
+    }
+  }
+  return into;
+}

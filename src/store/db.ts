@@ -1,0 +1,71 @@
+// A tenant-scoped store handle: one DuckDB database file and the connections over it. Open mode has
+// one tenant ("default", SVC_DATA_DIR/lake.duckdb); the hosted variant opens one file per tenant
+// (SVC_DATA_DIR/tenants/<id>/lake.duckdb), so isolation is structural. The file is named lake.duckdb
+// so its catalog is `lake`: `svc_spans`, `lake.svc_spans` and `main.svc_spans` all resolve.
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { migrate } from './migrate.js';
+
+export interface Store {
+  readonly tenant: string;
+  readonly dir: string;
+  readonly path: string;
+  /** Ingest files wait here for the commit that loads them; emptied at open. */
+  readonly spoolDir: string;
+  readonly instance: DuckDBInstance;
+  /** The single writer connection: all appends, retention and detection writes go through it. */
+  readonly writer: DuckDBConnection;
+  close(): Promise<void>;
+}
+
+export function tenantDir(dataDir: string, tenant: string): string {
+  return tenant === 'default' ? resolve(dataDir) : resolve(dataDir, 'tenants', tenant);
+}
+
+export async function openStore(dataDir: string, tenant = 'default'): Promise<Store> {
+  const dir = tenantDir(dataDir, tenant);
+  const spoolDir = join(dir, 'spool');
+  mkdirSync(spoolDir, { recursive: true });
+  // Files left by a crash belong to requests that were never acknowledged.
+  for (const f of readdirSync(spoolDir)) rmSync(join(spoolDir, f), { force: true });
+  const path = join(dir, 'lake.duckdb');
+  const instance = await DuckDBInstance.create(path);
+  const writer = await instance.connect();
+  try {
+    await migrate(writer);
+  } catch (err) {
+    writer.closeSync();
+    instance.closeSync();
+    throw err;
+  }
+  let closed = false;
+  return {
+    tenant,
+    dir,
+    path,
+    spoolDir,
+    instance,
+    writer,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await writer.run('CHECKPOINT');
+      writer.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+/** Quotes a string as a SQL literal (DuckDB strings have no backslash escapes). */
+export function sqlString(s: string): string {
+  return "'" + s.replace(/'/g, "''") + "'";
+}
+
+/** A TIMESTAMP literal for integer microseconds, e.g. TIMESTAMP '2024-01-01 00:00:00.000000'. */
+export function sqlTimestamp(us: number): string {
+  const ms = Math.floor(us / 1000);
+  const frac = String(((us % 1_000_000) + 1_000_000) % 1_000_000).padStart(6, '0');
+  const iso = new Date(ms).toISOString(); // 2024-01-01T00:00:00.000Z
+  return `TIMESTAMP '${iso.slice(0, 10)} ${iso.slice(11, 19)}.${frac}'`;
+}

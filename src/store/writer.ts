@@ -1,0 +1,169 @@
+// Group commit: submissions from concurrent requests are loaded in one transaction, and each
+// submitter's promise resolves only after that transaction committed (DuckDB syncs its WAL at
+// commit), so an acknowledged batch survives a crash. One flush runs at a time on the writer
+// connection; submissions arriving meanwhile share the next one.
+import { writeFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Store } from './db.js';
+import { sqlString, sqlTimestamp } from './db.js';
+import type { ServiceSpans } from './batch.js';
+import { mergeServiceSpans } from './batch.js';
+import { loadSql } from './csv.js';
+import { SERVICES, tableByName } from './schema.js';
+
+/** CSV rows of one table, as encoded by store/csv.ts (in a worker). */
+export interface EncodedPart {
+  table: string;
+  rows: number;
+  csv: Uint8Array;
+}
+
+export interface Submission {
+  parts: EncodedPart[];
+  services: ServiceSpans;
+}
+
+export interface WriterStats {
+  commits: number;
+  rowsCommitted: number;
+  failedCommits: number;
+  pendingSubmissions: number;
+  lastCommitMs: number;
+}
+
+export interface Writer {
+  /** Resolves once every row of the submission is committed; rejects if it could not be. */
+  submit(sub: Submission): Promise<void>;
+  /** Commits whatever is pending now. */
+  flush(): Promise<void>;
+  stats(): WriterStats;
+  /** Runs `fn` on the writer connection between commits (retention, detection writes). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+interface Pending {
+  sub: Submission;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export function createWriter(store: Store, opts: { flushIntervalMs: number }): Writer {
+  let queue: Pending[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let chain: Promise<void> = Promise.resolve();
+  let fileSeq = 0;
+  const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0 };
+
+  async function commit(items: readonly Pending[]): Promise<void> {
+    const byTable = new Map<string, Uint8Array[]>();
+    let rows = 0;
+    const services: ServiceSpans = {};
+    for (const { sub } of items) {
+      for (const p of sub.parts) {
+        if (!p.rows) continue;
+        let list = byTable.get(p.table);
+        if (!list) byTable.set(p.table, (list = []));
+        list.push(p.csv);
+        rows += p.rows;
+      }
+      mergeServiceSpans(services, sub.services);
+    }
+    const files: string[] = [];
+    const statements: string[] = [];
+    try {
+      for (const [name, chunks] of byTable) {
+        const table = tableByName(name);
+        if (!table) throw new Error(`unknown table ${name}`);
+        const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${name}.csv`);
+        await writeFile(file, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+        files.push(file);
+        statements.push(loadSql(table, [file]));
+      }
+      statements.push(...upsertServicesSql(services));
+      if (!statements.length) return;
+      const started = performance.now();
+      await store.writer.run('BEGIN TRANSACTION');
+      try {
+        for (const s of statements) await store.writer.run(s);
+        await store.writer.run('COMMIT');
+      } catch (err) {
+        await store.writer.run('ROLLBACK').catch(() => {});
+        throw err;
+      }
+      st.commits++;
+      st.rowsCommitted += rows;
+      st.lastCommitMs = performance.now() - started;
+    } finally {
+      await Promise.all(files.map((f) => rm(f, { force: true })));
+    }
+  }
+
+  async function flushNow(): Promise<void> {
+    timer = null;
+    const items = queue;
+    queue = [];
+    st.pendingSubmissions = 0;
+    if (!items.length) return;
+    try {
+      await commit(items);
+      for (const it of items) it.resolve();
+    } catch (groupErr) {
+      st.failedCommits++;
+      if (items.length === 1) {
+        items[0]!.reject(groupErr);
+        return;
+      }
+      // One bad submission must not fail the others that shared its commit: retry each alone.
+      for (const it of items) {
+        try {
+          await commit([it]);
+          it.resolve();
+        } catch (err) {
+          st.failedCommits++;
+          it.reject(err);
+        }
+      }
+    }
+  }
+
+  function enqueueFlush(): Promise<void> {
+    chain = chain.then(flushNow, flushNow);
+    return chain;
+  }
+
+  return {
+    submit(sub) {
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ sub, resolve, reject });
+        st.pendingSubmissions = queue.length;
+        if (!timer) timer = setTimeout(() => void enqueueFlush(), opts.flushIntervalMs);
+      });
+    },
+    async flush() {
+      if (timer) clearTimeout(timer);
+      await enqueueFlush();
+    },
+    stats: () => ({ ...st }),
+    exclusive<T>(fn: () => Promise<T>): Promise<T> {
+      const run = chain.then(fn, fn);
+      chain = run.then(
+        () => {},
+        () => {},
+      );
+      return run;
+    },
+  };
+}
+
+function upsertServicesSql(services: ServiceSpans): string[] {
+  const entries = Object.entries(services);
+  if (!entries.length) return [];
+  const values = entries.map(([s, [a, b]]) => `(${sqlString(s)}, ${sqlTimestamp(a)}, ${sqlTimestamp(b)})`).join(', ');
+  const v = `(VALUES ${values}) AS v(service_name, first_seen, last_seen)`;
+  return [
+    `UPDATE ${SERVICES.name} AS s SET first_seen = least(s.first_seen, v.first_seen), last_seen = greatest(s.last_seen, v.last_seen), ` +
+      `timestamp = least(s.first_seen, v.first_seen) FROM ${v} WHERE s.service_name = v.service_name`,
+    `INSERT INTO ${SERVICES.name} (timestamp, service_name, first_seen, last_seen) SELECT v.first_seen, v.service_name, v.first_seen, v.last_seen ` +
+      `FROM ${v} WHERE NOT EXISTS (SELECT 1 FROM ${SERVICES.name} s WHERE s.service_name = v.service_name)`,
+  ];
+}

@@ -1,0 +1,44 @@
+import type { CellValue, ColumnBatch } from '../../src/store/batch.js';
+import { METRICS_HISTOGRAM, SPANS, type Table } from '../../src/store/schema.js';
+
+function defaults(table: Table, i: number): Record<string, CellValue> {
+  const row: Record<string, CellValue> = {};
+  for (const c of table.columns) row[c.name] = null;
+  return Object.assign(row, {
+    timestamp: 1_700_000_000_000_000 + i * 1000,
+    service_name: 'checkout',
+    trace_id: i.toString(16).padStart(32, '0'),
+    span_id: i.toString(16).padStart(16, '0'),
+    span_name: 'GET /cart',
+    operation: 'GET /cart',
+    status_code: 0,
+    duration_us: 1000 + i,
+    is_error: false,
+  });
+}
+
+/** A span batch of n rows; `over` changes any column of row i. */
+export function spanBatch(n: number, over: (i: number) => Record<string, CellValue> = () => ({})): ColumnBatch {
+  const columns: Record<string, CellValue[]> = {};
+  for (const c of SPANS.columns) columns[c.name] = [];
+  for (let i = 0; i < n; i++) {
+    const row = { ...defaults(SPANS, i), ...over(i) };
+    for (const c of SPANS.columns) columns[c.name]!.push(row[c.name] ?? null);
+  }
+  return { table: SPANS.name, rows: n, columns };
+}
+
+const hist: Record<string, CellValue[]> = {};
+for (const c of METRICS_HISTOGRAM.columns) hist[c.name] = [null];
+Object.assign(hist, {
+  timestamp: [1_700_000_000_000_000],
+  service_name: ['checkout'],
+  metric_name: ['http.server.duration'],
+  metric_type: ['histogram'],
+  count: [21],
+  sum: [NaN],
+  min: [0.1],
+  bucket_counts: [[1, 2, 18446744073709551615n]],
+  explicit_bounds: [[0.5, 1]],
+});
+export const HISTOGRAM_FIXTURE: ColumnBatch = { table: METRICS_HISTOGRAM.name, rows: 1, columns: hist };

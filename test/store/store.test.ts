@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/db.js';
+import { createWriter } from '../../src/store/writer.js';
+import { encodeCsv } from '../../src/store/csv.js';
+import { HISTOGRAM_FIXTURE, spanBatch } from './fixtures.js';
+import { METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
+import { serviceSpans } from '../../src/store/batch.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function fresh(): Promise<{ store: Store; dir: string }> {
+  const t = tempDir();
+  const store = await openStore(t.dir);
+  cleanups.push(t.cleanup, () => store.close());
+  return { store, dir: t.dir };
+}
+
+function submitOf(batch: ReturnType<typeof spanBatch>) {
+  const table = tableByName(batch.table)!;
+  return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(table, batch)) }], services: serviceSpans([batch]) };
+}
+
+describe('store', () => {
+  it('creates the nine spec tables, reachable bare, as lake.<t> and main.<t>', async () => {
+    const { store } = await fresh();
+    for (const t of SPEC_TABLES) {
+      for (const name of [t.name, `lake.${t.name}`, `main.${t.name}`]) {
+        const r = await store.writer.runAndReadAll(`SELECT count(*) FROM ${name}`);
+        expect(Number(r.getRows()[0]![0])).toBe(0);
+      }
+    }
+  });
+
+  it('round-trips hostile strings, NULL vs empty, lists and timestamps exactly', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    const nasty = ['a "quoted", comma', 'line1\nline2\r\nline3', '', 'nul\u0000byte', 'ünïcødé ✓ 𝄞', '\\N', 'NULL'];
+    const batch = spanBatch(nasty.length, (i) => ({ status_message: nasty[i]!, parent_span_id: i % 2 ? null : '' }));
+    await w.submit(submitOf(batch));
+    const rows = (await store.writer.runAndReadAll(`SELECT status_message, parent_span_id, epoch_us(timestamp) FROM svc_spans ORDER BY span_id`)).getRows();
+    expect(rows.map((r) => r[0])).toEqual(nasty.map((s) => s.replace('\u0000', '\uFFFD')));
+    expect(rows.map((r) => r[1])).toEqual(nasty.map((_s, i) => (i % 2 ? null : '')));
+    expect(rows.map((r) => Number(r[2]))).toEqual(batch.columns['timestamp']);
+    await w.submit({
+      parts: [{ table: METRICS_HISTOGRAM.name, rows: 1, csv: Buffer.from(encodeCsv(METRICS_HISTOGRAM, HISTOGRAM_FIXTURE)) }],
+      services: serviceSpans([HISTOGRAM_FIXTURE]),
+    });
+    const h = (await store.writer.runAndReadAll(`SELECT bucket_counts, explicit_bounds, sum, min FROM svc_metrics_histogram`)).getRowObjectsJson();
+    expect(h[0]).toMatchObject({ bucket_counts: ['1', '2', '18446744073709551615'], explicit_bounds: [0.5, 1] });
+    expect(h[0]!['sum']).toBe('NaN');
+  });
+
+  it('records first and last seen per service across commits', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    await Promise.all([
+      w.submit(submitOf(spanBatch(3, (i) => ({ service_name: 'a', timestamp: 1_700_000_000_000_000 + i })))),
+      w.submit(submitOf(spanBatch(2, (i) => ({ service_name: 'b', timestamp: 1_700_000_100_000_000 + i })))),
+    ]);
+    await w.submit(submitOf(spanBatch(1, () => ({ service_name: 'a', timestamp: 1_600_000_000_000_000 }))));
+    const rows = (await store.writer.runAndReadAll(`SELECT service_name, epoch_us(first_seen), epoch_us(last_seen) FROM svc_services ORDER BY 1`)).getRows();
+    expect(rows.map((r) => [r[0], Number(r[1]), Number(r[2])])).toEqual([
+      ['a', 1_600_000_000_000_000, 1_700_000_000_000_002],
+      ['b', 1_700_000_100_000_000, 1_700_000_100_000_001],
+    ]);
+  });
+
+  it('a bad submission fails alone; the others in its group commit', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 20 });
+    const good = w.submit(submitOf(spanBatch(4)));
+    const bad = w.submit({ parts: [{ table: SPANS.name, rows: 1, csv: Buffer.from('"not a number",x\n') }], services: {} });
+    await expect(good).resolves.toBeUndefined();
+    await expect(bad).rejects.toThrow();
+    const n = (await store.writer.runAndReadAll('SELECT count(*) FROM svc_spans')).getRows()[0]![0];
+    expect(Number(n)).toBe(4);
+  });
+
+  it('reopens a file with its data and refuses one from a newer schema', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    let store = await openStore(t.dir);
+    await createWriter(store, { flushIntervalMs: 1 }).submit(submitOf(spanBatch(5)));
+    await store.writer.run(`UPDATE svc_meta SET value = '999' WHERE key = 'schema_version'`);
+    await store.close();
+    await expect(openStore(t.dir)).rejects.toThrow(/newer version/);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const inst = await DuckDBInstance.create(`${t.dir}/lake.duckdb`);
+    const c = await inst.connect();
+    await c.run(`UPDATE svc_meta SET value = '1' WHERE key = 'schema_version'`);
+    await c.run('ALTER TABLE svc_spans DROP COLUMN gen_ai_model');
+    c.closeSync();
+    inst.closeSync();
+    store = await openStore(t.dir);
+    cleanups.push(() => store.close());
+    const r = (await store.writer.runAndReadAll('SELECT count(*), count(gen_ai_model) FROM svc_spans')).getRows()[0]!;
+    expect([Number(r[0]), Number(r[1])]).toEqual([5, 0]);
+  });
+});
