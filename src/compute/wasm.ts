@@ -41,7 +41,7 @@ export function instantiateWasm<T extends object>(name: string): T & AsRuntime {
     } catch {
       throw new Error(`WASM module ${path} is missing: run \`npm run build\``);
     }
-    mod = new WebAssembly.Module(bytes);
+    mod = new WebAssembly.Module(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Uint8Array<ArrayBuffer>);
     compiled.set(name, mod);
   }
   let memory: WebAssembly.Memory | undefined;

@@ -1,0 +1,205 @@
+// A small request/response layer over uWebSockets.js: read the whole body within a limit, run an
+// async handler, write one answer. uWS gives the request object only synchronously and the body as
+// ArrayBuffers valid only inside the callback, so everything is copied out before any await.
+import { createRequire } from 'node:module';
+import { ApiError, errorBody, toApiError } from './errors.js';
+
+const require = createRequire(import.meta.url);
+
+export interface UwsResponse {
+  onAborted(cb: () => void): void;
+  onData(cb: (chunk: ArrayBuffer, isLast: boolean) => void): void;
+  cork(cb: () => void): void;
+  writeStatus(s: string): UwsResponse;
+  writeHeader(k: string, v: string): UwsResponse;
+  end(body?: string | Uint8Array): void;
+}
+interface UwsRequest {
+  getMethod(): string;
+  getUrl(): string;
+  getQuery(): string | undefined;
+  forEach(cb: (k: string, v: string) => void): void;
+}
+export interface UwsApp {
+  any(pattern: string, handler: (res: UwsResponse, req: UwsRequest) => void): UwsApp;
+  listen(host: string, port: number, cb: (token: unknown) => void): UwsApp;
+}
+interface UwsModule {
+  App(): UwsApp;
+  us_listen_socket_close(token: unknown): void;
+  us_socket_local_port(token: unknown): number;
+}
+
+/** Loads the native uWebSockets.js addon, refusing the package's silent pure-JS fallback. */
+export function loadUws(): UwsModule {
+  const warn = console.warn;
+  const warnings: string[] = [];
+  console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(' '));
+  let mod: UwsModule;
+  try {
+    mod = require('@trufflesuite/uws-js-unofficial') as UwsModule;
+  } finally {
+    console.warn = warn;
+  }
+  const fallback = Object.keys(require.cache).some((k) => k.includes('uws-js-unofficial') && k.includes(`dist${'/'}index.js`));
+  if (fallback || typeof mod.us_socket_local_port !== 'function') {
+    throw new Error(
+      `uWebSockets.js native addon did not load for Node ${process.version} (ABI ${process.versions.modules}); ` +
+        `refusing the slow pure-JS fallback. Use Node 20 (the package ships ABIs 93/108/115). ${warnings.join(' ').trim()}`,
+    );
+  }
+  return mod;
+}
+
+export interface Request {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  params: Record<string, string>;
+  body: Buffer;
+}
+
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  body: string | Uint8Array;
+}
+
+export type Handler = (req: Request) => Promise<Reply> | Reply;
+
+export interface RouteSpec {
+  method: string;
+  /** Literal segments and `{name}` parameters, e.g. /v1/traces/{trace_id}. */
+  path: string;
+  handler: Handler;
+  /** Largest body this route reads; larger gets 413 before it is read. Default 1 MiB. */
+  maxBody?: number;
+  /** Called before the body is read with its declared length; may throw an ApiError (e.g. 429). */
+  admit?(declaredBytes: number): (() => void) | void;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 400: '400 Bad Request', 401: '401 Unauthorized', 404: '404 Not Found', 405: '405 Method Not Allowed',
+  413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  503: '503 Service Unavailable', 507: '507 Insufficient Storage',
+};
+
+export function json(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(value) };
+}
+
+export function errorReply(err: unknown): Reply {
+  const e = toApiError(err);
+  const headers: Record<string, string> = {};
+  if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
+  return json(e.status, e.toBody(), headers);
+}
+
+interface Compiled {
+  spec: RouteSpec;
+  segments: string[];
+}
+
+function match(c: Compiled, parts: string[]): Record<string, string> | null {
+  if (c.segments.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const s = c.segments[i]!;
+    if (s.startsWith('{')) params[s.slice(1, -1)] = decodeURIComponent(parts[i]!);
+    else if (s !== parts[i]) return null;
+  }
+  return params;
+}
+
+export interface Server {
+  /** Requests started and not yet answered. */
+  inflight(): number;
+}
+
+/** Mounts the routes on a uWS app; unknown paths get 404 and known paths with another method 405. */
+export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
+  const compiled: Compiled[] = routes.map((spec) => ({ spec, segments: spec.path.split('/').slice(1) }));
+  let inflight = 0;
+  app.any('/*', (res, req) => {
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => (headers[k] = v));
+    let aborted = false;
+    res.onAborted(() => (aborted = true));
+    inflight++;
+    const finish = (reply: Reply) => {
+      inflight--;
+      if (aborted) return;
+      res.cork(() => {
+        res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
+        for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+        res.end(reply.body);
+      });
+    };
+    const parts = path.split('/').slice(1);
+    let found: Compiled | undefined;
+    let params: Record<string, string> | null = null;
+    let pathKnown = false;
+    try {
+      for (const c of compiled) {
+        const p = match(c, parts);
+        if (!p) continue;
+        pathKnown = true;
+        if (c.spec.method === method) {
+          found = c;
+          params = p;
+          break;
+        }
+      }
+    } catch {
+      return finish(errorReply(new ApiError('BAD_REQUEST', 'malformed percent-encoding in the path')));
+    }
+    if (!found || !params) {
+      const err = pathKnown
+        ? new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, `allowed: ${compiled.filter((c) => match(c, parts)).map((c) => c.spec.method).join(', ')}`)
+        : new ApiError('NOT_FOUND', `no route for ${method} ${path}`, 'see /openapi.json for the routes this server has');
+      return finish(errorReply(err));
+    }
+    const spec = found.spec;
+    const limit = spec.maxBody ?? 1024 * 1024;
+    const declared = Number(headers['content-length'] ?? 0);
+    let release: (() => void) | void = undefined;
+    try {
+      if (declared > limit) throw new ApiError('TOO_LARGE', `body of ${declared} bytes exceeds the limit of ${limit} bytes`, 'send smaller batches');
+      release = spec.admit?.(declared);
+    } catch (err) {
+      return finish(errorReply(err));
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    const routeParams = params;
+    res.onData((ab, isLast) => {
+      if (!tooLarge) {
+        size += ab.byteLength;
+        if (size > limit) {
+          tooLarge = true;
+          chunks.length = 0;
+        } else chunks.push(Buffer.from(ab.slice(0)));
+      }
+      if (!isLast) return;
+      if (tooLarge) {
+        release?.();
+        return finish(errorReply(new ApiError('TOO_LARGE', `body exceeds the limit of ${limit} bytes`, 'send smaller batches')));
+      }
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      const request: Request = { method, path, query, headers, params: routeParams, body };
+      Promise.resolve()
+        .then(() => spec.handler(request))
+        .then(finish, (err) => finish(errorReply(err)))
+        .finally(() => release?.());
+    });
+  });
+  return { inflight: () => inflight };
+}
+
+export { errorBody };

@@ -1,0 +1,19 @@
+// The worker pool for CPU work (decoding, mining, detection). One pool per process; tasks are plain
+// objects, bodies are transferred, not copied.
+import { Piscina } from 'piscina';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DIST_SRC } from '../paths.js';
+
+export type Pool = Piscina;
+
+export function createPool(threads: number, file = 'pipeline/worker.js'): Pool {
+  return new Piscina({
+    filename: pathToFileURL(join(DIST_SRC, file)).href,
+    minThreads: threads,
+    maxThreads: threads,
+    // Tasks queue while all workers are busy; admission control (in-flight bytes) bounds the queue.
+    maxQueue: 'auto',
+    idleTimeout: 60_000,
+  });
+}

@@ -1,0 +1,41 @@
+// Entry point: validate configuration, start, log the bound ports as JSON lines, and shut down
+// gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, commit, checkpoint, exit 0).
+import { ConfigError, loadConfig } from './config.js';
+import { jsonLog, startServer } from './server.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      jsonLog({ level: 'fatal', msg: err.message });
+      process.exit(2);
+    }
+    throw err;
+  }
+  const running = await startServer(config);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    jsonLog({ level: 'info', msg: 'shutting down', signal });
+    running.stop().then(
+      () => {
+        jsonLog({ level: 'info', msg: 'stopped' });
+        process.exit(0);
+      },
+      (err) => {
+        jsonLog({ level: 'fatal', msg: 'shutdown failed', error: String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  jsonLog({ level: 'fatal', msg: 'start failed', error: (err as Error).message });
+  process.exit(1);
+});

@@ -1,0 +1,39 @@
+// The messages between the event loop and the decode workers. Bodies go in and CSV comes out as
+// transferred buffers; failures come back as values (codes survive; thrown errors lose them).
+import type { ServiceSpans } from '../store/batch.js';
+import type { EncodedPart } from '../store/writer.js';
+
+export type Signal = 'traces' | 'logs' | 'metrics';
+export type Encoding = 'protobuf' | 'json';
+
+export interface OtlpTask {
+  kind: 'otlp';
+  signal: Signal;
+  encoding: Encoding;
+  gzip: boolean;
+  body: Uint8Array;
+  /** Largest decompressed size accepted. */
+  maxBytes: number;
+}
+
+export type IngestFailureCode = 'MALFORMED' | 'TOO_LARGE' | 'EMPTY' | 'MISSING_SERVICE_NAME' | 'LEGACY_FORMAT' | 'INTERNAL';
+
+export interface IngestFailure {
+  ok: false;
+  code: IngestFailureCode;
+  message: string;
+  hint?: string;
+}
+
+export interface IngestSuccess {
+  ok: true;
+  parts: EncodedPart[];
+  services: ServiceSpans;
+  /** Records (spans, log records, data points, samples) accepted. */
+  accepted: number;
+  /** Records rejected as invalid (OTLP partial success). */
+  rejected: number;
+  errorMessage?: string;
+}
+
+export type IngestResult = IngestSuccess | IngestFailure;

@@ -1,0 +1,33 @@
+// One ingest step shared by every receiver: admit, decode in the pool, commit, report counts.
+import type { Pool } from '../compute/pool.js';
+import type { Writer } from '../store/writer.js';
+import type { Admission } from './admission.js';
+import { failureToApiError } from './outcome.js';
+import type { IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
+import { ApiError } from '../api/errors.js';
+
+export interface IngestContext {
+  pool: Pool;
+  writer: Writer;
+  admission: Admission;
+  maxBodyBytes: number;
+}
+
+/** Decodes and commits; resolves after the rows are durable. Throws ApiError on failure. */
+export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'>): Promise<IngestSuccess> {
+  let result: IngestResult;
+  try {
+    result = (await ctx.pool.run({ ...task, maxBytes: ctx.maxBodyBytes })) as IngestResult;
+  } catch (err) {
+    throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later');
+  }
+  if (!result.ok) throw failureToApiError(result);
+  if (result.parts.length) {
+    try {
+      await ctx.writer.submit({ parts: result.parts, services: result.services });
+    } catch (err) {
+      throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later');
+    }
+  }
+  return result;
+}

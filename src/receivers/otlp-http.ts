@@ -1,0 +1,55 @@
+// OTLP/HTTP on :4318: POST /v1/traces, /v1/logs, /v1/metrics, protobuf or JSON, optionally gzip.
+// Answers in the request's encoding: an Export…ServiceResponse (with partial_success when records
+// were rejected) on success, a google.rpc.Status on failure (OTLP specification, "OTLP/HTTP").
+import { ApiError, toApiError } from '../api/errors.js';
+import type { Reply, Request, RouteSpec } from '../api/http.js';
+import type { Encoding, Signal } from '../pipeline/tasks.js';
+import { ingest, type IngestContext } from './ingest.js';
+import { GRPC, grpcCode, otlpHttpStatus } from './outcome.js';
+import { encodeExportResponse, encodeRpcStatus } from './otlp-response.js';
+
+const SIGNALS: readonly Signal[] = ['traces', 'logs', 'metrics'];
+
+export function contentEncoding(req: Request): Encoding | null {
+  const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (ct === 'application/x-protobuf' || ct === 'application/protobuf') return 'protobuf';
+  if (ct === 'application/json') return 'json';
+  return null;
+}
+
+export function isGzip(req: Request): boolean {
+  const ce = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (ce === '' || ce === 'identity') return false;
+  if (ce === 'gzip' || ce === 'x-gzip') return true;
+  throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${ce} is not supported`, 'send gzip or an uncompressed body');
+}
+
+function reply(status: number, encoding: Encoding, body: Uint8Array | string, extra: Record<string, string> = {}): Reply {
+  const contentType = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
+  return { status, headers: { 'content-type': contentType, ...extra }, body };
+}
+
+export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
+  return SIGNALS.map((signal) => ({
+    method: 'POST',
+    path: `/v1/${signal}`,
+    maxBody: ctx.maxBodyBytes,
+    admit: (n: number) => ctx.admission.admit(n),
+    async handler(req: Request): Promise<Reply> {
+      const encoding = contentEncoding(req);
+      if (!encoding) {
+        const ct = req.headers['content-type'] ?? '(none)';
+        const err = new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${ct} is not supported`, 'use application/x-protobuf or application/json');
+        return reply(415, 'json', encodeRpcStatus(GRPC.INVALID_ARGUMENT, err.message, 'json'));
+      }
+      try {
+        const result = await ingest(ctx, { kind: 'otlp', signal, encoding, gzip: isGzip(req), body: req.body });
+        return reply(200, encoding, encodeExportResponse(signal, result.rejected, result.errorMessage ?? '', encoding));
+      } catch (err) {
+        const e = toApiError(err);
+        const headers: Record<string, string> = e.retryAfter !== undefined ? { 'retry-after': String(e.retryAfter) } : {};
+        return reply(otlpHttpStatus(e), encoding, encodeRpcStatus(grpcCode(e), e.message, encoding), headers);
+      }
+    },
+  }));
+}

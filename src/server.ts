@@ -1,0 +1,99 @@
+// Assembles the service: store → writer → worker pool → receivers and API. Started downstream first
+// (store before anything that writes to it); if a step fails, what already started is stopped.
+import type * as grpc from '@grpc/grpc-js';
+import type { Config } from './config.js';
+import { openStore, type Store } from './store/db.js';
+import { createWriter, type Writer } from './store/writer.js';
+import { createReadPool, type ReadPool } from './store/readers.js';
+import { createPool, type Pool } from './compute/pool.js';
+import { createAdmission, type Admission } from './receivers/admission.js';
+import { loadUws, mountRoutes, type RouteSpec, type Server as HttpServer } from './api/http.js';
+import { otlpHttpRoutes } from './receivers/otlp-http.js';
+import { bindGrpc, createOtlpGrpcServer } from './receivers/otlp-grpc.js';
+import { healthRoute } from './api/routes/health.js';
+import { servicesRoute } from './api/routes/services.js';
+import { traceRoute } from './api/routes/traces.js';
+import type { IngestContext } from './receivers/ingest.js';
+import { startRetention } from './store/retention.js';
+
+export interface Running {
+  ports: { api: number; otlpHttp: number; otlpGrpc: number };
+  store: Store;
+  writer: Writer;
+  stop(): Promise<void>;
+}
+
+export type Log = (fields: Record<string, unknown>) => void;
+
+export const jsonLog: Log = (fields) => process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...fields }) + '\n');
+
+export async function startServer(config: Config, log: Log = jsonLog): Promise<Running> {
+  const uws = loadUws(); // fail before touching the data directory
+  const stops: (() => Promise<void> | void)[] = [];
+  const stopAll = async () => {
+    while (stops.length) {
+      try {
+        await stops.pop()!();
+      } catch (err) {
+        log({ level: 'error', msg: 'shutdown step failed', error: (err as Error).message });
+      }
+    }
+  };
+  let ready = false;
+  try {
+    const store = await openStore(config.dataDir);
+    stops.push(() => store.close());
+    const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs });
+    stops.push(() => writer.flush());
+    const reads: ReadPool = await createReadPool(store.instance, 4);
+    stops.push(() => reads.close());
+    const pool: Pool = createPool(config.workers);
+    stops.push(() => pool.destroy());
+    const admission: Admission = createAdmission({ maxInflightBytes: config.maxInflightBytes, dataDir: store.dir, minFreeDiskBytes: config.minFreeDiskBytes });
+    stops.push(() => admission.stop());
+    const retention = startRetention(writer, store, config.retentionHours, log);
+    stops.push(() => retention.stop());
+    const ctx: IngestContext = { pool, writer, admission, maxBodyBytes: config.maxBodyBytes };
+
+    const apiRoutes: RouteSpec[] = [healthRoute(() => ready), servicesRoute(reads), traceRoute(reads)];
+    const listeners: unknown[] = [];
+    const servers: HttpServer[] = [];
+    const listen = (name: string, routes: RouteSpec[], port: number) =>
+      new Promise<number>((resolve, reject) => {
+        const app = uws.App();
+        servers.push(mountRoutes(app, routes));
+        app.listen(config.host, port, (token) => {
+          if (!token) return reject(new Error(`${name}: cannot listen on ${config.host}:${port}`));
+          listeners.push(token);
+          resolve(uws.us_socket_local_port(token));
+        });
+      });
+    const grpcServer: grpc.Server = createOtlpGrpcServer(ctx);
+    const otlpGrpc = await bindGrpc(grpcServer, config.host, config.otlpGrpcPort);
+    stops.push(() => new Promise<void>((r) => grpcServer.tryShutdown(() => r())));
+    const otlpHttp = await listen('otlp-http', otlpHttpRoutes(ctx), config.otlpHttpPort);
+    const api = await listen('api', apiRoutes, config.apiPort);
+    // Stop accepting first, then wait for requests in flight (bounded), then flush and close the store.
+    stops.push(async () => {
+      for (const t of listeners) uws.us_listen_socket_close(t);
+      const deadline = Date.now() + 10_000;
+      while (servers.some((s) => s.inflight() > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    });
+    for (const [listener, port] of [['otlp_grpc', otlpGrpc], ['otlp_http', otlpHttp], ['api', api]] as const) {
+      log({ level: 'info', msg: 'listening', listener, host: config.host, port });
+    }
+    ready = true;
+    return {
+      ports: { api, otlpHttp, otlpGrpc },
+      store,
+      writer,
+      async stop() {
+        ready = false;
+        await stopAll();
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
