@@ -12,8 +12,9 @@ export function createPool(threads: number, file = 'pipeline/worker.js'): Pool {
     filename: pathToFileURL(join(DIST_SRC, file)).href,
     minThreads: threads,
     maxThreads: threads,
-    // Tasks queue while all workers are busy; admission control (in-flight bytes) bounds the queue.
-    maxQueue: 'auto',
+    // Tasks queue while all workers are busy. The queue is bounded by admission control (bytes in
+    // flight), not by a task count: piscina's 'auto' (threads²) refused bursts of small requests.
+    maxQueue: Infinity,
     idleTimeout: 60_000,
   });
 }

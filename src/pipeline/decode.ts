@@ -1,5 +1,6 @@
-// Adapter between the worker and the OTLP decoders in receivers/otlp.
+// Adapter between the worker and the OTLP decoders in receivers/otlp: one failure type with codes.
 import type { ColumnBatch } from '../store/batch.js';
+import { decodeOtlp as decodeOtlpBody, MalformedError } from '../receivers/otlp/index.js';
 import type { Encoding, IngestFailureCode, Signal } from './tasks.js';
 
 export class DecodeError extends Error {
@@ -20,8 +21,16 @@ export interface Decoded {
 }
 
 export function decodeOtlp(signal: Signal, encoding: Encoding, bytes: Uint8Array): Decoded {
-  void signal;
-  void encoding;
-  void bytes;
-  throw new DecodeError('INTERNAL', 'OTLP decoder not wired yet');
+  try {
+    const r = decodeOtlpBody(signal, encoding, bytes);
+    const batches = r.batches as ColumnBatch[];
+    const out: Decoded = { batches, accepted: batches.reduce((a, b) => a + b.rows, 0), rejected: r.rejected };
+    if (r.errorMessage) out.errorMessage = r.errorMessage;
+    return out;
+  } catch (err) {
+    if (err instanceof MalformedError) {
+      throw new DecodeError('MALFORMED', err.message, encoding === 'json' ? 'the body is not valid OTLP/JSON' : 'the body is not a valid OTLP protobuf message');
+    }
+    throw err;
+  }
 }

@@ -6,7 +6,7 @@ import { toApiError } from '../api/errors.js';
 import type { Signal } from '../pipeline/tasks.js';
 import { ingest, type IngestContext } from './ingest.js';
 import { grpcCode } from './outcome.js';
-import { encodeExportResponse } from './otlp-response.js';
+import { encodeExportResponse } from './otlp/index.js';
 
 const SERVICES: Record<Signal, string> = {
   traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
@@ -34,7 +34,7 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
             return ingest(ctx, { kind: 'otlp', signal, encoding: 'protobuf', gzip: false, body: call.request });
           })
           .then(
-            (r) => callback(null, Buffer.from(encodeExportResponse(signal, r.rejected, r.errorMessage ?? '', 'protobuf') as Uint8Array)),
+            (r) => callback(null, Buffer.from(encodeExportResponse(signal, r.rejected, r.errorMessage))),
             (err) => {
               const e = toApiError(err);
               const metadata = new grpc.Metadata();

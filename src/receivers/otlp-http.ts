@@ -6,7 +6,7 @@ import type { Reply, Request, RouteSpec } from '../api/http.js';
 import type { Encoding, Signal } from '../pipeline/tasks.js';
 import { ingest, type IngestContext } from './ingest.js';
 import { GRPC, grpcCode, otlpHttpStatus } from './outcome.js';
-import { encodeExportResponse, encodeRpcStatus } from './otlp-response.js';
+import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from './otlp/index.js';
 
 const SIGNALS: readonly Signal[] = ['traces', 'logs', 'metrics'];
 
@@ -22,6 +22,10 @@ export function isGzip(req: Request): boolean {
   if (ce === '' || ce === 'identity') return false;
   if (ce === 'gzip' || ce === 'x-gzip') return true;
   throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${ce} is not supported`, 'send gzip or an uncompressed body');
+}
+
+function statusBody(code: number, message: string, encoding: Encoding): Uint8Array | string {
+  return encoding === 'json' ? statusJson(code, message) : encodeStatus(code, message);
 }
 
 function reply(status: number, encoding: Encoding, body: Uint8Array | string, extra: Record<string, string> = {}): Reply {
@@ -40,15 +44,16 @@ export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
       if (!encoding) {
         const ct = req.headers['content-type'] ?? '(none)';
         const err = new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${ct} is not supported`, 'use application/x-protobuf or application/json');
-        return reply(415, 'json', encodeRpcStatus(GRPC.INVALID_ARGUMENT, err.message, 'json'));
+        return reply(415, 'json', statusJson(GRPC.INVALID_ARGUMENT, err.message));
       }
       try {
         const result = await ingest(ctx, { kind: 'otlp', signal, encoding, gzip: isGzip(req), body: req.body });
-        return reply(200, encoding, encodeExportResponse(signal, result.rejected, result.errorMessage ?? '', encoding));
+        const body = encoding === 'json' ? exportResponseJson(signal, result.rejected, result.errorMessage) : encodeExportResponse(signal, result.rejected, result.errorMessage);
+        return reply(200, encoding, body);
       } catch (err) {
         const e = toApiError(err);
         const headers: Record<string, string> = e.retryAfter !== undefined ? { 'retry-after': String(e.retryAfter) } : {};
-        return reply(otlpHttpStatus(e), encoding, encodeRpcStatus(grpcCode(e), e.message, encoding), headers);
+        return reply(otlpHttpStatus(e), encoding, statusBody(grpcCode(e), e.message, encoding), headers);
       }
     },
   }));

@@ -1,0 +1,136 @@
+// npm run bench:ingest — sustained end-to-end OTLP ingest (spans/s until durable) over gRPC and
+// HTTP/protobuf, against references measured in the same run on the same spans: decoding alone
+// (one core) and the storage limit (the fastest bulk load of the same rows into DuckDB found).
+// Also reports the server's peak RSS and GET /v1/services p99 latency while the load runs.
+import * as grpc from '@grpc/grpc-js';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { realisticBatch } from './lib/spans.js';
+import { startChildServer } from './lib/server.js';
+import { decodeOtlp } from '../src/pipeline/decode.js';
+import { encodeBatches } from '../src/pipeline/encode.js';
+import { loadSql } from '../src/store/csv.js';
+import { SPANS, createTableSql } from '../src/store/schema.js';
+
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
+const BATCH = 512;
+const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 12);
+const T0 = Date.now() * 1000 - 3_600_000_000;
+const bodies = Array.from({ length: 32 }, (_v, i) => realisticBatch(BATCH, T0 + i * 10_000_000));
+const spanBytes = bodies.reduce((a, b) => a + b.length, 0) / (bodies.length * BATCH);
+
+function timed(seconds: number, fn: () => number): number {
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() < end) n += fn();
+  return n / ((performance.now() - start) / 1000);
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN;
+}
+
+async function storageLimit(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'tds-bench-'));
+  try {
+    const files: string[] = [];
+    let rows = 0;
+    for (let k = 0; k < 8; k++) {
+      const parts = bodies.map((b) => encodeBatches(decodeOtlp('traces', 'protobuf', b).batches).parts[0]!);
+      const f = join(dir, `${k}.csv`);
+      writeFileSync(f, Buffer.concat(parts.map((p) => p.csv)));
+      files.push(f);
+      rows += parts.reduce((a, p) => a + p.rows, 0);
+    }
+    const inst = await DuckDBInstance.create(join(dir, 'lake.duckdb'));
+    const conn = await inst.connect();
+    await conn.run(createTableSql(SPANS));
+    const start = performance.now();
+    for (const f of files) await conn.run(loadSql(SPANS, [f])); // one commit per file, like group commits
+    const rate = rows / ((performance.now() - start) / 1000);
+    conn.closeSync();
+    inst.closeSync();
+    return rate;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+type Sender = (body: Uint8Array) => Promise<boolean>;
+
+async function load(send: Sender, apiBase: string): Promise<{ spansPerSec: number; servicesP99: number; servicesP50: number; errors: number }> {
+  let acked = 0;
+  let errors = 0;
+  let stop = false;
+  const lat: number[] = [];
+  const started = performance.now();
+  const workers = Array.from({ length: CONCURRENCY }, async (_v, w) => {
+    let i = w;
+    while (!stop) {
+      if (await send(bodies[i++ % bodies.length]!)) acked += BATCH;
+      else errors++;
+    }
+  });
+  const poller = (async () => {
+    while (!stop) {
+      const t = performance.now();
+      const res = await fetch(`${apiBase}/v1/services`);
+      await res.arrayBuffer();
+      lat.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  stop = true;
+  await Promise.all([...workers, poller]);
+  return { spansPerSec: acked / ((performance.now() - started) / 1000), servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99), errors };
+}
+
+async function main(): Promise<void> {
+  console.log(`realistic span: ${spanBytes.toFixed(0)} bytes on the wire; batches of ${BATCH}; ${CONCURRENCY} concurrent senders; ${SECONDS}s per run`);
+  const decodeRate = timed(3, () => decodeOtlp('traces', 'protobuf', bodies[0]!).accepted);
+  const workerRate = timed(3, () => encodeBatches(decodeOtlp('traces', 'protobuf', bodies[0]!).batches).parts[0]!.rows);
+  const storage = await storageLimit();
+  console.log(`reference  decode alone (1 core)            ${decodeRate.toFixed(0).padStart(9)} spans/s`);
+  console.log(`reference  decode + CSV encode (1 core)     ${workerRate.toFixed(0).padStart(9)} spans/s`);
+  console.log(`reference  storage limit (read_csv INSERT)  ${storage.toFixed(0).padStart(9)} spans/s`);
+
+  for (const transport of ['otlp-http/protobuf', 'otlp-grpc'] as const) {
+    const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50' });
+    try {
+      let send: Sender;
+      let client: grpc.Client | undefined;
+      if (transport === 'otlp-grpc') {
+        client = new grpc.Client(srv.otlpGrpc, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20 });
+        const c = client;
+        send = (body) =>
+          new Promise((resolve) =>
+            c.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, Buffer.from(body), (err) => resolve(!err)),
+          );
+      } else {
+        send = async (body) => {
+          const res = await fetch(`${srv.otlpHttp}/v1/traces`, { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: body as Uint8Array<ArrayBuffer> });
+          await res.arrayBuffer();
+          return res.status === 200;
+        };
+      }
+      const r = await load(send, srv.api);
+      client?.close();
+      const rss = srv.peakRss();
+      console.log(
+        `end-to-end ${transport.padEnd(20)} ${r.spansPerSec.toFixed(0).padStart(9)} spans/s durable  ` +
+          `= ${((100 * r.spansPerSec) / storage).toFixed(0)}% of the storage limit, ${(r.spansPerSec / decodeRate).toFixed(2)}x decode-alone; ` +
+          `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.errors}`,
+      );
+    } finally {
+      await srv.stop();
+      srv.cleanup();
+    }
+  }
+}
+
+await main();

@@ -1,0 +1,91 @@
+// Starts the built server (dist/src/main.js) as a child process on free ports with its own data directory,
+// reading the ports from its JSON log lines, as scripts and operators do.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+export interface ChildServer {
+  api: string;
+  otlpHttp: string;
+  otlpGrpc: string;
+  ports: { api: number; otlpHttp: number; otlpGrpc: number };
+  dataDir: string;
+  child: ChildProcess;
+  logs: Record<string, unknown>[];
+  /** SIGTERM and wait for exit; returns the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait. */
+  kill(): Promise<void>;
+  cleanup(): void;
+  /** Peak resident set size of the server process so far, bytes (Linux). */
+  peakRss(): number;
+}
+
+export async function startChildServer(env: Record<string, string> = {}, dataDir?: string): Promise<ChildServer> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'tds-srv-'));
+  const tmp = { dir, cleanup: () => (dataDir ? undefined : rmSync(dir, { recursive: true, force: true })) };
+  const child = spawn(process.execPath, [join(PACKAGE_ROOT, 'dist', 'src', 'main.js')], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      SVC_DATA_DIR: tmp.dir,
+      SVC_API_PORT: '0',
+      SVC_OTLP_HTTP_PORT: '0',
+      SVC_OTLP_GRPC_PORT: '0',
+      SVC_FLUSH_INTERVAL_MS: '5',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const ports: Record<string, number> = {};
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  await new Promise<void>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      try {
+        const rec = JSON.parse(line) as Record<string, unknown>;
+        logs.push(rec);
+        if (rec['msg'] === 'listening') ports[String(rec['listener'])] = Number(rec['port']);
+        if (ports['api'] && ports['otlp_http'] && ports['otlp_grpc']) resolve();
+      } catch {
+        /* non-JSON output is ignored */
+      }
+    });
+    void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${stderr}`)));
+    setTimeout(() => reject(new Error('server did not start in 30 s: ' + stderr)), 30_000).unref();
+  });
+  const p = { api: ports['api']!, otlpHttp: ports['otlp_http']!, otlpGrpc: ports['otlp_grpc']! };
+  return {
+    api: `http://127.0.0.1:${p.api}`,
+    otlpHttp: `http://127.0.0.1:${p.otlpHttp}`,
+    otlpGrpc: `127.0.0.1:${p.otlpGrpc}`,
+    ports: p,
+    dataDir: tmp.dir,
+    child,
+    logs,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+    cleanup: tmp.cleanup,
+    peakRss() {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        return m ? Number(m[1]) * 1024 : 0;
+      } catch {
+        return 0;
+      }
+    },
+  };
+}

@@ -1,0 +1,114 @@
+// Realistic spans for benchmarks: a server span with ~15 attributes and 2 events, about 650 bytes
+// on the wire, encoded with protobufjs from the repo's proto/ files (independent of the decoder).
+import protobuf from 'protobufjs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { PROTO_DIR } from '../../src/paths.js';
+
+let root: protobuf.Root | undefined;
+export function protoRoot(): protobuf.Root {
+  if (root) return root;
+  const r = new protobuf.Root();
+  r.resolvePath = (_origin, target) => (target.startsWith('/') ? target : join(PROTO_DIR, target));
+  r.loadSync([
+    'opentelemetry/proto/collector/trace/v1/trace_service.proto',
+    'opentelemetry/proto/collector/logs/v1/logs_service.proto',
+    'opentelemetry/proto/collector/metrics/v1/metrics_service.proto',
+  ]);
+  root = r;
+  return r;
+}
+
+export type AttrValue = string | number | boolean;
+export const attr = (k: string, v: AttrValue) => ({
+  key: k,
+  value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Number.isInteger(v) ? { intValue: v } : { doubleValue: v },
+});
+
+export interface SpanSpec {
+  traceId?: Uint8Array;
+  spanId?: Uint8Array;
+  parentSpanId?: Uint8Array;
+  name?: string;
+  kind?: number;
+  startUs: number;
+  durationUs: number;
+  status?: number;
+  attributes?: Record<string, AttrValue>;
+  events?: { name: string; timeUs: number; attributes?: Record<string, AttrValue> }[];
+}
+
+/** ExportTraceServiceRequest bytes for one service's spans. */
+export function encodeTraces(service: string, spans: SpanSpec[], resource: Record<string, AttrValue> = {}): Uint8Array {
+  const T = protoRoot().lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+  const msg = T.fromObject({
+    resourceSpans: [
+      {
+        resource: { attributes: Object.entries({ 'service.name': service, ...resource }).map(([k, v]) => attr(k, v)) },
+        scopeSpans: [
+          {
+            scope: { name: 'bench', version: '1' },
+            spans: spans.map((s) => ({
+              traceId: s.traceId ?? randomBytes(16),
+              spanId: s.spanId ?? randomBytes(8),
+              parentSpanId: s.parentSpanId ?? new Uint8Array(0),
+              name: s.name ?? 'op',
+              kind: s.kind ?? 2,
+              startTimeUnixNano: String(BigInt(s.startUs) * 1000n),
+              endTimeUnixNano: String(BigInt(s.startUs + s.durationUs) * 1000n),
+              attributes: Object.entries(s.attributes ?? {}).map(([k, v]) => attr(k, v)),
+              events: (s.events ?? []).map((e) => ({
+                name: e.name,
+                timeUnixNano: String(BigInt(e.timeUs) * 1000n),
+                attributes: Object.entries(e.attributes ?? {}).map(([k, v]) => attr(k, v)),
+              })),
+              status: { code: s.status ?? 0 },
+            })),
+          },
+        ],
+      },
+    ],
+  });
+  return T.encode(msg).finish();
+}
+
+/** One realistic span (HTTP server, 15 attributes, 2 events). */
+export function realisticSpan(i: number, startUs: number): SpanSpec {
+  const route = `/api/v1/orders/{id}/items/${i % 20}`;
+  return {
+    name: `GET ${route}`,
+    kind: 2,
+    startUs,
+    durationUs: 1000 + (i % 997) * 13,
+    status: i % 50 === 0 ? 2 : 0,
+    attributes: {
+      'http.request.method': 'GET',
+      'http.route': route,
+      'http.response.status_code': i % 50 === 0 ? 500 : 200,
+      'url.path': `/api/v1/orders/${100000 + i}/items/${i % 20}`,
+      'url.scheme': 'https',
+      'server.address': 'orders.internal',
+      'server.port': 8443,
+      'client.address': `10.0.${i % 255}.${(i * 7) % 255}`,
+      'user_agent.original': 'Mozilla/5.0 (X11; Linux x86_64) bench/1.0',
+      'network.protocol.version': '1.1',
+      'http.request.body.size': 512 + (i % 100),
+      'http.response.body.size': 2048 + (i % 1000),
+      'thread.id': i % 64,
+      'enduser.id': `user-${i % 5000}`,
+      'app.cache_hit': i % 3 === 0,
+    },
+    events: [
+      { name: 'cache.lookup', timeUs: startUs + 100, attributes: { 'cache.key': `order:${100000 + i}` } },
+      { name: 'db.query', timeUs: startUs + 400, attributes: { 'db.rows': i % 50 } },
+    ],
+  };
+}
+
+export function realisticBatch(n: number, startUs: number, service = 'orders'): Uint8Array {
+  return encodeTraces(
+    service,
+    Array.from({ length: n }, (_v, i) => realisticSpan(i, startUs + i * 10)),
+    { 'service.version': '2.3.1', 'k8s.pod.name': 'orders-7d9f-x2', 'k8s.namespace.name': 'shop', 'host.name': 'node-3' },
+  );
+}

@@ -1,0 +1,20 @@
+// Builds OTLP requests with protobufjs from the repo's own proto/ files: an independent encoder to
+// test the service's hand-written decoder against (shared with the benchmarks).
+import type protobuf from 'protobufjs';
+import { protoRoot } from '../../bench/lib/spans.js';
+
+export { encodeTraces, type SpanSpec } from '../../bench/lib/spans.js';
+
+export function messageType(name: string): protobuf.Type {
+  const root = protoRoot();
+  if (name.startsWith('google.rpc.')) root.loadSync('google/rpc/status.proto');
+  return root.lookupType(name);
+}
+
+export async function postOtlp(base: string, signal: string, body: Uint8Array | string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${base}/v1/${signal}`, {
+    method: 'POST',
+    headers: { 'content-type': typeof body === 'string' ? 'application/json' : 'application/x-protobuf', ...headers },
+    body,
+  });
+}

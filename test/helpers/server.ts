@@ -1,0 +1,1 @@
+export { startChildServer as startTestServer, type ChildServer as TestServer } from '../../bench/lib/server.js';

@@ -1,0 +1,139 @@
+// Malformed, truncated, oversized and gzip-bomb bodies: the right status, the server keeps serving,
+// nothing already stored is lost.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gzipSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { encodeTraces, messageType, postOtlp } from '../helpers/otlp.js';
+
+// Recent timestamps: the server deletes data older than its retention (72 h) at start.
+const NOW_US = Date.now() * 1000 - 60_000_000;
+let srv: TestServer;
+const T0 = NOW_US;
+const traceId = Buffer.from('0af7651916cd43dd8448eb211c80319c', 'hex');
+
+beforeAll(async () => {
+  srv = await startTestServer({ SVC_MAX_BODY_BYTES: String(1024 * 1024) });
+  const good = encodeTraces('keeper', [{ traceId, startUs: T0, durationUs: 5 }]);
+  expect((await postOtlp(srv.otlpHttp, 'traces', good)).status).toBe(200);
+});
+afterAll(async () => {
+  await srv?.stop();
+  srv?.cleanup();
+});
+
+async function stillServing(): Promise<void> {
+  const res = await fetch(`${srv.api}/v1/traces/${traceId.toString('hex')}`);
+  expect(res.status).toBe(200);
+  expect(((await res.json()) as { span_count: number }).span_count).toBe(1);
+}
+
+function decodeStatus(bytes: ArrayBuffer): { code: number; message: string } {
+  const S = messageType('google.rpc.Status');
+  return S.toObject(S.decode(new Uint8Array(bytes))) as { code: number; message: string };
+}
+
+describe('hostile OTLP/HTTP bodies', () => {
+  it('random bytes are 400 with a google.rpc.Status body in protobuf', async () => {
+    const res = await postOtlp(srv.otlpHttp, 'traces', randomBytes(4096));
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toBe('application/x-protobuf');
+    const st = decodeStatus(await res.arrayBuffer());
+    expect(st.code).toBe(3);
+    expect(st.message.length).toBeGreaterThan(0);
+    await stillServing();
+  });
+
+  it('a valid message truncated at many offsets is 400, never 500', async () => {
+    const full = encodeTraces('trunc', [{ startUs: T0, durationUs: 1, attributes: { a: 'b', n: 3 } }]);
+    for (let cut = 1; cut < full.length; cut += 7) {
+      const res = await postOtlp(srv.otlpHttp, 'traces', full.subarray(0, cut));
+      expect([200, 400]).toContain(res.status); // some prefixes are themselves valid messages
+    }
+    await stillServing();
+  });
+
+  it('malformed JSON is 400 with a JSON Status', async () => {
+    const res = await postOtlp(srv.otlpHttp, 'traces', '{"resourceSpans": [');
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: number; message: string };
+    expect(body.code).toBe(3);
+  });
+
+  it('an empty request is 200', async () => {
+    expect((await postOtlp(srv.otlpHttp, 'traces', new Uint8Array(0))).status).toBe(200);
+    expect((await postOtlp(srv.otlpHttp, 'logs', '{}')).status).toBe(200);
+  });
+
+  it('other content types are 415', async () => {
+    const res = await postOtlp(srv.otlpHttp, 'metrics', 'x', { 'content-type': 'text/plain' });
+    expect(res.status).toBe(415);
+  });
+
+  it('a body over the limit is 413 and is not read to the end', async () => {
+    const res = await postOtlp(srv.otlpHttp, 'traces', new Uint8Array(2 * 1024 * 1024));
+    expect(res.status).toBe(413);
+    await stillServing();
+  });
+
+  it('a gzip bomb is 413 without exhausting memory', async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024)); // ~64 KB that inflates to 64 MiB, 64x the limit
+    expect(bomb.length).toBeLessThan(128 * 1024);
+    const res = await postOtlp(srv.otlpHttp, 'traces', bomb, { 'content-encoding': 'gzip' });
+    expect(res.status).toBe(413);
+    await stillServing();
+  });
+
+  it('a body that is not gzip but says so is 400', async () => {
+    const res = await postOtlp(srv.otlpHttp, 'traces', randomBytes(100), { 'content-encoding': 'gzip' });
+    expect(res.status).toBe(400);
+  });
+
+  it('records with invalid ids are a partial success', async () => {
+    const body = encodeTraces('partial', [
+      { startUs: T0, durationUs: 1 },
+      { traceId: Buffer.alloc(16), startUs: T0, durationUs: 1 },
+    ]);
+    const res = await postOtlp(srv.otlpHttp, 'traces', body);
+    expect(res.status).toBe(200);
+    const R = messageType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
+    const r = R.toObject(R.decode(new Uint8Array(await res.arrayBuffer())), { longs: Number }) as { partialSuccess?: { rejectedSpans: number; errorMessage: string } };
+    expect(r.partialSuccess?.rejectedSpans).toBe(1);
+    expect(r.partialSuccess?.errorMessage).toBeTruthy();
+  });
+});
+
+describe('hostile OTLP/gRPC messages', () => {
+  function exportRaw(bytes: Uint8Array): Promise<grpc.ServiceError | null> {
+    const client = new grpc.Client(srv.otlpGrpc, grpc.credentials.createInsecure());
+    return new Promise((resolve) => {
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from(bytes),
+        (err) => {
+          client.close();
+          resolve(err);
+        },
+      );
+    });
+  }
+
+  it('random bytes are INVALID_ARGUMENT', async () => {
+    const err = await exportRaw(randomBytes(2048));
+    expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    await stillServing();
+  });
+
+  it('a message over the limit is RESOURCE_EXHAUSTED', async () => {
+    const err = await exportRaw(new Uint8Array(2 * 1024 * 1024));
+    expect(err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    await stillServing();
+  });
+
+  it('a valid message is OK', async () => {
+    expect(await exportRaw(encodeTraces('grpc-raw', [{ startUs: T0, durationUs: 3 }]))).toBeNull();
+  });
+});
