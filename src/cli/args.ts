@@ -1,0 +1,228 @@
+// Argument parsing for `tds`: `tds [global options] <command> [options] [arguments]`. Global options
+// may also follow the command. `--opt value` and `--opt=value` both work; `--` ends the options.
+
+export interface OptionSpec {
+  readonly name: string; // without the leading dashes
+  readonly value?: string; // placeholder for options that take a value; absent for flags
+  readonly repeatable?: boolean;
+  readonly description: string;
+  readonly default?: string;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+  readonly options: readonly OptionSpec[];
+  /** Positional arguments: none, or a description of what they are. */
+  readonly positional?: string;
+  readonly details?: readonly string[];
+}
+
+export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
+  { name: 'url', value: 'URL', description: 'base URL of the server (env SVC_URL)', default: 'http://127.0.0.1:9999' },
+  { name: 'api-key', value: 'KEY', description: 'API key sent as `Authorization: Bearer KEY` (env SVC_API_KEY)' },
+  { name: 'timeout-ms', value: 'MS', description: 'request time limit in milliseconds (env SVC_CLI_TIMEOUT_MS)', default: '30000' },
+  { name: 'help', description: 'print this command\'s help as JSON' },
+];
+
+const TIME_OPTIONS: readonly OptionSpec[] = [
+  { name: 'from-ts', value: 'TS', description: 'window start: microseconds since the Unix epoch (16 digits) or an ISO-8601 timestamp' },
+  { name: 'to-ts', value: 'TS', description: 'window end: microseconds since the Unix epoch (16 digits) or an ISO-8601 timestamp' },
+];
+
+const DIAGNOSE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'service', value: 'NAME', repeatable: true, description: 'service to diagnose (1 to 10; repeat the option, or give names as arguments)' },
+  ...TIME_OPTIONS,
+];
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'anomalies',
+    summary: 'ranked worsening shifts (GET /v1/anomalies)',
+    usage: 'tds anomalies [--service NAME] [--from-ts TS] [--to-ts TS]',
+    options: [{ name: 'service', value: 'NAME', description: 'restrict to one service' }, ...TIME_OPTIONS],
+    details: ['The window defaults to the last hour; --to-ts defaults to now, --from-ts to one hour before --to-ts.'],
+  },
+  {
+    name: 'diagnose',
+    summary: 'triage per service (POST /v1/diagnose)',
+    usage: 'tds diagnose --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS]',
+    options: DIAGNOSE_OPTIONS,
+    positional: 'service names (same as --service)',
+    details: ['Without timestamps the server uses the last 15 minutes; --from-ts alone ends the window now.'],
+  },
+  {
+    name: 'investigate',
+    summary: 'alias of diagnose (the capability\'s earlier name; posts to /v1/diagnose)',
+    usage: 'tds investigate --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS]',
+    options: DIAGNOSE_OPTIONS,
+    positional: 'service names (same as --service)',
+  },
+  {
+    name: 'query',
+    summary: 'run one read-only SELECT (POST /v1/query)',
+    usage: 'tds query [SQL] [--file FILE] [--full-scan]',
+    options: [
+      { name: 'file', value: 'FILE', description: 'read the statement from FILE (`-` for stdin)' },
+      { name: 'full-scan', description: 'send the statement even without a literal bound on `timestamp`, or when it cannot be checked' },
+    ],
+    positional: 'the SQL statement (when absent and no --file: read from stdin)',
+    details: [
+      'Before sending, every table with a `timestamp` column that a SELECT reads (subqueries and joins included, each on its own) must be bounded in that SELECT\'s WHERE or JOIN ON by a comparison of `timestamp` with a literal, e.g. timestamp >= TIMESTAMP \'2025-01-01 00:00:00\'.',
+      'now()-based bounds do not count: they are evaluated per row and read every file.',
+      'Statements the client-side parser cannot read are refused (UNCHECKABLE) unless --full-scan is given.',
+    ],
+  },
+  { name: 'status', summary: 'instance status (GET /admin/status)', usage: 'tds status', options: [] },
+  {
+    name: 'healthcheck',
+    summary: 'exit 0 only when the server is ready (GET /healthz answers 200)',
+    usage: 'tds healthcheck',
+    options: [],
+  },
+  {
+    name: 'fetch-extensions',
+    summary: 'offline check that every engine part is present and loadable (DuckDB parquet/json/icu, the WASM modules); downloads nothing',
+    usage: 'tds fetch-extensions',
+    options: [],
+  },
+];
+
+export class UsageError extends Error {
+  constructor(message: string, readonly hint?: string) {
+    super(message);
+  }
+}
+
+export interface ParsedArgs {
+  command: CommandSpec | null;
+  /** Option values by name; flags are `true`, repeatable options are arrays. */
+  options: Map<string, string[] | true>;
+  positional: string[];
+  help: boolean;
+}
+
+export function findCommand(name: string): CommandSpec | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}
+
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const options = new Map<string, string[] | true>();
+  const positional: string[] = [];
+  let command: CommandSpec | null = null;
+  let help = false;
+  let i = 0;
+  let onlyPositional = false;
+
+  const lookup = (name: string): OptionSpec | undefined =>
+    GLOBAL_OPTIONS.find((o) => o.name === name) ?? command?.options.find((o) => o.name === name);
+
+  while (i < argv.length) {
+    const a = argv[i++]!;
+    if (!onlyPositional && a === '--') { onlyPositional = true; continue; }
+    if (!onlyPositional && (a === '-h' || a === '--help')) { help = true; continue; }
+    if (!onlyPositional && a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+      const spec = lookup(name);
+      if (!spec) {
+        throw new UsageError(
+          `unknown option --${name}${command ? ` for \`${command.name}\`` : ''}`,
+          command ? `tds ${command.name} --help lists its options` : 'options of a command go after its name; tds --help lists the commands',
+        );
+      }
+      if (spec.value === undefined) {
+        if (eq >= 0) throw new UsageError(`--${name} takes no value`);
+        options.set(name, true);
+        continue;
+      }
+      let v: string;
+      if (eq >= 0) v = a.slice(eq + 1);
+      else {
+        if (i >= argv.length) throw new UsageError(`--${name} needs a value (${spec.value})`);
+        v = argv[i++]!;
+      }
+      const prev = options.get(name);
+      if (prev !== undefined && !spec.repeatable) throw new UsageError(`--${name} given more than once`);
+      options.set(name, Array.isArray(prev) ? [...prev, v] : [v]);
+      continue;
+    }
+    if (!onlyPositional && a.startsWith('-') && a.length > 1 && !/^-\d/.test(a)) {
+      throw new UsageError(`unknown option ${a}`, 'options are spelled --name; tds --help lists them');
+    }
+    if (command === null) {
+      const c = findCommand(a);
+      if (!c) throw new UsageError(`unknown command \`${a}\``, `commands: ${COMMANDS.map((x) => x.name).join(', ')}`);
+      command = c;
+      continue;
+    }
+    positional.push(a);
+  }
+  return { command, options, positional, help };
+}
+
+/** The single value of an option, or undefined. */
+export function optValue(p: ParsedArgs, name: string): string | undefined {
+  const v = p.options.get(name);
+  return Array.isArray(v) ? v[v.length - 1] : undefined;
+}
+
+export function optValues(p: ParsedArgs, name: string): string[] {
+  const v = p.options.get(name);
+  return Array.isArray(v) ? v : [];
+}
+
+export function optFlag(p: ParsedArgs, name: string): boolean {
+  return p.options.get(name) === true;
+}
+
+/**
+ * A timestamp option in microseconds: an integer (must be microseconds: 16 digits; seconds,
+ * milliseconds and nanoseconds are refused with a hint, as the server does) or an ISO-8601 string.
+ */
+export function parseTimestampUs(name: string, raw: string): number {
+  const s = raw.trim();
+  if (/^\d+$/.test(s)) {
+    if (s.length !== 16) {
+      const unit = s.length <= 11 ? 'seconds' : s.length <= 14 ? 'milliseconds' : s.length >= 18 ? 'nanoseconds' : 'an unknown unit';
+      throw new UsageError(
+        `--${name} ${s} looks like ${unit}, not microseconds`,
+        'timestamps are microseconds since the Unix epoch (16 digits), e.g. ' + String(Date.now() * 1000) + ', or an ISO-8601 string',
+      );
+    }
+    return Number(s);
+  }
+  const ms = Date.parse(s);
+  if (!Number.isFinite(ms)) {
+    throw new UsageError(`--${name} ${JSON.stringify(raw)} is not a timestamp`, 'give microseconds since the Unix epoch (16 digits) or an ISO-8601 string such as 2025-01-01T00:00:00Z');
+  }
+  return ms * 1000;
+}
+
+export function helpFor(cmd: CommandSpec | null): unknown {
+  const opt = (o: OptionSpec) => ({
+    option: `--${o.name}${o.value ? ` ${o.value}` : ''}`,
+    description: o.description,
+    ...(o.default !== undefined ? { default: o.default } : {}),
+    ...(o.repeatable ? { repeatable: true } : {}),
+  });
+  if (!cmd) {
+    return {
+      usage: 'tds [global options] <command> [options] [arguments]',
+      commands: COMMANDS.map((c) => ({ command: c.name, summary: c.summary })),
+      global_options: GLOBAL_OPTIONS.map(opt),
+      output: 'indented JSON on stdout, errors included: {"error": {"code", "message", "hint"}}',
+      exit_codes: { '0': 'success', '1': 'server or request error (including a refused query)', '2': 'usage error' },
+    };
+  }
+  return {
+    command: cmd.name,
+    summary: cmd.summary,
+    usage: cmd.usage,
+    ...(cmd.positional ? { arguments: cmd.positional } : {}),
+    options: cmd.options.map(opt),
+    global_options: GLOBAL_OPTIONS.map(opt),
+    ...(cmd.details ? { details: cmd.details } : {}),
+  };
+}
