@@ -69,8 +69,22 @@ export interface Reply {
 
 export type Handler = (req: Request) => Promise<Reply> | Reply;
 
+/** The route's description for openapi.json and request validation (see api/openapi.ts, api/docs.ts). */
+export interface RouteDoc {
+  operationId: string;
+  summary: string;
+  /** True when the route declares the bearer requirement (401 on a missing or invalid key). */
+  auth?: boolean;
+  tags?: string[];
+  /** OpenAPI parameter objects for the query string and path. */
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+}
+
 export interface RouteSpec {
   method: string;
+  doc?: RouteDoc;
   /** Literal segments and `{name}` parameters, e.g. /v1/traces/{trace_id}. */
   path: string;
   handler: Handler;

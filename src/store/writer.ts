@@ -28,7 +28,11 @@ export interface WriterStats {
   rowsCommitted: number;
   failedCommits: number;
   pendingSubmissions: number;
+  /** Wall time of the last commit: load statements plus COMMIT. */
   lastCommitMs: number;
+  /** Of which the COMMIT itself (WAL write and sync). */
+  lastSyncMs: number;
+  lastCommitRows: number;
 }
 
 export interface Writer {
@@ -52,7 +56,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
   let timer: NodeJS.Timeout | null = null;
   let chain: Promise<void> = Promise.resolve();
   let fileSeq = 0;
-  const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0 };
+  const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0 };
 
   async function commit(items: readonly Pending[]): Promise<void> {
     const byTable = new Map<string, Uint8Array[]>();
@@ -85,7 +89,9 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       await store.writer.run('BEGIN TRANSACTION');
       try {
         for (const s of statements) await store.writer.run(s);
+        const committing = performance.now();
         await store.writer.run('COMMIT');
+        st.lastSyncMs = performance.now() - committing;
       } catch (err) {
         await store.writer.run('ROLLBACK').catch(() => {});
         throw err;
@@ -93,6 +99,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       st.commits++;
       st.rowsCommitted += rows;
       st.lastCommitMs = performance.now() - started;
+      st.lastCommitRows = rows;
     } finally {
       await Promise.all(files.map((f) => rm(f, { force: true })));
     }
