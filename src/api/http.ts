@@ -3,6 +3,7 @@
 // ArrayBuffers valid only inside the callback, so everything is copied out before any await.
 import { createRequire } from 'node:module';
 import { ApiError, errorBody, toApiError } from './errors.js';
+import { validateRequest } from './openapi.js';
 
 const require = createRequire(import.meta.url);
 
@@ -59,6 +60,8 @@ export interface Request {
   headers: Record<string, string>;
   params: Record<string, string>;
   body: Buffer;
+  /** Query and path parameters checked and typed against the route's doc (see api/openapi.ts). */
+  valid?: Record<string, unknown>;
 }
 
 export interface Reply {
@@ -96,7 +99,7 @@ export interface RouteSpec {
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 400: '400 Bad Request', 401: '401 Unauthorized', 404: '404 Not Found', 405: '405 Method Not Allowed',
-  413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 501: '501 Not Implemented',
   503: '503 Service Unavailable', 507: '507 Insufficient Storage',
 };
 
@@ -208,7 +211,10 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       const request: Request = { method, path, query, headers, params: routeParams, body };
       Promise.resolve()
-        .then(() => spec.handler(request))
+        .then(() => {
+          if (spec.doc?.parameters?.length) request.valid = validateRequest(spec.doc, request);
+          return spec.handler(request);
+        })
         .then(finish, (err) => finish(errorReply(err)))
         .finally(() => release?.());
     });

@@ -18,8 +18,8 @@ export type TsUnitProblem = { unit: 'seconds' | 'milliseconds' | 'nanoseconds' |
  * nanoseconds (19) are common mistakes; say which one it looks like and how to convert.
  */
 export function checkMicros(value: number): TsUnitProblem | null {
-  if (!Number.isSafeInteger(value) || value < 0) return { unit: 'unknown', hint: 'send a non-negative whole number of microseconds since the Unix epoch (16 digits)' };
-  const digits = String(value).length;
+  if (!Number.isInteger(value) || value < 0) return { unit: 'unknown', hint: 'send a non-negative whole number of microseconds since the Unix epoch (16 digits)' };
+  const digits = value.toFixed(0).length;
   if (digits === 16) return null;
   if (digits <= 10) return { unit: 'seconds', hint: `that looks like seconds; multiply by 1,000,000 (e.g. ${value * 1_000_000})` };
   if (digits <= 13) return { unit: 'milliseconds', hint: `that looks like milliseconds; multiply by 1,000 (e.g. ${value * 1000})` };

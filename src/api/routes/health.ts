@@ -1,10 +1,12 @@
 // GET /healthz: 200 once the store is open and the server can take requests, 503 before.
 import { json, type RouteSpec } from '../http.js';
+import { DOCS } from '../docs.js';
 import { errorBody } from '../errors.js';
 
 export function healthRoute(isReady: () => boolean): RouteSpec {
   return {
     method: 'GET',
+    doc: DOCS.getHealth,
     path: '/healthz',
     handler: () => (isReady() ? json(200, { status: 'ok' }) : json(503, errorBody('NOT_READY', 'the store is not open yet', 'retry in a moment'))),
   };

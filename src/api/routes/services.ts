@@ -3,6 +3,7 @@ import type { ReadPool } from '../../store/readers.js';
 import { readRows } from '../../store/readers.js';
 import { SERVICES } from '../../store/schema.js';
 import { json, type RouteSpec } from '../http.js';
+import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
 
 export interface ServiceEntry {
@@ -25,5 +26,5 @@ export async function listServices(reads: ReadPool): Promise<ServiceEntry[]> {
 }
 
 export function servicesRoute(reads: ReadPool): RouteSpec {
-  return { method: 'GET', path: '/v1/services', handler: async () => json(200, { services: await listServices(reads) }) };
+  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: async () => json(200, { services: await listServices(reads) }) };
 }

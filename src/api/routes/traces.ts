@@ -5,6 +5,7 @@ import { readRows } from '../../store/readers.js';
 import { SPANS } from '../../store/schema.js';
 import { buildTraceDetail, type SpanRow } from '../trace-detail.js';
 import { json, type RouteSpec } from '../http.js';
+import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -12,6 +13,7 @@ const TRACE_ID = /^[0-9a-f]{32}$/;
 export function traceRoute(reads: ReadPool): RouteSpec {
   return {
     method: 'GET',
+    doc: DOCS.getTrace,
     path: '/v1/traces/{trace_id}',
     async handler(req) {
       const id = (req.params['trace_id'] ?? '').toLowerCase();

@@ -1,0 +1,639 @@
+// The API description of every endpoint of the interface specification: one RouteDoc per operation
+// (keyed by operationId) plus the shared component schemas. Routes reference these (`doc: DOCS.x`);
+// openapi.ts turns the mounted route table into /openapi.json, and validateRequest checks query and
+// path parameters against the same parameter objects, so the served description cannot drift from
+// what the server enforces.
+//
+// Conventions (spec "Resources"): int64 microsecond timestamps and durations are `integer` with
+// format int64; ISO timestamps are `string` with format date-time (api/time.ts prints them);
+// "string or null" fields are nullable and not required. Objects are open (additionalProperties is
+// not restricted) so adding a field is not a breaking change.
+//
+// Where the spec is silent (DESIGN.md decides, or this file does):
+// - the error body is {"error": {"code", "message", "hint"}} on every error status;
+// - the diagnosis block: every listed field is present (required); values that can be absent in
+//   the data (deployment, namespace, baselines, an exemplar trace, log correlation ids...) are
+//   nullable; `drill_down_sql` is required on non-incident findings, `incident` on incident ones;
+// - admin endpoints declare the bearer requirement (the admin token, SVC_AUTH=keys);
+// - `*_ts` inputs are microseconds: 16 digits, checked as a range so a value in seconds,
+//   milliseconds or nanoseconds is refused with a hint naming the unit it looks like.
+import type { RouteDoc } from './http.js';
+import { ERROR_STATUS } from './errors.js';
+
+export type Schema = Record<string, unknown>;
+
+/** A RouteDoc with a longer description (an OpenAPI operation `description`). */
+export interface OpDoc extends RouteDoc {
+  description?: string;
+}
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const str = (description?: string): Schema => (description ? { type: 'string', description } : { type: 'string' });
+const nstr = (description?: string): Schema => (description ? { type: ['string', 'null'], description } : { type: ['string', 'null'] });
+const int = (description?: string): Schema => (description ? { type: 'integer', description } : { type: 'integer' });
+const int64 = (description?: string): Schema => (description ? { type: 'integer', format: 'int64', description } : { type: 'integer', format: 'int64' });
+const int32 = (description?: string): Schema => (description ? { type: 'integer', format: 'int32', description } : { type: 'integer', format: 'int32' });
+const num = (description?: string): Schema => (description ? { type: 'number', format: 'double', description } : { type: 'number', format: 'double' });
+const nnum = (description?: string): Schema => (description ? { type: ['number', 'null'], format: 'double', description } : { type: ['number', 'null'], format: 'double' });
+const bool = (description?: string): Schema => (description ? { type: 'boolean', description } : { type: 'boolean' });
+const iso = (description?: string): Schema => (description ? { type: 'string', format: 'date-time', description } : { type: 'string', format: 'date-time' });
+const niso = (description?: string): Schema => (description ? { type: ['string', 'null'], format: 'date-time', description } : { type: ['string', 'null'], format: 'date-time' });
+const arr = (items: Schema, description?: string): Schema => (description ? { type: 'array', items, description } : { type: 'array', items });
+const anyObject = (description?: string): Schema => (description ? { type: 'object', description } : { type: 'object' });
+const nobject = (description?: string): Schema => (description ? { type: ['object', 'null'], description } : { type: ['object', 'null'] });
+
+/** An object schema; `required` defaults to every property. */
+function obj(properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema {
+  return { type: 'object', properties, required, ...extra };
+}
+
+/** Largest microsecond timestamp accepted (2^53 - 1, year 2255): beyond it JSON numbers lose precision. */
+export const MAX_MICROS = Number.MAX_SAFE_INTEGER;
+/** Smallest 16-digit value (2001-09-09): anything smaller is seconds or milliseconds. */
+export const MIN_MICROS = 1_000_000_000_000_000;
+
+/** A microsecond timestamp input (`*_ts`). `x-unit` lets validateRequest name the unit a bad value looks like. */
+function microsInput(description: string, nullable = false): Schema {
+  return {
+    type: nullable ? ['integer', 'null'] : 'integer',
+    format: 'int64',
+    minimum: MIN_MICROS,
+    maximum: MAX_MICROS,
+    'x-unit': 'microseconds',
+    description: `${description} Microseconds since the Unix epoch (16 digits); seconds, milliseconds and nanoseconds are rejected with a hint.`,
+  };
+}
+
+export const SIGNALS = ['error_rate', 'latency_p95', 'log_volume', 'error_log_rate', 'profile_cost'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Component schemas
+// ---------------------------------------------------------------------------------------------
+
+const spanDetail = obj(
+  {
+    trace_id: str('32 lower-case hex digits'),
+    span_id: str('16 lower-case hex digits'),
+    parent_span_id: nstr('null (or absent) on a root span'),
+    service_name: str(),
+    span_name: str(),
+    span_kind: { type: ['integer', 'null'], format: 'int32', description: 'OTLP SpanKind enum' },
+    status_code: int32('OTLP status code enum; 2 means error'),
+    timestamp: iso('span start'),
+    duration_us: int64('span duration in microseconds'),
+    trace_state: nstr(),
+    scope_name: nstr(),
+    scope_version: nstr(),
+    resource_attributes: nstr('JSON object text'),
+    span_attributes: nstr('JSON object text'),
+    events_json: nstr('JSON array text'),
+    links_json: nstr('JSON array text'),
+  },
+  ['trace_id', 'span_id', 'service_name', 'span_name', 'status_code', 'timestamp', 'duration_us'],
+);
+
+const diagnosisBlock = obj({
+  service: str(),
+  window: ref('DiagnosisWindow'),
+  context: ref('DiagnosisContext'),
+  coverage: ref('Coverage'),
+  error_traces_total: int(),
+  events: arr(ref('DiagnosisEvent')),
+  findings: arr(ref('Finding'), 'ranked, most important first'),
+  operation_summaries: arr(ref('OperationSummary')),
+  spans: ref('SpansSection'),
+  logs: ref('LogsSection'),
+  log_patterns: arr(ref('LogPattern')),
+  log_counters: arr(ref('LogCounter')),
+  metrics: arr(ref('MetricSummary')),
+  profiles: arr(ref('ProfileHotSpot')),
+  gen_ai: arr(ref('GenAiModel'), 'one entry per model'),
+});
+
+const drillSql = str('ready-to-run SQL for POST /v1/query; send it verbatim');
+
+export const SCHEMAS: Record<string, Schema> = {
+  Error: obj(
+    {
+      error: obj({
+        code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'stable, machine-readable' },
+        message: str('what went wrong'),
+        hint: str('how to fix the request (may be empty)'),
+      }),
+    },
+    ['error'],
+    { description: 'The one error body of the API.' },
+  ),
+
+  SpanDetail: spanDetail,
+  ServiceBreakdownEntry: obj({
+    service: str(),
+    duration_us: int64("cumulative inclusive duration of the service's spans"),
+    percentage: num('share of the cumulative inclusive span duration across all services'),
+  }),
+  TraceDetail: obj({
+    trace_id: str(),
+    spans: arr(ref('SpanDetail'), 'every span of the trace, parent links included'),
+    root_span: ref('SpanDetail'),
+    span_count: int64(),
+    error_count: int64(),
+    services: arr(str()),
+    critical_path: arr(str(), 'span ids, root first'),
+    total_duration_us: int64('elapsed wall-clock time from earliest span start to latest span end'),
+    service_breakdown: arr(ref('ServiceBreakdownEntry')),
+  }),
+
+  Signal: { type: 'string', enum: [...SIGNALS] },
+  AnomalyEntry: obj(
+    {
+      service_name: str(),
+      operation: str('operation identity (error_rate, latency_p95) or the service name (log_volume, error_log_rate, profile_cost)'),
+      signal: ref('Signal'),
+      kind: str('detection kind, for example changepoint'),
+      direction: { type: 'string', enum: ['worsening'] },
+      before: num('series mean before the shift, raw signal units'),
+      after: num('series mean from the shift onward'),
+      ts_shift: iso('first bucket of the new regime'),
+      ts_shift_us: int64('ts_shift in microseconds'),
+      detected_at: iso('when the scheduled pass wrote the row'),
+      drill_down_sql: nstr('ready-to-run SQL for POST /v1/query returning the raw telemetry behind the shift'),
+      incident_id: nstr('shared by rows in the same or an adjacent 5-minute bucket on the same service; null when alone'),
+    },
+    ['service_name', 'operation', 'signal', 'kind', 'direction', 'before', 'after', 'ts_shift', 'ts_shift_us', 'detected_at'],
+  ),
+  AnomaliesResponse: obj({
+    anomalies: arr(ref('AnomalyEntry'), 'ordered by (after - before) / (after + before), descending'),
+    truncated: bool('true when the row cap omitted shifts: an incomplete snapshot'),
+  }),
+
+  AlertInstance: obj(
+    {
+      fingerprint: str(),
+      rule_id: str(),
+      status: { type: 'string', enum: ['firing', 'resolved'] },
+      service_name: str(),
+      container_name: str(),
+      starts_at: iso(),
+      ends_at: niso(),
+      occurrence_count: { type: 'integer', format: 'int64', minimum: 0 },
+    },
+    ['fingerprint', 'rule_id', 'status', 'service_name', 'container_name', 'starts_at', 'occurrence_count'],
+  ),
+  AlertsResponse: obj({ alerts: arr(ref('AlertInstance')) }),
+
+  ServiceEntry: obj({
+    service_name: str(),
+    first_seen_ts: int64('microseconds since the Unix epoch'),
+    last_seen_ts: int64('microseconds since the Unix epoch'),
+    first_seen: iso(),
+    last_seen: iso(),
+  }),
+  ServicesResponse: obj({ services: arr(ref('ServiceEntry')) }),
+
+  DiagnoseRequest: obj(
+    {
+      services: { type: 'array', items: str(), minItems: 1, maxItems: 10, description: '1 to 10 service names, as GET /v1/services lists them' },
+      service: nstr('a single service, alternative to services'),
+      from_ts: microsInput('Window start; with to_ts omitted the window ends now; both omitted: the last 15 minutes.', true),
+      to_ts: microsInput('Window end; must be greater than from_ts; not accepted without from_ts.', true),
+    },
+    [],
+  ),
+  InvestigateRequest: obj(
+    {
+      from_ts: microsInput('Window start.'),
+      to_ts: microsInput('Window end; must be greater than from_ts.'),
+      service: nstr('a single service, alternative to services'),
+      services: { type: 'array', items: str(), maxItems: 10 },
+    },
+    ['from_ts', 'to_ts'],
+  ),
+  DiagnoseResponse: obj({
+    results: { type: 'object', additionalProperties: ref('DiagnosisBlock'), description: 'one diagnosis block per successfully diagnosed service' },
+    errors: { type: 'object', additionalProperties: str(), description: 'service → message for services whose diagnosis failed; empty when all succeeded' },
+  }),
+  DiagnosisBlock: diagnosisBlock,
+  DiagnosisWindow: obj({ from_ts: int64(), from_iso: iso(), to_ts: int64(), to_iso: iso() }),
+  Dependency: obj({ service_name: str(), span_count: int(), error_count: int(), error_rate: num() }),
+  DiagnosisContext: obj({
+    service_name: str(),
+    deployment: nstr(),
+    namespace: nstr(),
+    pod_count: int(),
+    has_instance_id: bool(),
+    first_seen: niso(),
+    last_seen: niso(),
+    dependencies: arr(ref('Dependency'), 'services this one calls'),
+    dependents: arr(ref('Dependency'), 'services that call this one'),
+  }),
+  CoverageSignal: obj({ signal_type: str(), available: bool(), reason: nstr(), severity: nstr() }),
+  Coverage: obj({
+    has_spans: bool(),
+    has_logs: bool(),
+    has_metrics: bool(),
+    has_profiles: bool(),
+    span_count: int(),
+    log_template_count: int(),
+    metric_series_count: int(),
+    profile_sample_count: int(),
+    signals: arr(ref('CoverageSignal')),
+  }),
+  DiagnosisEvent: obj({ event_type: str(), description: str(), detected_at: iso(), detected_at_us: int64() }),
+  IncidentShift: obj({
+    signal: ref('Signal'),
+    entity: str(),
+    before: num(),
+    after: num(),
+    ts_shift: int64('microseconds'),
+    ts_shift_iso: iso(),
+    summary: str(),
+    drill_down_sql: drillSql,
+  }),
+  Incident: obj(
+    {
+      started_at: int64('microseconds'),
+      started_at_iso: iso(),
+      shifts: arr(ref('IncidentShift')),
+      deploy: nobject('the deploy that coincides with the incident, when one does'),
+    },
+    ['started_at', 'started_at_iso', 'shifts'],
+  ),
+  Finding: obj(
+    {
+      kind: str('for example incident'),
+      severity: str('for example critical'),
+      summary: str(),
+      drill_down_sql: drillSql,
+      incident: ref('Incident'),
+    },
+    ['kind', 'severity', 'summary'],
+    {
+      if: { properties: { kind: { const: 'incident' } }, required: ['kind'] },
+      then: { required: ['incident'] },
+      else: { required: ['drill_down_sql'] },
+    },
+  ),
+  OperationSummary: obj({
+    operation: str(),
+    span_name: str(),
+    count: int(),
+    error_count: int(),
+    error_pct: num(),
+    duration_p50_us: num(),
+    duration_p95_us: num(),
+    duration_p99_us: num(),
+    baseline_count: int(),
+    baseline_error_pct: nnum('null when there is no baseline'),
+    baseline_p95_us: nnum('null when there is no baseline'),
+    is_anomalous: bool(),
+    anomaly_reason: nstr(),
+    error_breakdown: arr(obj({ error_type: str(), count: int() })),
+    exemplar_error_trace_id: nstr(),
+    drill_down_sql: drillSql,
+  }),
+  SpanSample: obj({
+    trace_id: str(),
+    span_id: str(),
+    parent_span_id: nstr(),
+    span_name: str(),
+    span_kind: int(),
+    status_code: int(),
+    status_message: nstr(),
+    is_error: bool(),
+    start_ts: int64(),
+    end_ts: int64(),
+    start_iso: iso(),
+    duration_us: int64(),
+    span_attributes: nobject(),
+    events: { type: ['object', 'array', 'null'] },
+    drill_down_sql: drillSql,
+  }),
+  SpansSection: obj({ total: int(), sampled_by: str(), drill_all_sql: drillSql, sample: arr(ref('SpanSample'), 'bounded') }),
+  LogSample: obj(
+    {
+      timestamp: int64('microseconds'),
+      timestamp_iso: iso(),
+      body: str(),
+      severity_text: nstr(),
+      trace_id: nstr(),
+      span_id: nstr(),
+      attributes: nobject(),
+      event_name: nstr(),
+    },
+    ['timestamp', 'timestamp_iso', 'body', 'severity_text', 'trace_id', 'span_id', 'attributes'],
+  ),
+  LogsSection: obj({ total: int(), sampled_by: str(), drill_all_sql: drillSql, sample: arr(ref('LogSample'), 'bounded') }),
+  LogPattern: obj({
+    template_id: int64(),
+    pattern: str(),
+    example_body: str(),
+    severity_text: nstr(),
+    count: int(),
+    error_count: int(),
+    first_seen: iso(),
+    last_seen: iso(),
+    sample_values: anyObject(),
+    drill_down_sql: drillSql,
+  }),
+  LogCounter: obj({ label: str(), pattern: str(), avg_value: num(), min_value: num(), max_value: num(), samples: int(), pinned_zero: bool() }),
+  MetricSummary: obj({ metric_name: str(), bucket: str(), count: int(), avg: nnum(), p95: nnum() }),
+  ProfileHotSpot: obj({ function: str(), profile_type: str(), unit: str(), sample_count: int(), total_value: int64() }),
+  GenAiModel: obj({
+    model: str(),
+    system: nstr(),
+    operations: arr(str()),
+    call_count: int(),
+    error_pct: num(),
+    duration_p95_us: num(),
+    input_tokens: int64(),
+    output_tokens: int64(),
+    finish_reasons: arr(obj({ reason: str(), count: int() })),
+  }),
+
+  QueryRows: arr(anyObject('one row keyed by column name or alias; BIGINT beyond 2^53 as a string, TIMESTAMP as an ISO string, LIST/STRUCT/MAP as JSON'), 'one object per row'),
+
+  CreateTenantRequest: obj({ id: { type: 'string', minLength: 1 } }),
+  Tenant: obj({ id: str(), status: str() }),
+  KeyRevocation: obj({ revoked: bool(), short_token: str() }),
+  AdminStatus: obj({ status: anyObject('all instance status rows') }),
+  Health: obj({ status: { type: 'string', enum: ['ok'] } }),
+  IngestAccepted: anyObject('the profile was accepted and committed'),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Responses and parameters
+// ---------------------------------------------------------------------------------------------
+
+const json = (description: string, schema: Schema) => ({ description, content: { 'application/json': { schema } } });
+/** An error response: always the one error body. */
+export const errorResponse = (description: string, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { 'application/json': { schema: ref('Error') } },
+});
+const retryAfter = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } };
+
+const E401 = errorResponse('missing or invalid bearer token (code UNAUTHORIZED)');
+const E413 = errorResponse('body exceeds the limit of this route (code TOO_LARGE)');
+const E500 = errorResponse('unexpected failure (code INTERNAL)');
+/** On the operations this build mounts but does not serve yet (see api/routes/not-built.ts). */
+const E501 = errorResponse('not served by this build (code NOT_IMPLEMENTED); the error hint names what to use instead');
+
+const profileQuery = [
+  {
+    name: 'name',
+    in: 'query',
+    required: false,
+    description: 'application name with optional labels, for example `checkout.cpu{env=prod}`. When present the body is a raw pprof profile and the service name is the part before the first `{`; when absent the body is a push.v1.PushRequest whose series each carry a `service_name` label.',
+    schema: { type: 'string' },
+  },
+  { name: 'from', in: 'query', required: false, description: 'profile start, Unix time (seconds as Pyroscope sends; milliseconds, microseconds and nanoseconds are recognised by magnitude)', schema: { type: 'integer', format: 'int64', minimum: 0 } },
+  { name: 'until', in: 'query', required: false, description: 'profile end, same units as `from`', schema: { type: 'integer', format: 'int64', minimum: 0 } },
+  { name: 'sampleRate', in: 'query', required: false, description: 'CPU sampling rate in Hz', schema: { type: 'number', exclusiveMinimum: 0 } },
+  { name: 'spyName', in: 'query', required: false, description: 'the profiler that produced the profile (informational)', schema: { type: 'string' } },
+  { name: 'format', in: 'query', required: false, description: 'only `pprof` (the default) is accepted; legacy formats (folded, trie, tree, lines, jfr) are refused with code LEGACY_FORMAT', schema: { type: 'string' } },
+];
+
+const binary = { schema: { type: 'string', contentMediaType: 'application/octet-stream' } };
+
+function ingestDoc(operationId: string, path: string): OpDoc {
+  return {
+    operationId,
+    summary: `Ingest a profile (${path})`,
+    description:
+      'Ingest profiles. The four paths `/`, `/ingest`, `/ingest/pyroscope` and `/push.v1.PusherService/Push` behave identically. ' +
+      'A missing Content-Type is treated as a binary body; binary bodies may be gzip-compressed; a multipart/form-data body carries the payload in the form field `profile`.',
+    tags: ['ingest'],
+    auth: true,
+    parameters: profileQuery,
+    requestBody: {
+      required: true,
+      content: {
+        'application/octet-stream': binary,
+        'application/proto': binary,
+        'binary/octet-stream': binary,
+        'multipart/form-data': {
+          schema: { type: 'object', properties: { profile: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['profile'] },
+        },
+      },
+    },
+    responses: {
+      '200': json('profile accepted', ref('IngestAccepted')),
+      '400': errorResponse('unsupported media type, malformed payload, missing service name, or empty profile (codes UNSUPPORTED_MEDIA_TYPE, MALFORMED, MISSING_SERVICE_NAME, EMPTY, LEGACY_FORMAT, BAD_REQUEST)'),
+      '401': E401,
+      '413': errorResponse('body exceeds the configured ingest limit (code TOO_LARGE)'),
+      '429': errorResponse('ingest rate limit exceeded (code RATE_LIMITED)', retryAfter),
+      '500': errorResponse('ingest failed (code INGEST_FAILED)'),
+      '507': errorResponse('storage cannot currently accept ingest (code STORAGE_FULL)', retryAfter),
+    },
+  };
+}
+
+const diagnoseErrors = {
+  '400': errorResponse('invalid request: timestamps not in microseconds (INVALID_TIMESTAMP), to_ts <= from_ts or to_ts without from_ts (INVALID_WINDOW), 0 or more than 10 services, malformed JSON (BAD_REQUEST)'),
+  '401': E401,
+  '413': E413,
+  '500': E500,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------------------------
+
+export const DOCS = {
+  ingestProfileRoot: ingestDoc('ingestProfileRoot', '/'),
+  ingestProfile: ingestDoc('ingestProfile', '/ingest'),
+  ingestProfilePyroscope: ingestDoc('ingestProfilePyroscope', '/ingest/pyroscope'),
+  ingestProfilePush: ingestDoc('ingestProfilePush', '/push.v1.PusherService/Push'),
+
+  listAlerts: {
+    operationId: 'listAlerts',
+    summary: 'List alert instances',
+    tags: ['analysis'],
+    auth: true,
+    parameters: [
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        description: 'only instances in this state',
+        schema: { type: 'string', enum: ['firing', 'resolved'] },
+        'x-error-code': 'INVALID_STATUS',
+      },
+    ],
+    responses: {
+      '200': json('alert instances', ref('AlertsResponse')),
+      '400': errorResponse('invalid status filter (code INVALID_STATUS)'),
+      '401': E401,
+      '500': E500,
+    },
+  },
+
+  listAnomalies: {
+    operationId: 'listAnomalies',
+    summary: 'List ranked worsening shifts',
+    description:
+      'What changed: worsening regime shifts found by changepoint detection, ordered by the unit-free magnitude (after - before) / (after + before), descending; ' +
+      'ties at zero baseline by |after - before|, then newest first. Nothing is filtered by magnitude. Rows in the same or an adjacent 5-minute bucket on the same service share one incident_id. ' +
+      'When `truncated` is true the row cap omitted shifts: the answer is an incomplete snapshot. Reading costs one table scan, never a detection run.',
+    tags: ['analysis'],
+    auth: true,
+    parameters: [
+      { name: 'service', in: 'query', required: false, description: 'restrict to one service', schema: { type: 'string' } },
+      { name: 'from_ts', in: 'query', required: true, description: 'only shifts at or after this time', schema: microsInput('Only shifts at or after.'), 'x-error-code': 'INVALID_TIMESTAMP' },
+      { name: 'to_ts', in: 'query', required: true, description: 'only shifts at or before this time', schema: microsInput('Only shifts at or before.'), 'x-error-code': 'INVALID_TIMESTAMP' },
+    ],
+    responses: {
+      '200': json('shifts in the window, ranked', ref('AnomaliesResponse')),
+      '400': errorResponse('missing or invalid from_ts/to_ts (codes INVALID_TIMESTAMP, INVALID_WINDOW)'),
+      '401': E401,
+      '500': E500,
+    },
+  },
+
+  diagnose: {
+    operationId: 'diagnose',
+    summary: 'Triage per service',
+    description:
+      'Why: per service a triage block with ranked findings, per-operation anomaly flags, bounded samples of spans and logs, log patterns, gen_ai statistics and profile hot spots. ' +
+      'Both timestamps omitted: the last 15 minutes; from_ts alone: to_ts is now. A failing service appears in `errors`, not as an HTTP error. ' +
+      'Every drill_down_sql and drill_all_sql runs as it stands on POST /v1/query.',
+    tags: ['analysis'],
+    auth: true,
+    requestBody: { required: true, content: { 'application/json': { schema: ref('DiagnoseRequest') } } },
+    responses: { '501': E501,  '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
+  },
+
+  investigate: {
+    operationId: 'investigate',
+    summary: 'Triage per service (earlier name of diagnose)',
+    description: 'The earlier name of POST /v1/diagnose: same answer; from_ts and to_ts are required.',
+    tags: ['analysis'],
+    auth: true,
+    requestBody: { required: true, content: { 'application/json': { schema: ref('InvestigateRequest') } } },
+    responses: { '501': E501,  '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
+  },
+
+  runQuery: {
+    operationId: 'runQuery',
+    summary: 'Run one SELECT',
+    description:
+      'Read-only SQL over svc_spans, svc_logs, svc_log_templates, svc_metrics_gauge, svc_metrics_sum, svc_metrics_histogram, svc_metrics_exp_histogram, svc_profiles and svc_anomalies ' +
+      '(bare, `lake.` or `main.`). Exactly one SELECT; no WITH/CTE (rewrite as a derived-table subquery); functions are allowlisted; file and network readers are blocked. ' +
+      '`timestamp` columns are TIMESTAMP without time zone: bound them with a literal (for example TIMESTAMP \'2024-01-01 00:00:00\') so whole files are skipped; a bound built from now() reads everything.',
+    tags: ['query'],
+    requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string', description: 'the raw SQL statement (not JSON)' } } } },
+    responses: {
+      '200': json('one object per row, keyed by column name or alias', ref('QueryRows')),
+      '400': errorResponse(
+        'refused or failed statement: NOT_SELECT, MULTIPLE_STATEMENTS, CTE_NOT_ALLOWED, FUNCTION_NOT_ALLOWED, TABLE_NOT_ALLOWED, SQL_NOT_ALLOWED, SQL_TOO_LARGE, SQL_ERROR, ROW_CAP, or INTERRUPT when the query ran past the time limit',
+      ),
+      '413': E413,
+      '415': errorResponse('the body is not text/plain (code UNSUPPORTED_MEDIA_TYPE)'),
+      '500': E500,
+      '503': errorResponse('too many queries running or waiting (code OVERLOADED), or shutting down (NOT_READY)', retryAfter),
+    },
+  },
+
+  listServices: {
+    operationId: 'listServices',
+    summary: 'List reporting services',
+    description: 'Every service that has reported telemetry, with the first and last time seen.',
+    tags: ['analysis'],
+    responses: { '200': json('services', ref('ServicesResponse')), '500': E500 },
+  },
+
+  getTrace: {
+    operationId: 'getTrace',
+    summary: 'One whole trace',
+    tags: ['analysis'],
+    parameters: [
+      {
+        name: 'trace_id',
+        in: 'path',
+        required: true,
+        description: 'trace id: 32 hex digits (16 bytes), as OTLP/JSON prints it',
+        schema: { type: 'string', pattern: '^[0-9a-fA-F]{32}$' },
+        'x-error-code': 'INVALID_TRACE_ID',
+      },
+    ],
+    responses: {
+      '200': json('every span of the trace, with root, critical path and service breakdown', ref('TraceDetail')),
+      '400': errorResponse('not a trace id (code INVALID_TRACE_ID)'),
+      '404': errorResponse('no spans stored for this trace id (code NOT_FOUND)'),
+      '500': E500,
+    },
+  },
+
+  createTenant: {
+    operationId: 'createTenant',
+    summary: 'Create or reactivate a tenant',
+    description: 'Creates a tenant, or reactivates an existing one with the same id.',
+    tags: ['admin'],
+    auth: true,
+    requestBody: { required: true, content: { 'application/json': { schema: ref('CreateTenantRequest') } } },
+    responses: { '501': E501,  '200': json('the tenant', ref('Tenant')), '400': errorResponse('invalid request (code BAD_REQUEST)'), '401': E401, '413': E413, '500': E500 },
+  },
+
+  revokeKey: {
+    operationId: 'revokeKey',
+    summary: 'Revoke an API key',
+    tags: ['admin'],
+    auth: true,
+    parameters: [
+      {
+        name: 'short_token',
+        in: 'path',
+        required: true,
+        description: "a prefix of the key's SHA-256 hash, 8 to 64 characters",
+        schema: { type: 'string', minLength: 8, maxLength: 64 },
+      },
+    ],
+    responses: { '501': E501,  '200': json('revocation result', ref('KeyRevocation')), '400': errorResponse('short_token is not 8 to 64 characters (code BAD_REQUEST)'), '401': E401, '500': E500 },
+  },
+
+  getAdminStatus: {
+    operationId: 'getAdminStatus',
+    summary: 'Instance status rows',
+    tags: ['admin'],
+    auth: true,
+    responses: { '200': json('all instance status rows', ref('AdminStatus')), '401': E401, '500': E500 },
+  },
+
+  getHealth: {
+    operationId: 'getHealth',
+    summary: 'Readiness',
+    description: '200 once the store is open and the server can take requests; 503 before.',
+    tags: ['meta'],
+    responses: { '200': json('ready', ref('Health')), '503': errorResponse('not ready yet (code NOT_READY)') },
+  },
+
+  getOpenApi: {
+    operationId: 'getOpenApi',
+    summary: 'This API description (OpenAPI 3.1)',
+    tags: ['meta'],
+    responses: { '200': json('the OpenAPI document', { type: 'object' }) },
+  },
+} satisfies Record<string, OpDoc>;
+
+export type OperationId = keyof typeof DOCS;
+
+/** Where each documented operation is served: the spec's endpoints plus /healthz and /openapi.json. */
+export const ENDPOINTS: readonly { method: string; path: string; operationId: OperationId }[] = [
+  { method: 'POST', path: '/', operationId: 'ingestProfileRoot' },
+  { method: 'POST', path: '/ingest', operationId: 'ingestProfile' },
+  { method: 'POST', path: '/ingest/pyroscope', operationId: 'ingestProfilePyroscope' },
+  { method: 'POST', path: '/push.v1.PusherService/Push', operationId: 'ingestProfilePush' },
+  { method: 'GET', path: '/v1/alerts', operationId: 'listAlerts' },
+  { method: 'GET', path: '/v1/anomalies', operationId: 'listAnomalies' },
+  { method: 'POST', path: '/v1/diagnose', operationId: 'diagnose' },
+  { method: 'POST', path: '/v1/investigate', operationId: 'investigate' },
+  { method: 'POST', path: '/v1/query', operationId: 'runQuery' },
+  { method: 'GET', path: '/v1/services', operationId: 'listServices' },
+  { method: 'GET', path: '/v1/traces/{trace_id}', operationId: 'getTrace' },
+  { method: 'POST', path: '/admin/tenants', operationId: 'createTenant' },
+  { method: 'DELETE', path: '/admin/keys/{short_token}', operationId: 'revokeKey' },
+  { method: 'GET', path: '/admin/status', operationId: 'getAdminStatus' },
+  { method: 'GET', path: '/healthz', operationId: 'getHealth' },
+  { method: 'GET', path: '/openapi.json', operationId: 'getOpenApi' },
+];

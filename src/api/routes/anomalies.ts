@@ -1,0 +1,96 @@
+// GET /v1/anomalies: ranked worsening shifts in a window, grouped into incidents. One table scan,
+// never a detection run. The row cap bounds the answer; `truncated` says when it cut.
+import { ApiError } from '../errors.js';
+import { json, type RouteSpec } from '../http.js';
+import { DOCS } from '../docs.js';
+import { isoFromUs } from '../time.js';
+import { readRows, type ReadPool } from '../../store/readers.js';
+import { ANOMALIES } from '../../store/schema.js';
+import { compareShifts, incidentIds } from '../../detect/incidents.js';
+
+export const ANOMALY_ROW_CAP = 1000;
+
+export interface AnomalyEntry {
+  service_name: string;
+  operation: string;
+  signal: string;
+  kind: string;
+  direction: 'worsening';
+  before: number;
+  after: number;
+  ts_shift: string;
+  ts_shift_us: number;
+  detected_at: string;
+  drill_down_sql: string | null;
+  incident_id: string | null;
+}
+
+export async function readAnomalies(reads: ReadPool, q: { from: number; to: number; service?: string }, cap = ANOMALY_ROW_CAP): Promise<{ anomalies: AnomalyEntry[]; truncated: boolean }> {
+  const params: (string | number)[] = [q.from, q.to];
+  let where = `ts_shift_us >= ? AND ts_shift_us <= ?`;
+  if (q.service !== undefined) {
+    where += ' AND service_name = ?';
+    params.push(q.service);
+  }
+  // Ranked in SQL so the cap keeps the strongest shifts; the same order is re-applied below.
+  const rows = await reads.use((c) =>
+    readRows(
+      c,
+      `SELECT service_name, operation, signal, kind, direction, before, after, ts_shift_us, epoch_us(detected_at) AS detected_us, drill_down_sql
+       FROM ${ANOMALIES.name} WHERE ${where}
+       ORDER BY CASE WHEN after + before > 0 THEN (after - before) / (after + before) ELSE 1 END DESC, abs(after - before) DESC, ts_shift_us DESC
+       LIMIT ${cap + 1}`,
+      params,
+    ),
+  );
+  const truncated = rows.length > cap;
+  const kept = rows.slice(0, cap).map((r) => ({
+    service_name: String(r['service_name']),
+    operation: String(r['operation']),
+    signal: String(r['signal']),
+    kind: String(r['kind']),
+    direction: 'worsening' as const,
+    before: Number(r['before']),
+    after: Number(r['after']),
+    ts_shift_us: Number(r['ts_shift_us']),
+    detected_us: Number(r['detected_us']),
+    drill_down_sql: r['drill_down_sql'] === null ? null : String(r['drill_down_sql']),
+  }));
+  kept.sort(compareShifts);
+  const ids = incidentIds(kept);
+  return {
+    truncated,
+    anomalies: kept.map((r, i) => ({
+      service_name: r.service_name,
+      operation: r.operation,
+      signal: r.signal,
+      kind: r.kind,
+      direction: r.direction,
+      before: r.before,
+      after: r.after,
+      ts_shift: isoFromUs(r.ts_shift_us),
+      ts_shift_us: r.ts_shift_us,
+      detected_at: isoFromUs(r.detected_us),
+      drill_down_sql: r.drill_down_sql,
+      incident_id: ids[i]!,
+    })),
+  };
+}
+
+export function anomaliesRoute(reads: ReadPool): RouteSpec {
+  return {
+    method: 'GET',
+    path: '/v1/anomalies',
+    doc: DOCS.listAnomalies,
+    async handler(req) {
+      // Presence, integer type and microsecond units are checked from the route's description.
+      const from = req.valid!['from_ts'] as number;
+      const to = req.valid!['to_ts'] as number;
+      if (to < from) throw new ApiError('INVALID_WINDOW', `to_ts (${to}) is before from_ts (${from})`, 'to_ts must be at or after from_ts');
+      const service = req.valid!['service'] as string | undefined;
+      return json(200, await readAnomalies(reads, service ? { from, to, service } : { from, to }));
+    },
+  };
+}
+
+

@@ -1,0 +1,18 @@
+// GET /openapi.json: the OpenAPI 3.1 description generated from the mounted route table. The route
+// list is read on the first request (after every route is mounted) and the document kept.
+import { DOCS } from '../docs.js';
+import type { RouteSpec } from '../http.js';
+import { buildOpenApi } from '../openapi.js';
+
+export function openapiRoute(routes: () => readonly RouteSpec[]): RouteSpec {
+  let body: string | undefined;
+  return {
+    method: 'GET',
+    path: '/openapi.json',
+    doc: DOCS.getOpenApi,
+    handler() {
+      body ??= JSON.stringify(buildOpenApi(routes()));
+      return { status: 200, headers: { 'content-type': 'application/json' }, body };
+    },
+  };
+}
