@@ -22,8 +22,6 @@ export interface Config {
   detectGraceS: number;
   /** Below this much free disk space, ingest answers 507. */
   minFreeDiskBytes: number;
-  auth: 'open' | 'keys';
-  adminToken: string | undefined;
 }
 
 interface Setting {
@@ -56,18 +54,10 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_FLUSH_INTERVAL_MS', key: 'flushIntervalMs', default: '50', doc: 'longest a batch waits for others to share its commit (group commit)', parse: int(0, 10_000) },
   { env: 'SVC_WORKERS', key: 'workers', default: '2', doc: 'decode worker threads', parse: int(1, 64) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
-  { env: 'SVC_QUERY_ROW_CAP', key: 'queryRowCap', default: '100000', doc: 'most rows `/v1/query` returns; more is a 400 ROW_CAP error', parse: int(1, 10_000_000) },
+  { env: 'SVC_QUERY_ROW_CAP', key: 'queryRowCap', default: '10000', doc: 'most rows `/v1/query` returns; more is a 400 ROW_CAP error', parse: int(1, 10_000_000) },
   { env: 'SVC_DETECT_INTERVAL_S', key: 'detectIntervalS', default: '300', doc: 'how often the detection pass runs (buckets stay 5 minutes)', parse: int(1, 86_400) },
   { env: 'SVC_DETECT_GRACE_S', key: 'detectGraceS', default: '60', doc: 'how long after its end a 5-minute bucket waits for late data before it is closed', parse: int(0, 86_400) },
   { env: 'SVC_MIN_FREE_DISK_BYTES', key: 'minFreeDiskBytes', default: String(256 * MiB), doc: 'below this much free space in the data directory, ingest answers 507', parse: int(0, Number.MAX_SAFE_INTEGER) },
-  {
-    env: 'SVC_AUTH', key: 'auth', default: 'open', doc: '`open` (self-hosted: no authentication) or `keys` (hosted variant: bearer tenant keys)',
-    parse: (raw) => {
-      if (raw !== 'open' && raw !== 'keys') throw new Error('must be `open` or `keys`');
-      return raw;
-    },
-  },
-  { env: 'SVC_ADMIN_TOKEN', key: 'adminToken', default: '', doc: 'bearer token for `/admin/*` when `SVC_AUTH=keys`', parse: (raw) => (raw === '' ? undefined : raw) },
 ];
 
 export class ConfigError extends Error {}

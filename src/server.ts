@@ -13,13 +13,24 @@ import { bindGrpc, createOtlpGrpcServer } from './receivers/otlp-grpc.js';
 import { healthRoute } from './api/routes/health.js';
 import { servicesRoute } from './api/routes/services.js';
 import { traceRoute } from './api/routes/traces.js';
+import { openapiRoute } from './api/routes/openapi.js';
 import type { IngestContext } from './receivers/ingest.js';
 import { startRetention } from './store/retention.js';
+import { QueryPool } from './query/index.js';
+import { queryRoute } from './api/routes/query.js';
+import { anomaliesRoute } from './api/routes/anomalies.js';
+import { alertsRoute } from './api/routes/alerts.js';
+import { statusRoute } from './api/routes/admin.js';
+import { startScheduler, type Scheduler } from './detect/scheduler.js';
+import { SCHEMA_VERSION } from './store/schema.js';
+import { notBuiltRoute } from './api/routes/not-built.js';
+import { DOCS } from './api/docs.js';
 
 export interface Running {
   ports: { api: number; otlpHttp: number; otlpGrpc: number };
   store: Store;
   writer: Writer;
+  detection: Scheduler;
   stop(): Promise<void>;
 }
 
@@ -45,6 +56,10 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => store.close());
     const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs });
     stops.push(() => writer.flush());
+    // The query pool locks the database's configuration (external access off but for the spool):
+    // every global setting must be applied before it opens.
+    const queries = await QueryPool.open(store.instance, { size: 2, timeoutMs: config.queryTimeoutMs, rowCap: config.queryRowCap, spoolDir: store.spoolDir });
+    stops.push(() => queries.close());
     const reads: ReadPool = await createReadPool(store.instance, 4);
     stops.push(() => reads.close());
     const pool: Pool = createPool(config.workers);
@@ -54,8 +69,29 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const retention = startRetention(writer, store, config.retentionHours, log);
     stops.push(() => retention.stop());
     const ctx: IngestContext = { pool, writer, admission, maxBodyBytes: config.maxBodyBytes };
+    const detection = startScheduler({ store, writer, reads, pool, graceS: config.detectGraceS }, config.detectIntervalS, log);
+    stops.push(() => detection.stop());
+    const startedAt = Date.now();
 
-    const apiRoutes: RouteSpec[] = [healthRoute(() => ready), servicesRoute(reads), traceRoute(reads)];
+    const apiRoutes: RouteSpec[] = [
+      healthRoute(() => ready),
+      servicesRoute(reads),
+      traceRoute(reads),
+      queryRoute(queries),
+      anomaliesRoute(reads),
+      alertsRoute(reads),
+      statusRoute({
+        instance: () => ({ version: '0.1.0', node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: 'open' }),
+        storage: () => ({ path: store.path, schema_version: SCHEMA_VERSION, retention_hours: config.retentionHours, disk_free_bytes: admission.diskFree() }),
+        ingest: () => ({ ...writer.stats(), inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize }),
+        detection: () => detection.status(),
+      }),
+      notBuiltRoute('POST', '/v1/diagnose', DOCS.diagnose, 'use GET /v1/anomalies for what changed and POST /v1/query with its drill_down_sql for why'),
+      notBuiltRoute('POST', '/v1/investigate', DOCS.investigate, 'use GET /v1/anomalies for what changed and POST /v1/query with its drill_down_sql for why'),
+      notBuiltRoute('POST', '/admin/tenants', DOCS.createTenant, 'this server runs in open mode (self-hosted, one tenant); tenants belong to the hosted variant'),
+      notBuiltRoute('DELETE', '/admin/keys/{short_token}', DOCS.revokeKey, 'this server runs in open mode (self-hosted); API keys belong to the hosted variant'),
+    ];
+    apiRoutes.push(openapiRoute(() => apiRoutes)); // last: it describes the final route list
     const listeners: unknown[] = [];
     const servers: HttpServer[] = [];
     const listen = (name: string, routes: RouteSpec[], port: number) =>
@@ -87,6 +123,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       ports: { api, otlpHttp, otlpGrpc },
       store,
       writer,
+      detection,
       async stop() {
         ready = false;
         await stopAll();

@@ -22,7 +22,7 @@
 // (...), QUALIFY, [list] literals). When it still cannot parse, the result is `unparseable` and the
 // caller refuses with UNCHECKABLE unless --full-scan is given.
 import pg from 'node-sql-parser/build/postgresql.js';
-import { ALL_TABLES, type Table } from '../store/schema.js';
+import { QUERYABLE_TABLES, type Table } from '../store/schema.js';
 
 const { Parser } = pg;
 
@@ -42,7 +42,7 @@ export type FullScanCheck =
   | { status: 'unparseable'; error: string };
 
 /** Names (lower case) of the tables that have a `timestamp` column. */
-export function timestampTables(tables: readonly Table[] = ALL_TABLES): Set<string> {
+export function timestampTables(tables: readonly Table[] = QUERYABLE_TABLES): Set<string> {
   return new Set(tables.filter((t) => t.columns.some((c) => c.name === 'timestamp')).map((t) => t.name.toLowerCase()));
 }
 
@@ -311,7 +311,7 @@ function checkSelect(sel: AstNode, tsTables: ReadonlySet<string>, counter: { n: 
 }
 
 /** Checks every SELECT in the statement(s). */
-export function checkFullScan(sql: string, tables: readonly Table[] = ALL_TABLES): FullScanCheck {
+export function checkFullScan(sql: string, tables: readonly Table[] = QUERYABLE_TABLES): FullScanCheck {
   let ast: unknown;
   try {
     ast = parse(sql);

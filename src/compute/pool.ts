@@ -7,7 +7,7 @@ import { DIST_SRC } from '../paths.js';
 
 export type Pool = Piscina;
 
-export function createPool(threads: number, file = 'pipeline/worker.js'): Pool {
+export function createPool(threads: number, file = 'compute/worker.js'): Pool {
   return new Piscina({
     filename: pathToFileURL(join(DIST_SRC, file)).href,
     minThreads: threads,

@@ -1,13 +1,13 @@
 // Column batches → the CSV parts the store's writer loads (one part per table).
 import type { ColumnBatch } from '../store/batch.js';
-import { serviceSpans, type ServiceSpans } from '../store/batch.js';
+import { serviceSpans, touchedBuckets, type ServiceSpans } from '../store/batch.js';
 import { encodeCsv } from '../store/csv.js';
 import { tableByName } from '../store/schema.js';
 import type { EncodedPart } from '../store/writer.js';
 
 const utf8 = new TextEncoder();
 
-export function encodeBatches(batches: readonly ColumnBatch[]): { parts: EncodedPart[]; services: ServiceSpans } {
+export function encodeBatches(batches: readonly ColumnBatch[]): { parts: EncodedPart[]; services: ServiceSpans; buckets: number[] } {
   const parts: EncodedPart[] = [];
   for (const b of batches) {
     if (!b.rows) continue;
@@ -15,5 +15,5 @@ export function encodeBatches(batches: readonly ColumnBatch[]): { parts: Encoded
     if (!table) throw new Error(`decoder produced rows for unknown table ${b.table}`);
     parts.push({ table: b.table, rows: b.rows, csv: utf8.encode(encodeCsv(table, b)) });
   }
-  return { parts, services: serviceSpans(batches) };
+  return { parts, services: serviceSpans(batches), buckets: touchedBuckets(batches) };
 }

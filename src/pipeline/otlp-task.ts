@@ -1,5 +1,5 @@
-// The decode worker: gunzip within a hard output cap, decode, normalise, encode CSV for the store.
-// Runs in a piscina thread so none of this CPU work touches the event loop.
+// The OTLP decode task: gunzip within a hard output cap, decode, normalise, encode CSV for the
+// store. Runs in a pool thread (compute/worker.ts) so none of this CPU work touches the event loop.
 import { gunzipSync } from 'node:zlib';
 import { decodeOtlp, DecodeError } from './decode.js';
 import type { IngestResult, OtlpTask } from './tasks.js';
@@ -24,17 +24,12 @@ export function runOtlp(task: OtlpTask): IngestResult {
       throw new DecodeError('TOO_LARGE', `body exceeds the limit of ${task.maxBytes} bytes`, 'send smaller batches');
     }
     const decoded = decodeOtlp(task.signal, task.encoding, bytes);
-    const { parts, services } = encodeBatches(decoded.batches);
-    const out: IngestResult = { ok: true, parts, services, accepted: decoded.accepted, rejected: decoded.rejected };
+    const { parts, services, buckets } = encodeBatches(decoded.batches);
+    const out: IngestResult = { ok: true, parts, services, buckets, accepted: decoded.accepted, rejected: decoded.rejected };
     if (decoded.errorMessage) out.errorMessage = decoded.errorMessage;
     return out;
   } catch (err) {
     if (err instanceof DecodeError) return { ok: false, code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) };
     return { ok: false, code: 'INTERNAL', message: (err as Error).message ?? String(err) };
   }
-}
-
-// The CSV comes back by structured clone: a memcpy of ~650 bytes a span, small next to encoding it.
-export default function handle(task: OtlpTask): IngestResult {
-  return runOtlp(task);
 }

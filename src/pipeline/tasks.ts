@@ -29,6 +29,8 @@ export interface IngestSuccess {
   ok: true;
   parts: EncodedPart[];
   services: ServiceSpans;
+  /** 5-minute buckets the rows fall in (for the detection pass). */
+  buckets: number[];
   /** Records (spans, log records, data points, samples) accepted. */
   accepted: number;
   /** Records rejected as invalid (OTLP partial success). */

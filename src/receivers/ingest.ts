@@ -24,7 +24,7 @@ export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'
   if (!result.ok) throw failureToApiError(result);
   if (result.parts.length) {
     try {
-      await ctx.writer.submit({ parts: result.parts, services: result.services });
+      await ctx.writer.submit({ parts: result.parts, services: result.services, buckets: result.buckets });
     } catch (err) {
       throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later');
     }

@@ -43,3 +43,25 @@ export function mergeServiceSpans(into: ServiceSpans, from: ServiceSpans): Servi
   }
   return into;
 }
+
+/** Detection buckets are 5 minutes; a bucket's index is floor(µs / BUCKET_US). */
+export const BUCKET_US = 300_000_000;
+
+/** Tables whose rows feed detection signals; a commit to them marks its buckets for the next pass. */
+export const SIGNAL_TABLES: ReadonlySet<string> = new Set(['svc_spans', 'svc_logs', 'svc_profiles']);
+
+/** Distinct 5-minute bucket indexes touched by the batches that feed detection. */
+export function touchedBuckets(batches: readonly ColumnBatch[]): number[] {
+  const out = new Set<number>();
+  for (const b of batches) {
+    if (!SIGNAL_TABLES.has(b.table)) continue;
+    const ts = b.columns['timestamp'];
+    if (!ts) continue;
+    let last = NaN;
+    for (let i = 0; i < b.rows; i++) {
+      const k = Math.floor((ts[i] as number) / BUCKET_US);
+      if (k !== last) out.add((last = k));
+    }
+  }
+  return [...out];
+}

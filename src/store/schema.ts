@@ -25,6 +25,8 @@ export interface Column {
 export interface Table {
   readonly name: string;
   readonly columns: readonly Column[];
+  /** PRIMARY KEY columns, for the service's own bookkeeping tables (INSERT OR REPLACE / IGNORE). */
+  readonly primaryKey?: readonly string[];
   /** Retention deletes rows older than the cut-off on this column; null = never aged out by retention. */
   readonly retentionColumn: string | null;
 }
@@ -269,14 +271,83 @@ export const SERVICES: Table = {
   ],
 };
 
-/** Every table the store creates, in creation order. Other stages append theirs here (series, alerts...). */
-export const ALL_TABLES: readonly Table[] = [...SPEC_TABLES, SERVICES];
+/**
+ * The persisted 5-minute series the detector reads: one row per closed bucket and entity. `value`
+ * is in the signal's raw unit (error %, p95 µs, logs per bucket, error logs per bucket, profiled
+ * nanoseconds per bucket); `n` is the bucket's calls (or records), `k` its errors where that applies.
+ */
+export const SERIES: Table = {
+  name: 'svc_series_5m',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true), // bucket start
+    c('service_name', 'VARCHAR', true),
+    c('operation', 'VARCHAR', true),
+    c('signal', 'VARCHAR', true),
+    c('value', 'DOUBLE', true),
+    c('n', 'BIGINT', true),
+    c('k', 'BIGINT'),
+  ],
+};
+
+/** 5-minute buckets (index = floor(µs / 300 s)) that received data since the detection pass last closed them. */
+export const DIRTY_BUCKETS: Table = {
+  name: 'svc_dirty_buckets',
+  retentionColumn: null,
+  primaryKey: ['bucket'],
+  columns: [c('bucket', 'BIGINT', true)],
+};
+
+/** Each series' detector state, so a pass feeds only new points. */
+export const DETECTOR_STATE: Table = {
+  name: 'svc_detector_state',
+  retentionColumn: 'last_bucket_ts',
+  primaryKey: ['service_name', 'operation', 'signal'],
+  columns: [
+    c('service_name', 'VARCHAR', true),
+    c('operation', 'VARCHAR', true),
+    c('signal', 'VARCHAR', true),
+    c('first_bucket', 'BIGINT', true), // bucket index of point 0
+    c('last_bucket', 'BIGINT', true), // last bucket index fed
+    c('last_bucket_ts', 'TIMESTAMP', true),
+    c('state', 'VARCHAR', true), // base64 of the detector's Float64Array
+  ],
+};
+
+/** Alert instances from the built-in rules over anomalies (one per entity and signal). */
+export const ALERTS: Table = {
+  name: 'svc_alerts',
+  retentionColumn: null,
+  primaryKey: ['fingerprint'],
+  columns: [
+    c('fingerprint', 'VARCHAR', true),
+    c('rule_id', 'VARCHAR', true),
+    c('status', 'VARCHAR', true),
+    c('service_name', 'VARCHAR', true),
+    c('operation', 'VARCHAR', true),
+    c('signal', 'VARCHAR', true),
+    c('container_name', 'VARCHAR', true),
+    c('starts_at', 'TIMESTAMP', true),
+    c('ends_at', 'TIMESTAMP'),
+    c('occurrence_count', 'BIGINT', true),
+    c('before', 'DOUBLE', true),
+    c('after', 'DOUBLE', true),
+    c('updated_at', 'TIMESTAMP', true),
+  ],
+};
+
+/** Tables `POST /v1/query` may read: the spec's nine, plus the services list and the series. */
+export const QUERYABLE_TABLES: readonly Table[] = [...SPEC_TABLES, SERVICES, SERIES];
+
+/** Every table the store creates, in creation order. */
+export const ALL_TABLES: readonly Table[] = [...QUERYABLE_TABLES, DIRTY_BUCKETS, DETECTOR_STATE, ALERTS];
 
 /** Bumped when a change needs more than adding columns; see store/migrate.ts. */
 export const SCHEMA_VERSION = 1;
 
 export function createTableSql(t: Table): string {
   const cols = t.columns.map((col) => `  "${col.name}" ${col.type}${col.required ? ' NOT NULL' : ''}`);
+  if (t.primaryKey) cols.push(`  PRIMARY KEY (${t.primaryKey.map((k) => `"${k}"`).join(', ')})`);
   return `CREATE TABLE IF NOT EXISTS ${t.name} (\n${cols.join(',\n')}\n)`;
 }
 

@@ -9,7 +9,7 @@ import { sqlString, sqlTimestamp } from './db.js';
 import type { ServiceSpans } from './batch.js';
 import { mergeServiceSpans } from './batch.js';
 import { loadSql } from './csv.js';
-import { SERVICES, tableByName } from './schema.js';
+import { DIRTY_BUCKETS, SERVICES, tableByName } from './schema.js';
 
 /** CSV rows of one table, as encoded by store/csv.ts (in a worker). */
 export interface EncodedPart {
@@ -21,6 +21,8 @@ export interface EncodedPart {
 export interface Submission {
   parts: EncodedPart[];
   services: ServiceSpans;
+  /** 5-minute bucket indexes the rows touch; marked dirty for the detection pass in the same commit. */
+  buckets?: number[];
 }
 
 export interface WriterStats {
@@ -62,7 +64,9 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
     const byTable = new Map<string, Uint8Array[]>();
     let rows = 0;
     const services: ServiceSpans = {};
+    const buckets = new Set<number>();
     for (const { sub } of items) {
+      for (const b of sub.buckets ?? []) buckets.add(b);
       for (const p of sub.parts) {
         if (!p.rows) continue;
         let list = byTable.get(p.table);
@@ -84,6 +88,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
         statements.push(loadSql(table, [file]));
       }
       statements.push(...upsertServicesSql(services));
+      if (buckets.size) statements.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
       if (!statements.length) return;
       const started = performance.now();
       await store.writer.run('BEGIN TRANSACTION');

@@ -1,0 +1,18 @@
+// The pool's worker: one entry point, dispatching on the task's kind. Module state (WASM instances,
+// detectors) is created once per thread and reused across tasks.
+import { runOtlp } from '../pipeline/otlp-task.js';
+import type { OtlpTask, IngestResult } from '../pipeline/tasks.js';
+import { runDetect, type DetectOutput, type DetectTask } from '../detect/detect-task.js';
+
+export type Task = OtlpTask | DetectTask;
+
+// Results come back by structured clone: for ingest, a memcpy of the CSV (~1 KB a span), small next
+// to producing it.
+export default function handle(task: Task): IngestResult | DetectOutput[] {
+  switch (task.kind) {
+    case 'otlp':
+      return runOtlp(task);
+    case 'detect':
+      return runDetect(task);
+  }
+}

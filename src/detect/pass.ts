@@ -1,0 +1,317 @@
+// The scheduled detection pass. Its cost grows with new data, not with the look-back:
+// 1. close the 5-minute buckets that received data (marked dirty by ingest commits) and whose end is
+//    older than the grace delay: aggregate just those buckets, with literal time bounds, into
+//    svc_series_5m;
+// 2. feed each affected series' new points to its detector, resuming from the saved state;
+// 3. write every new worsening change as an anomaly row (once: keyed by entity, signal and shift),
+//    update the alert instances, and save the detector states — all in one transaction.
+// A late bucket that lands before a series' last fed point resets that series and refeeds it from
+// the persisted series (bounded by retention), so backfills are detected too; its anomalies from
+// that bucket on are re-derived, so a shift seen on half-arrived data does not outlive the data.
+import type { Pool } from '../compute/pool.js';
+import { BUCKET_US } from '../store/batch.js';
+import { sqlString, sqlTimestamp, type Store } from '../store/db.js';
+import { encodeCsv, loadSql } from '../store/csv.js';
+import { readRows, type ReadPool } from '../store/readers.js';
+import { ANOMALIES, DETECTOR_STATE, DIRTY_BUCKETS, SERIES } from '../store/schema.js';
+import type { Writer } from '../store/writer.js';
+import type { ColumnBatch } from '../store/batch.js';
+import type { DetectOutput, DetectSeries, DetectTask } from './detect-task.js';
+import { drillDownSql } from './drilldown.js';
+import { SIGNALS, bucketTs, rebuildSeriesSql, signalDef, type SignalName } from './signals.js';
+import { alertStatements, type ShiftEvent } from './alerts.js';
+
+export interface PassDeps {
+  store: Store;
+  writer: Writer;
+  reads: ReadPool;
+  pool: Pool;
+  graceS: number;
+}
+
+export interface PassReport {
+  started_at: string;
+  duration_ms: number;
+  buckets_closed: number;
+  series_updated: number;
+  series_reset: number;
+  points_fed: number;
+  anomalies_written: number;
+  alerts_changed: number;
+  /** Buckets at or after this (index) are still open. */
+  closed_before_bucket: number;
+}
+
+interface StateRow {
+  first: number;
+  last: number;
+  state: Float64Array;
+}
+
+const keyOf = (service: string, operation: string, signal: string) => `${signal}\u0000${service}\u0000${operation}`;
+const splitKey = (k: string) => {
+  const [signal, service, operation] = k.split('\u0000') as [SignalName, string, string];
+  return { signal, service, operation };
+};
+
+/** Contiguous runs of sorted bucket indexes. */
+function runs(sorted: readonly number[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const b of sorted) {
+    const last = out[out.length - 1];
+    if (last && b === last[1] + 1) last[1] = b;
+    else out.push([b, b]);
+  }
+  return out;
+}
+
+function toBase64(a: Float64Array): string {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
+}
+function fromBase64(s: string): Float64Array {
+  const b = Buffer.from(s, 'base64');
+  const out = new Float64Array(b.byteLength / 8);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+}
+
+export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promise<PassReport> {
+  const started = performance.now();
+  const report: PassReport = {
+    started_at: new Date(nowUs / 1000).toISOString(),
+    duration_ms: 0,
+    buckets_closed: 0,
+    series_updated: 0,
+    series_reset: 0,
+    points_fed: 0,
+    anomalies_written: 0,
+    alerts_changed: 0,
+    closed_before_bucket: Math.floor((nowUs - deps.graceS * 1_000_000) / BUCKET_US),
+  };
+  const closedLimit = report.closed_before_bucket;
+
+  // 1. Close dirty buckets into the series table.
+  const dirty = (await deps.reads.use((c) => readRows(c, `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket < ? ORDER BY bucket`, [closedLimit]))).map((r) =>
+    Number(r['bucket']),
+  );
+  if (!dirty.length) {
+    report.duration_ms = performance.now() - started;
+    return report;
+  }
+  report.buckets_closed = dirty.length;
+  await deps.writer.exclusive(async () => {
+    const w = deps.store.writer;
+    await w.run('BEGIN TRANSACTION');
+    try {
+      for (const [a, b] of runs(dirty)) for (const s of rebuildSeriesSql(a, b)) await w.run(s);
+      await w.run(`DELETE FROM ${DIRTY_BUCKETS.name} WHERE bucket < ${closedLimit} AND bucket IN (${dirty.join(', ')})`);
+      await w.run('COMMIT');
+    } catch (err) {
+      await w.run('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  });
+
+  // 2. Which series have points in the closed dirty buckets, and from where each must be fed.
+  const inDirty = `(epoch_us(timestamp) // ${BUCKET_US}) IN (${dirty.join(', ')})`;
+  const touched = await deps.reads.use((c) =>
+    readRows(
+      c,
+      `SELECT service_name, operation, signal, min(epoch_us(timestamp)) AS first_us FROM ${SERIES.name} ` +
+        `WHERE timestamp >= ${bucketTs(dirty[0]!)} AND timestamp < ${bucketTs(closedLimit)} AND ${inDirty} GROUP BY ALL`,
+    ),
+  );
+  const states = new Map<string, StateRow>();
+  for (const r of await deps.reads.use((c) => readRows(c, `SELECT service_name, operation, signal, first_bucket, last_bucket, state FROM ${DETECTOR_STATE.name}`))) {
+    states.set(keyOf(String(r['service_name']), String(r['operation']), String(r['signal'])), {
+      first: Number(r['first_bucket']),
+      last: Number(r['last_bucket']),
+      state: fromBase64(String(r['state'])),
+    });
+  }
+  /** Series resuming from a saved state (fed from `from`), and series fed from their first point. */
+  const resume = new Map<string, number>();
+  const fresh = new Set<string>();
+  /** Reset series → first bucket whose data changed; their anomalies from there on are re-derived. */
+  const resetFrom = new Map<string, number>();
+  for (const r of touched) {
+    const key = keyOf(String(r['service_name']), String(r['operation']), String(r['signal']));
+    const firstDirty = Math.floor(Number(r['first_us']) / BUCKET_US);
+    const st = states.get(key);
+    if (!st) fresh.add(key);
+    else if (firstDirty <= st.last) {
+      fresh.add(key); // history changed under the detector (late data or a backfill): refeed it
+      resetFrom.set(key, firstDirty);
+      report.series_reset++;
+    } else resume.set(key, st.last + 1);
+  }
+  if (!resume.size && !fresh.size) {
+    report.duration_ms = performance.now() - started;
+    return report;
+  }
+
+  // 3. Load the points to feed: for resumed series only the new range; for fresh ones their whole
+  // (retention-bounded) history. The series table has one row per bucket and entity.
+  const points = new Map<string, Map<number, { value: number; n: number; k: number }>>();
+  const collect = (rows: Record<string, unknown>[], wanted: (key: string) => boolean) => {
+    for (const r of rows) {
+      const key = keyOf(String(r['service_name']), String(r['operation']), String(r['signal']));
+      if (!wanted(key)) continue;
+      let m = points.get(key);
+      if (!m) points.set(key, (m = new Map()));
+      m.set(Math.floor(Number(r['ts']) / BUCKET_US), { value: Number(r['value']), n: Number(r['n']), k: Number(r['k'] ?? 0) });
+    }
+  };
+  const cols = `service_name, operation, signal, epoch_us(timestamp) AS ts, value, n, k`;
+  if (resume.size) {
+    const lo = Math.min(...resume.values());
+    collect(
+      await deps.reads.use((c) => readRows(c, `SELECT ${cols} FROM ${SERIES.name} WHERE timestamp >= ${bucketTs(lo)} AND timestamp < ${bucketTs(closedLimit)}`)),
+      (k) => resume.has(k),
+    );
+  }
+  const freshKeys = [...fresh];
+  for (let off = 0; off < freshKeys.length; off += 1000) {
+    const tuples = freshKeys.slice(off, off + 1000).map((k) => {
+      const { signal, service, operation } = splitKey(k);
+      return `(${sqlString(service)}, ${sqlString(operation)}, '${signal}')`;
+    });
+    collect(
+      await deps.reads.use((c) =>
+        readRows(c, `SELECT ${cols} FROM ${SERIES.name} WHERE timestamp < ${bucketTs(closedLimit)} AND (service_name, operation, signal) IN (${tuples.join(', ')})`),
+      ),
+      (k) => fresh.has(k),
+    );
+  }
+  const plan = new Map<string, { from: number; reset: boolean }>();
+  for (const [k, from] of resume) plan.set(k, { from, reset: false });
+  for (const k of fresh) plan.set(k, { from: -1, reset: true });
+
+  // 4. Build each series' new points and run the detector per signal, in the pool.
+  interface Job {
+    key: string;
+    first: number;
+    from: number;
+    to: number;
+    input: DetectSeries;
+  }
+  const jobs = new Map<SignalName, Job[]>();
+  for (const [key, p] of plan) {
+    const m = points.get(key);
+    if (!m || !m.size) continue;
+    const { signal } = splitKey(key);
+    const def = signalDef(signal);
+    if (!def) continue;
+    const st = p.reset ? undefined : states.get(key);
+    const from = st ? p.from : Math.min(...m.keys());
+    const to = closedLimit - 1;
+    const len = to - from + 1;
+    if (len <= 0) continue;
+    const values = new Float64Array(len);
+    const calls = signal === 'error_rate' ? new Float64Array(len) : undefined;
+    for (let i = 0; i < len; i++) {
+      const pt = m.get(from + i);
+      if (!pt) {
+        values[i] = def.missing === 'zero' ? 0 : NaN;
+        if (calls) calls[i] = 0;
+      } else if (calls) {
+        values[i] = pt.k;
+        calls[i] = pt.n;
+      } else values[i] = pt.value;
+    }
+    const input: DetectSeries = calls ? { values, calls } : { values };
+    if (st) input.state = st.state;
+    let list = jobs.get(signal);
+    if (!list) jobs.set(signal, (list = []));
+    list.push({ key, first: st ? st.first : from, from, to, input });
+    report.points_fed += len;
+  }
+
+  const shifts: ShiftEvent[] = [];
+  const stateBatch: ColumnBatch = {
+    table: DETECTOR_STATE.name,
+    rows: 0,
+    columns: Object.fromEntries(DETECTOR_STATE.columns.map((c) => [c.name, []])),
+  };
+  for (const [signal, list] of jobs) {
+    const CHUNK = 2000; // bounded task size: a pass over 10,000 series is a few pool tasks per signal
+    for (let off = 0; off < list.length; off += CHUNK) {
+      const part = list.slice(off, off + CHUNK);
+      const task: DetectTask = { kind: 'detect', signal, series: part.map((j) => j.input) };
+      const out = (await deps.pool.run(task)) as DetectOutput[];
+      part.forEach((job, i) => {
+        const r = out[i]!;
+        const { service, operation } = splitKey(job.key);
+        for (const ch of r.changes) {
+          const bucket = job.first + ch.index;
+          shifts.push({ service, operation, signal, bucket, before: ch.before, after: ch.after });
+        }
+        const cols = stateBatch.columns;
+        cols['service_name']!.push(service);
+        cols['operation']!.push(operation);
+        cols['signal']!.push(signal);
+        cols['first_bucket']!.push(job.first);
+        cols['last_bucket']!.push(job.to);
+        cols['last_bucket_ts']!.push(job.to * BUCKET_US);
+        cols['state']!.push(toBase64(r.state));
+        stateBatch.rows++;
+      });
+    }
+  }
+  report.series_updated = stateBatch.rows;
+
+  // 5. Anomalies (worsening only, each shift once), alerts and states in one transaction.
+  const detectedAt = sqlTimestamp(nowUs);
+  const worsening = shifts.filter((s) => s.after > s.before);
+  await deps.writer.exclusive(async () => {
+    const w = deps.store.writer;
+    await w.run('BEGIN TRANSACTION');
+    try {
+      for (const [key, bucket] of resetFrom) {
+        const { signal, service, operation } = splitKey(key);
+        await w.run(
+          `DELETE FROM ${ANOMALIES.name} WHERE service_name = ${sqlString(service)} AND operation = ${sqlString(operation)} ` +
+            `AND signal = '${signal}' AND ts_shift_us >= ${bucket * BUCKET_US}`,
+        );
+      }
+      for (const s of worsening) {
+        const ts = s.bucket * BUCKET_US;
+        const r = await w.run(
+          `INSERT INTO ${ANOMALIES.name} (timestamp, service_name, operation, signal, kind, direction, before, after, ts_shift_us, detected_at, drill_down_sql) ` +
+            `SELECT ${sqlTimestamp(ts)}, ${sqlString(s.service)}, ${sqlString(s.operation)}, '${s.signal}', 'changepoint', 'worsening', ` +
+            `${s.before}, ${s.after}, ${ts}, ${detectedAt}, ${sqlString(drillDownSql(s.signal, s.service, s.operation, ts))} ` +
+            `WHERE NOT EXISTS (SELECT 1 FROM ${ANOMALIES.name} WHERE service_name = ${sqlString(s.service)} AND operation = ${sqlString(s.operation)} ` +
+            `AND signal = '${s.signal}' AND ts_shift_us = ${ts})`,
+        );
+        report.anomalies_written += Number(r.rowsChanged);
+      }
+      const alertSql = await alertStatements(w, shifts, nowUs);
+      for (const s of alertSql) await w.run(s);
+      report.alerts_changed = alertSql.length;
+      if (stateBatch.rows) {
+        await w.run(
+          `DELETE FROM ${DETECTOR_STATE.name} WHERE (service_name, operation, signal) IN (${Array.from({ length: stateBatch.rows }, (_v, i) => {
+            const c = stateBatch.columns;
+            return `(${sqlString(String(c['service_name']![i]))}, ${sqlString(String(c['operation']![i]))}, '${String(c['signal']![i])}')`;
+          }).join(', ')})`,
+        );
+        const file = `${deps.store.spoolDir}/detector-state-${process.pid}-${Date.now()}.csv`;
+        const { writeFile, rm } = await import('node:fs/promises');
+        await writeFile(file, encodeCsv(DETECTOR_STATE, stateBatch));
+        try {
+          await w.run(loadSql(DETECTOR_STATE, [file]));
+        } finally {
+          await rm(file, { force: true });
+        }
+      }
+      await w.run('COMMIT');
+    } catch (err) {
+      await w.run('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  });
+  report.duration_ms = performance.now() - started;
+  return report;
+}
+
+export { SIGNALS };

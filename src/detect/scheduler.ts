@@ -1,0 +1,55 @@
+// Runs the detection pass at start and then every SVC_DETECT_INTERVAL_S seconds, one at a time
+// (a slow pass delays the next rather than overlapping it). Keeps the last report for /admin/status.
+import { runPass, type PassDeps, type PassReport } from './pass.js';
+
+export interface Scheduler {
+  /** Runs a pass now (after any pass in progress) and returns its report. */
+  runNow(): Promise<PassReport>;
+  status(): { interval_s: number; grace_s: number; passes: number; last: PassReport | null; last_error: string | null };
+  stop(): Promise<void>;
+}
+
+export function startScheduler(deps: PassDeps, intervalS: number, log: (f: Record<string, unknown>) => void): Scheduler {
+  let last: PassReport | null = null;
+  let lastError: string | null = null;
+  let passes = 0;
+  let running: Promise<PassReport> | null = null;
+  let stopped = false;
+  const once = (): Promise<PassReport> => {
+    const run = (running ?? Promise.resolve(null as unknown as PassReport))
+      .catch(() => null)
+      .then(() => runPass(deps))
+      .then(
+        (r) => {
+          passes++;
+          last = r;
+          lastError = null;
+          if (r.anomalies_written || r.buckets_closed) log({ level: 'info', msg: 'detection pass', ...r });
+          return r;
+        },
+        (err: unknown) => {
+          lastError = (err as Error).message;
+          log({ level: 'error', msg: 'detection pass failed', error: lastError });
+          throw err;
+        },
+      );
+    running = run;
+    return run;
+  };
+  const tick = () => {
+    if (!stopped) once().catch(() => {});
+  };
+  const first = setTimeout(tick, 0);
+  const timer = setInterval(tick, intervalS * 1000);
+  timer.unref();
+  return {
+    runNow: once,
+    status: () => ({ interval_s: intervalS, grace_s: deps.graceS, passes, last, last_error: lastError }),
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(timer);
+      await running?.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,94 @@
+// The five detection signals: what each measures, how its 5-minute bucket is aggregated from raw
+// telemetry, and what an absent bucket means. One table of facts used by the pass, the drill-down
+// SQL and the anomalies endpoint.
+import { BUCKET_US } from '../store/batch.js';
+import { sqlTimestamp } from '../store/db.js';
+import { LOGS, PROFILES, SERIES, SPANS } from '../store/schema.js';
+
+export type SignalName = 'error_rate' | 'latency_p95' | 'log_volume' | 'error_log_rate' | 'profile_cost';
+
+export interface SignalDef {
+  name: SignalName;
+  /** 'operation': keyed by the derived operation identity; 'service': keyed by the service name. */
+  entity: 'operation' | 'service';
+  unit: string;
+  /** What an absent bucket is: no observation (NaN) or a zero count. */
+  missing: 'none' | 'zero';
+  /** SELECT producing (timestamp, service_name, operation, signal, value, n, k) for [lo, hi). */
+  aggregate(lo: string, hi: string): string;
+}
+
+/** Bucket start of a timestamp column: floor to the 5-minute grid since the epoch. */
+const bucketOf = (col: string) => `make_timestamp((epoch_us(${col}) // ${BUCKET_US}) * ${BUCKET_US})`;
+
+export const SIGNALS: readonly SignalDef[] = [
+  {
+    name: 'error_rate',
+    entity: 'operation',
+    unit: 'percent of calls',
+    missing: 'none',
+    aggregate: (lo, hi) =>
+      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, operation, 'error_rate' AS signal, ` +
+      `100.0 * count_if(is_error) / count(*) AS value, count(*) AS n, count_if(is_error) AS k ` +
+      `FROM ${SPANS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+  },
+  {
+    name: 'latency_p95',
+    entity: 'operation',
+    unit: 'microseconds',
+    missing: 'none',
+    aggregate: (lo, hi) =>
+      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, operation, 'latency_p95' AS signal, ` +
+      `quantile_cont(duration_us, 0.95) AS value, count(*) AS n, NULL::BIGINT AS k ` +
+      `FROM ${SPANS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+  },
+  {
+    name: 'log_volume',
+    entity: 'service',
+    unit: 'log records per 5-minute bucket',
+    missing: 'zero',
+    aggregate: (lo, hi) =>
+      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, service_name AS operation, 'log_volume' AS signal, ` +
+      `count(*)::DOUBLE AS value, count(*) AS n, NULL::BIGINT AS k ` +
+      `FROM ${LOGS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+  },
+  {
+    name: 'error_log_rate',
+    entity: 'service',
+    unit: 'error log records per 5-minute bucket',
+    missing: 'zero',
+    aggregate: (lo, hi) =>
+      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, service_name AS operation, 'error_log_rate' AS signal, ` +
+      `count_if(is_error)::DOUBLE AS value, count(*) AS n, count_if(is_error) AS k ` +
+      `FROM ${LOGS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+  },
+  {
+    // Time-valued profiles (cpu, wall: nanoseconds) are the cost; byte and count profiles measure
+    // something else and are not summed into it.
+    name: 'profile_cost',
+    entity: 'service',
+    unit: 'profiled nanoseconds per 5-minute bucket',
+    missing: 'none',
+    aggregate: (lo, hi) =>
+      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, service_name AS operation, 'profile_cost' AS signal, ` +
+      `sum(value)::DOUBLE AS value, sum(sample_count)::BIGINT AS n, NULL::BIGINT AS k ` +
+      `FROM ${PROFILES.name} WHERE unit = 'nanoseconds' AND timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+  },
+];
+
+export function signalDef(name: string): SignalDef | undefined {
+  return SIGNALS.find((s) => s.name === name);
+}
+
+export const bucketTs = (bucket: number): string => sqlTimestamp(bucket * BUCKET_US);
+
+/** Statements that (re)compute the series rows of buckets [fromBucket, toBucket]. */
+export function rebuildSeriesSql(fromBucket: number, toBucket: number): string[] {
+  const lo = bucketTs(fromBucket);
+  const hi = bucketTs(toBucket + 1);
+  const cols = SERIES.columns.map((c) => `"${c.name}"`).join(', ');
+  return [
+    `DELETE FROM ${SERIES.name} WHERE timestamp >= ${lo} AND timestamp < ${hi}`,
+    `INSERT INTO ${SERIES.name} (${cols}) ${SIGNALS.map((s) => s.aggregate(lo, hi)).join(' UNION ALL ')}`,
+  ];
+}

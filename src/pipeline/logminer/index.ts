@@ -1,0 +1,23 @@
+// Log template mining: the public API. See reference.ts for the algorithm, core.ts for the engine
+// contract, miner.ts for the per-template bookkeeping.
+import { LogMiner, type MinerOptions } from './miner.js';
+import { ReferenceCore } from './reference.js';
+import { WasmCore } from './wasm-core.js';
+
+export { LogMiner } from './miner.js';
+export type { BatchMeta, MineBatchResult, MinerOptions, StoredTemplateRow, TemplateRow } from './miner.js';
+export { computeLogCounters, isPinnedZero, slotLabel, slotLabels } from './counters.js';
+export type { CounterSource, LogCounter, LogCounterOptions, SlotStats } from './counters.js';
+export { ENGINE_VERSION, FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, MAX_PARAMS } from './core.js';
+export { maskToken, jsonShape } from './reference.js';
+
+export interface CreateMinerOptions extends MinerOptions {
+  /** 'wasm' (default; the AssemblyScript build) or 'reference' (plain TypeScript, same output) */
+  impl?: 'wasm' | 'reference';
+}
+
+export function createMiner(opts: CreateMinerOptions = {}): LogMiner {
+  const cfg = { maxTemplatesPerService: opts.maxTemplatesPerService ?? 2000 };
+  const core = opts.impl === 'reference' ? new ReferenceCore(cfg) : new WasmCore(cfg);
+  return new LogMiner(core, opts);
+}

@@ -1,0 +1,393 @@
+// The log template miner: per-service bookkeeping (counts, first/last seen, severity, example body,
+// bounded sample values, numeric slot stats) around an engine (WASM or reference, see core.ts).
+// Pure: no I/O, no timers. The ingest wiring calls mineBatch() per batch of log records of one service
+// and upserts the rows it returns into svc_log_templates; at start it calls restore() with that table.
+import { JSON_MAX_BYTES, MAX_PARAMS, type MinerCore } from './core.js';
+
+/** Bytes of a body handed to the engine: one more than any rule looks at (plus a UTF-8 sequence). */
+const ENCODE_LIMIT = JSON_MAX_BYTES + 4;
+import { addSample, computeLogCounters, newSlotStats, slotLabels, type LogCounter, type LogCounterOptions, type SlotStats } from './counters.js';
+
+/** A row shaped like svc_log_templates (src/store/schema.ts); timestamps in microseconds since the epoch. */
+export interface TemplateRow {
+  template_id: number;
+  service_name: string;
+  pattern: string;
+  example_body: string | null;
+  severity_text: string | null;
+  /** µs; also the row's `timestamp` */
+  first_seen: number;
+  /** µs */
+  last_seen: number;
+  count: number;
+  error_count: number;
+  /** JSON object: slot label → up to maxSampleValues distinct values */
+  sample_values: string | null;
+  evicted: boolean;
+}
+
+/** What restore() accepts: a svc_log_templates row as read back (timestamps as µs, Date, ISO string or bigint). */
+export interface StoredTemplateRow {
+  template_id: number | bigint;
+  service_name: string;
+  pattern: string;
+  example_body?: string | null;
+  severity_text?: string | null;
+  first_seen?: number | bigint | Date | string | null;
+  last_seen?: number | bigint | Date | string | null;
+  count?: number | bigint | null;
+  error_count?: number | bigint | null;
+  sample_values?: string | null;
+  evicted?: boolean | null;
+}
+
+export interface MinerOptions {
+  /** live templates per service; the least recently used is evicted beyond (default 2000) */
+  maxTemplatesPerService?: number;
+  /** distinct sample values kept per slot (default 5) */
+  maxSampleValues?: number;
+  /** slots per template that keep samples and stats (default 8) */
+  maxSampleSlots?: number;
+  /** characters kept of a parameter value (default 64) */
+  maxValueChars?: number;
+  /** characters kept of the example body (default 1024) */
+  maxExampleChars?: number;
+}
+
+export interface BatchMeta {
+  /** per line, µs since the epoch (default: now) */
+  timestampsUs?: ArrayLike<number>;
+  /** per line OTLP severity text */
+  severityTexts?: ArrayLike<string | null | undefined>;
+  /** per line OTLP severity number (17..24 = ERROR/FATAL) */
+  severityNumbers?: ArrayLike<number>;
+  /** also return each line's parameter values (costs one string per value) */
+  withParams?: boolean;
+}
+
+export interface MineBatchResult {
+  /** template id of each line (integers, exact in a double) */
+  templateIds: Float64Array;
+  /** per line: 1 = the template is new, 2 = its pattern changed (core.ts FLAG_*) */
+  flags: Uint8Array;
+  /** rows of templates created or changed in this batch (to upsert) */
+  changed: TemplateRow[];
+  /** rows of templates evicted in this batch (evicted = true; their ids are never reused) */
+  evicted: TemplateRow[];
+  /** per line parameter values, when meta.withParams */
+  params?: string[][];
+}
+
+interface Rec {
+  id: number;
+  service: string;
+  pattern: string;
+  example: string | null;
+  severity: string | null;
+  first: number;
+  last: number;
+  count: number;
+  errors: number;
+  /** slot → distinct sample values (sparse; at most maxSampleSlots slots) */
+  samples: (string[] | undefined)[];
+  nSampleSlots: number;
+  /** slot → numeric stats (sparse; at most maxSampleSlots slots) */
+  stats: (SlotStats | undefined)[];
+  nStatSlots: number;
+  dirty: boolean;
+}
+
+const ERROR_TEXTS = new Set(['ERROR', 'ERR', 'FATAL', 'CRITICAL', 'CRIT', 'ALERT', 'EMERG', 'EMERGENCY', 'SEVERE', 'PANIC']);
+
+function toMicros(v: number | bigint | Date | string | null | undefined, dflt: number): number {
+  if (v === null || v === undefined) return dflt;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (v instanceof Date) return v.getTime() * 1000;
+  const t = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T') + 'Z');
+  return Number.isNaN(t) ? dflt : t * 1000;
+}
+
+export class LogMiner {
+  readonly impl: 'wasm' | 'reference';
+  private readonly core: MinerCore;
+  private readonly services = new Map<string, number>();
+  private readonly recs = new Map<number, Rec>();
+  private dirty: Rec[] = [];
+  private readonly enc = new TextEncoder();
+  private readonly dec = new TextDecoder('utf-8', { fatal: false });
+  private readonly maxSamples: number;
+  private readonly maxSlots: number;
+  private readonly maxValueChars: number;
+  private readonly maxExampleChars: number;
+
+  constructor(core: MinerCore, opts: MinerOptions = {}) {
+    this.core = core;
+    this.impl = core.kind;
+    this.maxSamples = opts.maxSampleValues ?? 5;
+    this.maxSlots = opts.maxSampleSlots ?? 8;
+    this.maxValueChars = opts.maxValueChars ?? 64;
+    this.maxExampleChars = opts.maxExampleChars ?? 1024;
+  }
+
+  private svc(name: string): number {
+    let i = this.services.get(name);
+    if (i === undefined) {
+      i = this.services.size;
+      this.services.set(name, i);
+    }
+    return i;
+  }
+
+  /** Mines one batch of log bodies of one service. Bodies may be strings or raw bytes. */
+  mineBatch(service: string, bodies: ReadonlyArray<string | Uint8Array>, meta: BatchMeta = {}): MineBatchResult {
+    const n = bodies.length;
+    const svc = this.svc(service);
+    // encode all bodies into the engine's input buffer (for WASM: its own memory)
+    // Only the first ENCODE_LIMIT bytes of a body can change the engine's output (text matching looks
+    // at MATCH_BYTES, a JSON body longer than JSON_MAX_BYTES is text), so a 1 MB body costs no more
+    // than a 16 KB one. A string is cut to ENCODE_LIMIT UTF-16 units first (≥ as many bytes).
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const b = bodies[i]!;
+      const len = typeof b === 'string' ? b.length * 3 : b.length;
+      total += len < ENCODE_LIMIT ? len : ENCODE_LIMIT;
+    }
+    const input = this.core.prepare(total, n);
+    const bytes = input.bytes;
+    const offsets = input.offsets;
+    let pos = 0;
+    for (let i = 0; i < n; i++) {
+      offsets[i] = pos;
+      const b = bodies[i]!;
+      if (typeof b === 'string') {
+        const src = b.length > ENCODE_LIMIT ? b.slice(0, ENCODE_LIMIT) : b;
+        pos += this.enc.encodeInto(src, bytes.subarray(pos, pos + ENCODE_LIMIT)).written;
+      } else {
+        const src = b.length > ENCODE_LIMIT ? b.subarray(0, ENCODE_LIMIT) : b;
+        bytes.set(src, pos);
+        pos += src.length;
+      }
+    }
+    offsets[n] = pos;
+    const out = this.core.mine(svc, n);
+    // the engine may have grown its memory: views taken before mine() can be stale
+    const data = this.core.prepare(0, 0).bytes;
+    const now = Date.now() * 1000;
+    const ts = meta.timestampsUs;
+    const sevT = meta.severityTexts;
+    const sevN = meta.severityNumbers;
+    const params: string[][] | undefined = meta.withParams ? [] : undefined;
+    const maxSlots = this.maxSlots;
+    const maxSamples = this.maxSamples;
+    let lastId = -1;
+    let lastRec: Rec | undefined;
+    for (let li = 0; li < n; li++) {
+      const id = out.ids[li]!;
+      const t = ts ? ts[li]! : now;
+      let r = id === lastId ? lastRec : this.recs.get(id);
+      if (!r) {
+        const body = bodies[li]!;
+        const example = typeof body === 'string' ? body.slice(0, this.maxExampleChars) : this.dec.decode(body.subarray(0, this.maxExampleChars * 4));
+        r = {
+          id, service, pattern: '', example: example.slice(0, this.maxExampleChars), severity: null,
+          first: t, last: t, count: 0, errors: 0, samples: [], nSampleSlots: 0, stats: [], nStatSlots: 0, dirty: false,
+        };
+        this.recs.set(id, r);
+      }
+      lastId = id;
+      lastRec = r;
+      r.count++;
+      if (t < r.first) r.first = t;
+      if (t > r.last) r.last = t;
+      const st = sevT ? sevT[li] : undefined;
+      const sn = sevN ? sevN[li]! : 0;
+      if (st && r.severity === null) r.severity = st;
+      if (sn >= 17 || (st && ERROR_TEXTS.has(st.toUpperCase()))) r.errors++;
+      if (!r.dirty) {
+        r.dirty = true;
+        this.dirty.push(r);
+      }
+      const pc = out.paramCount[li]!;
+      const base = li * MAX_PARAMS;
+      const lineParams: string[] | undefined = params ? [] : undefined;
+      // sampling decodes a value: done for the first 32 lines of a template, then every 64th line
+      const sampling = r.count <= 32 || (r.count & 63) === 0;
+      for (let k = 0; k < pc; k++) {
+        const slot = out.paramSlot[base + k]!;
+        const num = out.paramNum[base + k]!;
+        if (num === num) {
+          let stats = r.stats[slot];
+          if (stats === undefined && r.nStatSlots < maxSlots) {
+            r.stats[slot] = stats = newSlotStats();
+            r.nStatSlots++;
+          }
+          if (stats !== undefined) addSample(stats, num);
+        }
+        let samples = r.samples[slot];
+        const want = sampling && (samples !== undefined ? samples.length < maxSamples : r.nSampleSlots < maxSlots);
+        if (want || lineParams) {
+          const s = out.paramStart[base + k]!;
+          const len = Math.min(out.paramLen[base + k]!, this.maxValueChars * 4);
+          const v = this.dec.decode(data.subarray(s, s + len)).slice(0, this.maxValueChars);
+          if (lineParams) lineParams.push(v);
+          if (want) {
+            if (samples === undefined) {
+              r.samples[slot] = samples = [];
+              r.nSampleSlots++;
+            }
+            if (!samples.includes(v)) samples.push(v);
+          }
+        }
+      }
+      if (params) params.push(lineParams!);
+    }
+    const changed: TemplateRow[] = [];
+    for (let k = 0; k < out.changedCount; k++) {
+      const id = out.changed[k]!;
+      const r = this.recs.get(id);
+      const pat = this.core.patternBytes(id);
+      if (!r || !pat) continue;
+      r.pattern = this.dec.decode(pat);
+      changed.push(this.row(r));
+    }
+    // evictions (also of templates created in this batch): rows marked evicted, state dropped
+    const evictedRows: TemplateRow[] = [];
+    for (let k = 0; k < out.evictedCount; k++) {
+      const id = out.evicted[k]!;
+      const r = this.recs.get(id);
+      if (!r) continue;
+      const pat = this.core.patternBytes(id);
+      if (pat) r.pattern = this.dec.decode(pat);
+      evictedRows.push({ ...this.row(r), evicted: true });
+      this.recs.delete(id);
+      r.dirty = false;
+    }
+    return {
+      templateIds: out.ids.slice(0, n),
+      flags: out.flags.slice(0, n),
+      changed,
+      evicted: evictedRows,
+      ...(params ? { params } : {}),
+    };
+  }
+
+  private row(r: Rec): TemplateRow {
+    let sample: string | null = null;
+    if (r.nSampleSlots > 0) {
+      const o: Record<string, string[]> = {};
+      const labels = slotLabels(r.pattern);
+      r.samples.forEach((vals, slot) => {
+        if (vals) o[labels.get(slot) ?? `p${slot}`] = vals;
+      });
+      sample = JSON.stringify(o);
+    }
+    return {
+      template_id: r.id,
+      service_name: r.service,
+      pattern: r.pattern,
+      example_body: r.example,
+      severity_text: r.severity,
+      first_seen: r.first,
+      last_seen: r.last,
+      count: r.count,
+      error_count: r.errors,
+      sample_values: sample,
+      evicted: false,
+    };
+  }
+
+  /** Rows of templates touched since the last call (their counts / last_seen moved): to upsert. */
+  drainDirty(): TemplateRow[] {
+    const rows: TemplateRow[] = [];
+    for (const r of this.dirty) {
+      if (r.dirty) rows.push(this.row(r));
+      r.dirty = false;
+    }
+    this.dirty = [];
+    return rows;
+  }
+
+  /** Current row of a live template. */
+  template(id: number): TemplateRow | undefined {
+    const r = this.recs.get(id);
+    return r ? this.row(r) : undefined;
+  }
+
+  /** All live templates of a service. */
+  templates(service: string): TemplateRow[] {
+    const out: TemplateRow[] = [];
+    for (const r of this.recs.values()) if (r.service === service) out.push(this.row(r));
+    return out;
+  }
+
+  /** Live templates per service. */
+  liveCount(service: string): number {
+    const i = this.services.get(service);
+    return i === undefined ? 0 : this.core.liveCount(i);
+  }
+
+  /** The diagnosis's log_counters for a service (pure function of the slot stats). */
+  logCounters(service: string, opts?: LogCounterOptions): LogCounter[] {
+    const src: { pattern: string; stats: Map<number, SlotStats> }[] = [];
+    for (const r of this.recs.values()) {
+      if (r.service !== service || r.nStatSlots === 0) continue;
+      const stats = new Map<number, SlotStats>();
+      r.stats.forEach((st, slot) => st && stats.set(slot, st));
+      src.push({ pattern: r.pattern, stats });
+    }
+    return computeLogCounters(src, opts);
+  }
+
+  /**
+   * Rebuilds the state from svc_log_templates rows (any order): live templates keep their ids and
+   * patterns, the least recently seen are the first to be evicted, and new ids start above every id
+   * in the rows (evicted ones included), so an id never changes meaning.
+   */
+  restore(rows: Iterable<StoredTemplateRow>): void {
+    const list = [...rows];
+    let maxId = 0;
+    for (const r of list) maxId = Math.max(maxId, Number(r.template_id));
+    const live = list
+      .filter((r) => !r.evicted)
+      .map((r) => ({ r, last: toMicros(r.last_seen, 0), id: Number(r.template_id) }))
+      .sort((a, b) => a.last - b.last || a.id - b.id);
+    for (const { r, last, id } of live) {
+      const svc = this.svc(r.service_name);
+      this.core.restore(svc, id, this.enc.encode(r.pattern));
+      const pat = this.core.patternBytes(id);
+      if (!pat) continue;
+      const rec: Rec = {
+        id, service: r.service_name, pattern: this.dec.decode(pat), example: r.example_body ?? null,
+        severity: r.severity_text ?? null, first: toMicros(r.first_seen, last), last,
+        count: Number(r.count ?? 0), errors: Number(r.error_count ?? 0), samples: [], nSampleSlots: 0, stats: [],
+        nStatSlots: 0, dirty: false,
+      };
+      if (r.sample_values) {
+        try {
+          const o = JSON.parse(r.sample_values) as Record<string, unknown>;
+          const byLabel = new Map<string, number>();
+          for (const [slot, label] of slotLabels(rec.pattern)) byLabel.set(label, slot);
+          for (const [k, v] of Object.entries(o)) {
+            const slot = byLabel.get(k);
+            if (slot !== undefined && Array.isArray(v) && rec.samples[slot] === undefined && rec.nSampleSlots < this.maxSlots) {
+              rec.samples[slot] = v.map(String).slice(0, this.maxSamples);
+              rec.nSampleSlots++;
+            }
+          }
+        } catch {
+          // unreadable sample_values: start afresh
+        }
+      }
+      this.recs.set(id, rec);
+    }
+    // rows evicted by restore itself (more live rows than the cap) are dropped
+    for (const id of [...this.recs.keys()]) if (!this.core.isLive(id)) this.recs.delete(id);
+    this.core.setNextId(maxId + 1);
+  }
+
+  /** Next template id the miner will hand out. */
+  nextTemplateId(): number {
+    return this.core.nextId();
+  }
+}

@@ -1,0 +1,808 @@
+// The plain TypeScript reference engine of the log template miner: the readable statement of the
+// algorithm, written with strings and Maps for clarity, not speed. assembly/logminer.ts implements the
+// same steps over raw memory with hashed tokens; both must produce identical output (ids, flags,
+// parameter ranges, numeric values, patterns) for every input, which the conformance test checks.
+//
+// Text is handled as bytes throughout (a "binary string": one char per UTF-8 byte), so invalid UTF-8,
+// binary data and the byte limits behave the same in both engines.
+//
+// Algorithm (Drain, He et al. 2017, with these changes):
+//  1. Tokenise on whitespace/control bytes; look at MATCH_BYTES bytes and MAX_TOKENS tokens at most.
+//  2. Mask variable parts of every token generically (maskToken): URLs (scheme kept), absolute paths,
+//     e-mail addresses, over-long tokens, and inside each token every segment between delimiters
+//     (= : , ; @ / ( ) [ ] { } < > " ' | \ # ! ? &) that holds a number-like part (a part starting with
+//     a digit: numbers, IPs, ports, timestamps, durations such as 12ms, hex 0x.., versions) or a long
+//     hex run (hashes, UUIDs); one leading alphabetic word joined by '.' or '-' stays (node-<*>,
+//     core.<*>; but mesos-slave-13 → <*>), one joined by '_' does not (blk_123 → <*>); trailing
+//     dots stay outside (port 8030. → <*>.). key=value keeps the key, quotes stay;
+//     a path after '=', '(' or ':' is masked whole (shell=<*>, chdir(<*>)), and so is a dotted host
+//     name before ':port' (proxy.example.com:5070 → <*>:<*>).
+//  3. Route by (token count, first PREFIX_TOKENS tokens, variable tokens routed as <*>).
+//  4. In the leaf, pick the template with the highest similarity = equal positions / positions that
+//     are not already wildcards (Drain counts wildcards in the denominator, so wildcard-heavy lines
+//     never matched); a template token that is a partial wildcard such as `rhost=<*>` matches by glob.
+//     Ties go to the template with more wildcards, then to the older one.
+//  5. Accept when similarity ≥ SIM_NUM/SIM_DEN (0.7), or when exactly one position differs and at
+//     least two agree (short messages with one variable word), else start a new template. On a match, each differing
+//     position is generalised to its common prefix/suffix up to a delimiter plus `<*>`
+//     (`user=root` + `user=guest` → `user=<*>`), else `<*>`.
+//  6. A JSON object body is templated on its keys and shape: `{"a":<*>,"b":{"c":<*>},"d":[<*>]}`,
+//     matched exactly.
+import {
+  FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, JSON_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS, LONG_TOKEN,
+  LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, SIM_DEN, SIM_NUM,
+  type CoreConfig, type CoreInput, type CoreOutput, type MinerCore,
+} from './core.js';
+
+export const WILDCARD = '<*>';
+
+// ---- character classes (ASCII bytes) ----------------------------------------------------------------
+
+const isSep = (c: number): boolean => c <= 0x20 || c === 0x7f;
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const isAlpha = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isHex = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+/** Splits a token into segments: the masking unit. */
+export function isDelim(c: number): boolean {
+  switch (c) {
+    case 61: case 58: case 44: case 59: case 64: case 47: case 40: case 41: case 91: case 93: // = : , ; @ / ( ) [ ]
+    case 123: case 125: case 60: case 62: case 34: case 39: case 124: case 92: case 35: // { } < > " ' | \ #
+    case 33: case 63: case 38: // ! ? &
+      return true;
+  }
+  return false;
+}
+/** Where a generalised token may be cut (delimiters minus < > so `<*>` is never split). */
+export function isGenDelim(c: number): boolean {
+  return c !== 60 && c !== 62 && isDelim(c);
+}
+/** Splits a segment into parts: a variable segment keeps its leading alphabetic parts joined by . or - */
+const isSubSep = (c: number): boolean => c === 46 || c === 45 || c === 95 || c === 43; // . - _ +
+const isOpen = (c: number): boolean => c === 40 || c === 91 || c === 123 || c === 60 || c === 34 || c === 39;
+const isClose = (c: number): boolean =>
+  c === 41 || c === 93 || c === 125 || c === 62 || c === 34 || c === 39 || c === 44 || c === 59 || c === 58 ||
+  c === 46 || c === 33 || c === 63;
+const isPathLead = (c: number): boolean => c === 61 || c === 40 || c === 58; // = ( :
+const isPathEnd = (c: number): boolean =>
+  c === 44 || c === 59 || c === 41 || c === 93 || c === 125 || c === 34 || c === 39 || c === 38 || c === 124; // , ; ) ] } " ' & |
+const isSchemeChar = (c: number): boolean => isAlpha(c) || isDigit(c) || c === 43 || c === 45 || c === 46;
+const isEmailLocal = (c: number): boolean =>
+  isAlpha(c) || isDigit(c) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
+
+// ---- masking -----------------------------------------------------------------------------------------
+
+export interface Masked {
+  /** the masked token (binary string) */
+  text: string;
+  /** byte range of the variable part inside the raw token, or -1 */
+  varStart: number;
+  varEnd: number;
+}
+
+/** Is the part [s, e) of t number-like (starts with a digit) or a long hex run with a digit? */
+function isVarPart(t: string, s: number, e: number): boolean {
+  if (e <= s) return false;
+  if (isDigit(t.charCodeAt(s))) return true;
+  if (e - s < 8) return false;
+  let digit = false;
+  for (let i = s; i < e; i++) {
+    const c = t.charCodeAt(i);
+    if (!isHex(c)) return false;
+    if (isDigit(c)) digit = true;
+  }
+  return digit;
+}
+
+/** Masks the segment [s, e) of t: returns the kept prefix length, or -1 when the segment is constant. */
+function maskSegment(t: string, s: number, e: number): number {
+  let variable = false;
+  let keep = 0;
+  let part = 0;
+  let p = s;
+  while (p <= e) {
+    let q = p;
+    while (q < e && !isSubSep(t.charCodeAt(q))) q++;
+    if (isVarPart(t, p, q)) variable = true;
+    if (part < 2) {
+      let alpha = q > p;
+      for (let i = p; i < q && alpha; i++) if (!isAlpha(t.charCodeAt(i))) alpha = false;
+      const sep = q < e ? t.charCodeAt(q) : 0;
+      // keep one leading word (node-<*>, core.<*>); two words make a name (mesos-slave-13 → <*>)
+      if (part === 0) keep = alpha && (sep === 46 || sep === 45) ? q + 1 - s : 0;
+      else if (alpha && keep > 0) keep = 0;
+      part = keep > 0 ? part + 1 : 2;
+    }
+    p = q + 1;
+  }
+  return variable ? keep : -1;
+}
+
+/** Is [s, e) a dotted host name followed by ':' and a port (proxy.example.com:5070)? */
+function isHostPort(t: string, s: number, e: number, tail: number): boolean {
+  if (e + 1 >= tail || t.charCodeAt(e) !== 58 || !isDigit(t.charCodeAt(e + 1))) return false;
+  let j = e + 1;
+  while (j < tail && isDigit(t.charCodeAt(j))) j++;
+  if (j < tail && !isDelim(t.charCodeAt(j))) return false;
+  let dot = false;
+  for (let i = s; i < e; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 46) {
+      if (i === s || i === e - 1) return false;
+      dot = true;
+    } else if (!isAlpha(c) && !isDigit(c) && c !== 45) return false;
+  }
+  return dot;
+}
+
+/** Masks the variable parts of one raw token. */
+export function maskToken(t: string): Masked {
+  const L = t.length;
+  if (L > LONG_TOKEN) return { text: WILDCARD, varStart: 0, varEnd: L };
+  let a = 0;
+  while (a < L && isOpen(t.charCodeAt(a))) a++;
+  let b = L;
+  while (b > a && isClose(t.charCodeAt(b - 1))) b--;
+  if (a < b) {
+    // URL: scheme "://" rest — the rest is masked when it holds a digit
+    const u = t.indexOf('://', a);
+    if (u > a && u + 3 <= b) {
+      let s = u;
+      while (s > a && isSchemeChar(t.charCodeAt(s - 1))) s--;
+      if (s < u && isAlpha(t.charCodeAt(s))) {
+        let digit = false;
+        for (let i = u + 3; i < b; i++) if (isDigit(t.charCodeAt(i))) { digit = true; break; }
+        if (!digit) return { text: t, varStart: -1, varEnd: -1 };
+        return { text: t.slice(0, u + 3) + WILDCARD + t.slice(b), varStart: u + 3, varEnd: b };
+      }
+    }
+    // absolute or relative path: /x, ./x, ../x, ~/x, C:\x
+    const c0 = t.charCodeAt(a);
+    if (
+      (c0 === 47 && b - a >= 2) ||
+      (isAlpha(c0) && b - a >= 4 && t.charCodeAt(a + 1) === 58 && t.charCodeAt(a + 2) === 92) ||
+      (c0 === 126 && b - a >= 3 && t.charCodeAt(a + 1) === 47) ||
+      (c0 === 46 && b - a >= 3 && t.charCodeAt(a + 1) === 47) ||
+      (c0 === 46 && b - a >= 4 && t.charCodeAt(a + 1) === 46 && t.charCodeAt(a + 2) === 47)
+    ) {
+      return { text: t.slice(0, a) + WILDCARD + t.slice(b), varStart: a, varEnd: b };
+    }
+    // e-mail: local@domain.tld
+    const at = t.indexOf('@', a);
+    if (at > a && at < b) {
+      let ok = true;
+      for (let i = a; i < at && ok; i++) if (!isEmailLocal(t.charCodeAt(i))) ok = false;
+      let dots = 0;
+      let lastDot = -1;
+      for (let i = at + 1; i < b && ok; i++) {
+        const c = t.charCodeAt(i);
+        if (c === 46) {
+          if (i === lastDot + 1 || i === at + 1) ok = false;
+          dots++;
+          lastDot = i;
+        } else if (!isAlpha(c) && !isDigit(c) && c !== 45) ok = false;
+      }
+      if (ok && dots > 0 && b - lastDot - 1 >= 2) {
+        for (let i = lastDot + 1; i < b && ok; i++) if (!isAlpha(t.charCodeAt(i))) ok = false;
+        if (ok) return { text: t.slice(0, a) + WILDCARD + t.slice(b), varStart: a, varEnd: b };
+      }
+    }
+  }
+  // segments between delimiters; trailing dots (end of a sentence) stay outside the last segment
+  let out = '';
+  let vs = -1;
+  let ve = -1;
+  let i = 0;
+  let changed = false;
+  let tail = L;
+  while (tail > 0 && t.charCodeAt(tail - 1) === 46) tail--;
+  while (i < tail) {
+    const c = t.charCodeAt(i);
+    if (isDelim(c)) {
+      // a path as the value of key=/path, call(/path) or scheme:/path
+      if (c === 47 && i > 0 && isPathLead(t.charCodeAt(i - 1)) && i + 1 < L && !isDelim(t.charCodeAt(i + 1))) {
+        let j = i + 1;
+        while (j < tail && !isPathEnd(t.charCodeAt(j))) j++;
+        out += WILDCARD;
+        if (vs < 0) vs = i;
+        ve = j;
+        changed = true;
+        i = j;
+        continue;
+      }
+      out += t[i];
+      i++;
+      continue;
+    }
+    let e = i;
+    while (e < tail && !isDelim(t.charCodeAt(e))) e++;
+    let keep = maskSegment(t, i, e);
+    if (keep < 0 && isHostPort(t, i, e, tail)) keep = 0;
+    if (keep < 0) out += t.slice(i, e);
+    else {
+      out += t.slice(i, i + keep) + WILDCARD;
+      if (vs < 0) vs = i + keep;
+      ve = e;
+      changed = true;
+    }
+    i = e;
+  }
+  out += t.slice(tail);
+  return changed ? { text: out, varStart: vs, varEnd: ve } : { text: t, varStart: -1, varEnd: -1 };
+}
+
+/** 0: constant, 1: exactly `<*>`, 2: contains `<*>` */
+export function tokenKind(t: string): number {
+  if (t === WILDCARD) return 1;
+  return t.includes(WILDCARD) ? 2 : 0;
+}
+
+/** Does glob g (where `<*>` stands for any run of bytes, possibly empty) match all of s? */
+export function globMatch(g: string, s: string): boolean {
+  // classic iterative wildcard matching with one backtrack point
+  let gi = 0;
+  let si = 0;
+  let starG = -1;
+  let starS = 0;
+  const gl = g.length;
+  const sl = s.length;
+  while (si < sl) {
+    if (gi + 3 <= gl && g.charCodeAt(gi) === 60 && g.charCodeAt(gi + 1) === 42 && g.charCodeAt(gi + 2) === 62) {
+      starG = gi;
+      gi += 3;
+      starS = si;
+    } else if (gi < gl && g.charCodeAt(gi) === s.charCodeAt(si)) {
+      gi++;
+      si++;
+    } else if (starG >= 0) {
+      gi = starG + 3;
+      starS++;
+      si = starS;
+    } else return false;
+  }
+  while (gi + 3 <= gl && g.charCodeAt(gi) === 60 && g.charCodeAt(gi + 1) === 42 && g.charCodeAt(gi + 2) === 62) gi += 3;
+  return gi === gl;
+}
+
+/** Generalises template token a and line token b: common prefix / suffix cut at a delimiter, plus `<*>`. */
+export function generalize(a: string, b: string): string {
+  const la = a.length;
+  const lb = b.length;
+  const m = la < lb ? la : lb;
+  let p = 0;
+  while (p < m && a.charCodeAt(p) === b.charCodeAt(p)) p++;
+  while (p > 0 && !isGenDelim(a.charCodeAt(p - 1))) p--;
+  let s = 0;
+  while (s < m - p && a.charCodeAt(la - 1 - s) === b.charCodeAt(lb - 1 - s)) s++;
+  while (s > 0 && !isGenDelim(a.charCodeAt(la - s))) s--;
+  return a.slice(0, p) + WILDCARD + a.slice(la - s);
+}
+
+/** Length of the literal text before the first / after the last `<*>` of a template token. */
+function literalPrefix(t: string): number {
+  const i = t.indexOf(WILDCARD);
+  return i < 0 ? t.length : i;
+}
+function literalSuffix(t: string): number {
+  const i = t.lastIndexOf(WILDCARD);
+  return i < 0 ? t.length : t.length - i - 3;
+}
+
+/** Parses [s, e) of the bytes as a number optionally followed by a unit of ≤ 3 letters or %; NaN otherwise. */
+export function parseNumber(t: string, s: number, e: number): number {
+  let i = s;
+  let neg = false;
+  if (i < e && (t.charCodeAt(i) === 45 || t.charCodeAt(i) === 43)) {
+    neg = t.charCodeAt(i) === 45;
+    i++;
+  }
+  let v = 0;
+  let digits = 0;
+  while (i < e && isDigit(t.charCodeAt(i)) && digits < 18) {
+    v = v * 10 + (t.charCodeAt(i) - 48);
+    i++;
+    digits++;
+  }
+  if (digits === 0 || (i < e && isDigit(t.charCodeAt(i)))) return NaN;
+  if (i < e && t.charCodeAt(i) === 46) {
+    i++;
+    let f = 0;
+    let scale = 1;
+    let fd = 0;
+    while (i < e && isDigit(t.charCodeAt(i))) {
+      if (fd < 15) {
+        f = f * 10 + (t.charCodeAt(i) - 48);
+        scale *= 10;
+        fd++;
+      }
+      i++;
+    }
+    v += f / scale;
+  }
+  const unit = e - i;
+  if (unit === 1 && t.charCodeAt(i) === 37) return neg ? -v : v;
+  if (unit > 3) return NaN;
+  for (let k = i; k < e; k++) if (!isAlpha(t.charCodeAt(k))) return NaN;
+  return neg ? -v : v;
+}
+
+// ---- JSON shape --------------------------------------------------------------------------------------
+
+interface JsonShape {
+  shape: string;
+  /** raw value ranges in body coordinates, up to MAX_PARAMS */
+  starts: number[];
+  ends: number[];
+}
+
+const isWs = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
+const isScalarChar = (c: number): boolean => isAlpha(c) || isDigit(c) || c === 43 || c === 45 || c === 46;
+
+/** Shape of a JSON object body, or null when it is not one (then it is mined as text). */
+export function jsonShape(body: string): JsonShape | null {
+  const n = body.length;
+  if (n > JSON_MAX_BYTES) return null;
+  let i = 0;
+  let out = '';
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const param = (s: number, e: number): void => {
+    if (starts.length < MAX_PARAMS) {
+      starts.push(s);
+      ends.push(e);
+    }
+  };
+  const ws = (): void => {
+    while (i < n && isWs(body.charCodeAt(i))) i++;
+  };
+  // skips a string starting at i (a quote); returns false when unterminated
+  const skipString = (): boolean => {
+    i++;
+    while (i < n) {
+      const c = body.charCodeAt(i);
+      if (c === 92) i += 2;
+      else if (c === 34) {
+        i++;
+        return true;
+      } else i++;
+    }
+    return false;
+  };
+  // skips a balanced {...} or [...] starting at i
+  const skipNested = (): boolean => {
+    let depth = 0;
+    while (i < n) {
+      const c = body.charCodeAt(i);
+      if (c === 34) {
+        if (!skipString()) return false;
+        continue;
+      }
+      if (c === 123 || c === 91) depth++;
+      else if (c === 125 || c === 93) {
+        depth--;
+        if (depth === 0) {
+          i++;
+          return true;
+        }
+      }
+      i++;
+    }
+    return false;
+  };
+  const value = (depth: number): boolean => {
+    ws();
+    if (i >= n) return false;
+    const c = body.charCodeAt(i);
+    if (c === 123) {
+      if (depth >= JSON_MAX_DEPTH) {
+        const s = i;
+        if (!skipNested()) return false;
+        param(s, i);
+        out += WILDCARD;
+        return true;
+      }
+      return object(depth + 1);
+    }
+    if (c === 91) {
+      const s = i;
+      if (!skipNested()) return false;
+      param(s, i);
+      out += '[' + WILDCARD + ']';
+      return true;
+    }
+    if (c === 34) {
+      const s = i + 1;
+      if (!skipString()) return false;
+      param(s, i - 1);
+      out += WILDCARD;
+      return true;
+    }
+    if (c === 60 && i + 2 < n && body.charCodeAt(i + 1) === 42 && body.charCodeAt(i + 2) === 62) {
+      i += 3;
+      out += WILDCARD;
+      return true;
+    }
+    const s = i;
+    while (i < n && isScalarChar(body.charCodeAt(i))) i++;
+    if (i === s) return false;
+    param(s, i);
+    out += WILDCARD;
+    return true;
+  };
+  const object = (depth: number): boolean => {
+    // at '{'
+    i++;
+    out += '{';
+    ws();
+    if (i < n && body.charCodeAt(i) === 125) {
+      i++;
+      out += '}';
+      return true;
+    }
+    for (let keys = 0; ; keys++) {
+      if (keys >= JSON_MAX_KEYS) return false;
+      ws();
+      if (i >= n || body.charCodeAt(i) !== 34) return false;
+      const ks = i;
+      if (!skipString()) return false;
+      out += body.slice(ks, i);
+      ws();
+      if (i >= n || body.charCodeAt(i) !== 58) return false;
+      i++;
+      out += ':';
+      if (!value(depth)) return false;
+      ws();
+      if (i >= n) return false;
+      const c = body.charCodeAt(i);
+      i++;
+      if (c === 44) {
+        out += ',';
+        continue;
+      }
+      if (c === 125) {
+        out += '}';
+        return true;
+      }
+      return false;
+    }
+  };
+  ws();
+  if (i >= n || body.charCodeAt(i) !== 123) return null;
+  if (!object(1)) return null;
+  ws();
+  if (i !== n) return null;
+  return { shape: out, starts, ends };
+}
+
+// ---- the engine --------------------------------------------------------------------------------------
+
+interface RefTemplate {
+  id: number;
+  /** use tick: last line matched (or creation / restore) */
+  used: number;
+  svc: number;
+  json: boolean;
+  leafKey: string;
+  tokens: string[];
+  kinds: number[];
+  pattern: string;
+}
+
+interface RefService {
+  leaves: Map<string, RefTemplate[]>;
+  shapes: Map<string, RefTemplate>;
+  /** live templates in least-recently-used-first order (Map iteration order) */
+  lru: Map<number, RefTemplate>;
+}
+
+interface Line {
+  tokens: string[];
+  raw: string[];
+  /** raw token start inside the body */
+  offs: number[];
+  varStart: number[];
+  varEnd: number[];
+  truncated: boolean;
+}
+
+/** Splits and masks one body (a binary string). */
+export function tokenizeLine(body: string): Line {
+  const realEnd = body.length;
+  const end = realEnd < MATCH_BYTES ? realEnd : MATCH_BYTES;
+  const line: Line = { tokens: [], raw: [], offs: [], varStart: [], varEnd: [], truncated: realEnd > MATCH_BYTES };
+  let i = 0;
+  while (i < end) {
+    while (i < end && isSep(body.charCodeAt(i))) i++;
+    if (i >= end) break;
+    if (line.tokens.length === MAX_TOKENS) {
+      line.truncated = true;
+      break;
+    }
+    const s = i;
+    while (i < end && !isSep(body.charCodeAt(i))) i++;
+    const raw = body.slice(s, i);
+    const m = maskToken(raw);
+    line.tokens.push(m.text);
+    line.raw.push(raw);
+    line.offs.push(s);
+    line.varStart.push(m.varStart);
+    line.varEnd.push(m.varEnd);
+  }
+  if (line.truncated) {
+    line.tokens.push(WILDCARD);
+    line.raw.push('');
+    line.offs.push(end);
+    line.varStart.push(-1);
+    line.varEnd.push(-1);
+  }
+  return line;
+}
+
+function leafKeyOf(tokens: string[]): string {
+  let k = String(tokens.length);
+  for (let i = 0; i < PREFIX_TOKENS && i < tokens.length; i++) {
+    const t = tokens[i]!;
+    k += '\u0000' + (tokenKind(t) === 0 ? t : '\u0001');
+  }
+  return k;
+}
+
+function latin1(bytes: Uint8Array, s: number, e: number): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset + s, e - s).toString('latin1');
+}
+
+export class ReferenceCore implements MinerCore {
+  readonly kind = 'reference' as const;
+  private readonly cap: number;
+  private services: RefService[] = [];
+  private byId = new Map<number, RefTemplate>();
+  private evictedPending = new Map<number, RefTemplate>();
+  private next = 1;
+  private tick = 0;
+  private input: CoreInput = { bytes: new Uint8Array(1024), offsets: new Int32Array(65) };
+  private out: CoreOutput;
+
+  constructor(config: CoreConfig) {
+    this.cap = Math.max(1, config.maxTemplatesPerService | 0);
+    this.out = ReferenceCore.alloc(64);
+  }
+
+  private static alloc(n: number): CoreOutput {
+    return {
+      ids: new Float64Array(n),
+      flags: new Uint8Array(n),
+      paramCount: new Uint8Array(n),
+      paramSlot: new Uint16Array(n * MAX_PARAMS),
+      paramStart: new Int32Array(n * MAX_PARAMS),
+      paramLen: new Int32Array(n * MAX_PARAMS),
+      paramNum: new Float64Array(n * MAX_PARAMS),
+      changed: new Float64Array(n),
+      changedCount: 0,
+      evicted: new Float64Array(n),
+      evictedCount: 0,
+    };
+  }
+
+  prepare(totalBytes: number, n: number): CoreInput {
+    if (this.input.bytes.length < totalBytes) this.input.bytes = new Uint8Array(Math.max(totalBytes, this.input.bytes.length * 2));
+    if (this.input.offsets.length < n + 1) this.input.offsets = new Int32Array(Math.max(n + 1, this.input.offsets.length * 2));
+    if (this.out.ids.length < n) this.out = ReferenceCore.alloc(Math.max(n, this.out.ids.length * 2));
+    return this.input;
+  }
+
+  private service(svc: number): RefService {
+    let s = this.services[svc];
+    if (!s) {
+      s = { leaves: new Map(), shapes: new Map(), lru: new Map() };
+      this.services[svc] = s;
+    }
+    return s;
+  }
+
+  nextId(): number {
+    return this.next;
+  }
+  setNextId(id: number): void {
+    if (id > this.next) this.next = id;
+  }
+  liveCount(svc: number): number {
+    return this.services[svc]?.lru.size ?? 0;
+  }
+
+  patternBytes(id: number): Uint8Array | null {
+    const t = this.byId.get(id) ?? this.evictedPending.get(id);
+    return t ? Uint8Array.from(Buffer.from(t.pattern, 'latin1')) : null;
+  }
+
+  isLive(id: number): boolean {
+    return this.byId.has(id);
+  }
+
+  private touch(s: RefService, t: RefTemplate): void {
+    s.lru.delete(t.id);
+    s.lru.set(t.id, t);
+    t.used = ++this.tick;
+  }
+
+  /**
+   * Adds a template. A full leaf (LEAF_MAX templates: bounds the work per line) loses its least
+   * recently used template; otherwise a service at the cap loses its least recently used one.
+   */
+  private add(s: RefService, t: RefTemplate, out: CoreOutput | null): void {
+    let victim: RefTemplate | undefined;
+    const full = t.json ? undefined : s.leaves.get(t.leafKey);
+    if (full && full.length >= LEAF_MAX) {
+      victim = full[0]!;
+      for (const c of full) if (c.used < victim.used) victim = c;
+    } else if (s.lru.size >= this.cap) victim = s.lru.values().next().value as RefTemplate;
+    if (victim) {
+      s.lru.delete(victim.id);
+      this.byId.delete(victim.id);
+      if (victim.json) s.shapes.delete(victim.leafKey);
+      else {
+        const leaf = s.leaves.get(victim.leafKey)!;
+        leaf.splice(leaf.indexOf(victim), 1);
+        if (leaf.length === 0) s.leaves.delete(victim.leafKey);
+      }
+      this.evictedPending.set(victim.id, victim);
+      if (out) out.evicted[out.evictedCount++] = victim.id;
+    }
+    s.lru.set(t.id, t);
+    t.used = ++this.tick;
+    this.byId.set(t.id, t);
+    if (t.json) s.shapes.set(t.leafKey, t);
+    else {
+      let leaf = s.leaves.get(t.leafKey);
+      if (!leaf) {
+        leaf = [];
+        s.leaves.set(t.leafKey, leaf);
+      }
+      leaf.push(t);
+    }
+  }
+
+  restore(svc: number, id: number, pattern: Uint8Array): void {
+    const s = this.service(svc);
+    const text = latin1(pattern, 0, pattern.length);
+    if (this.byId.has(id)) return;
+    let t: RefTemplate;
+    const shape = text.length > 0 && text.charCodeAt(0) === 123 ? jsonShape(text) : null;
+    if (shape && shape.shape === text) {
+      if (s.shapes.has(text)) return;
+      t = { id, used: 0, svc, json: true, leafKey: text, tokens: [], kinds: [], pattern: text };
+    } else {
+      const tokens = text.split(' ').filter((x) => x.length > 0).slice(0, MAX_TOKENS + 1);
+      t = { id, used: 0, svc, json: false, leafKey: leafKeyOf(tokens), tokens, kinds: tokens.map(tokenKind), pattern: tokens.join(' ') };
+    }
+    this.add(s, t, null);
+    if (id >= this.next) this.next = id + 1;
+  }
+
+  mine(svc: number, n: number): CoreOutput {
+    const out = this.out;
+    out.changedCount = 0;
+    out.evictedCount = 0;
+    this.evictedPending.clear();
+    const changedSet = new Set<number>();
+    const s = this.service(svc);
+    const { bytes, offsets } = this.input;
+    for (let li = 0; li < n; li++) {
+      const bs = offsets[li]!;
+      const be = offsets[li + 1]!;
+      const body = latin1(bytes, bs, be);
+      let flags = 0;
+      let pc = 0;
+      const pbase = li * MAX_PARAMS;
+      const addParam = (slot: number, s0: number, e0: number): void => {
+        if (pc >= MAX_PARAMS) return;
+        out.paramSlot[pbase + pc] = slot;
+        out.paramStart[pbase + pc] = bs + s0;
+        out.paramLen[pbase + pc] = e0 - s0;
+        out.paramNum[pbase + pc] = parseNumber(body, s0, e0);
+        pc++;
+      };
+      let tpl: RefTemplate | undefined;
+      const shape = this.firstNonWs(body) === 123 ? jsonShape(body) : null;
+      if (shape) {
+        flags |= FLAG_JSON;
+        tpl = s.shapes.get(shape.shape);
+        if (!tpl) {
+          tpl = { id: this.next++, used: 0, svc, json: true, leafKey: shape.shape, tokens: [], kinds: [], pattern: shape.shape };
+          this.add(s, tpl, out);
+          flags |= FLAG_NEW;
+        } else this.touch(s, tpl);
+        for (let k = 0; k < shape.starts.length; k++) addParam(k, shape.starts[k]!, shape.ends[k]!);
+      } else {
+        const line = tokenizeLine(body);
+        if (line.truncated) flags |= FLAG_TRUNCATED;
+        const key = leafKeyOf(line.tokens);
+        const leaf = s.leaves.get(key);
+        const ntok = line.tokens.length;
+        let best: RefTemplate | undefined;
+        let bestEq = 0;
+        let bestDen = 1;
+        let bestWild = -1;
+        if (leaf) {
+          for (const t of leaf) {
+            let eq = 0;
+            let wild = 0;
+            for (let i = 0; i < ntok; i++) {
+              const tt = t.tokens[i]!;
+              const kind = t.kinds[i]!;
+              if (kind === 1) wild++;
+              else if (tt === line.tokens[i] || (kind === 2 && globMatch(tt, line.tokens[i]!))) eq++;
+            }
+            const den = ntok - wild;
+            const e = den === 0 ? 1 : eq;
+            const d = den === 0 ? 1 : den;
+            // better when e/d > bestEq/bestDen, or equal with more wildcards
+            const lhs = e * bestDen;
+            const rhs = bestEq * d;
+            if (best === undefined || lhs > rhs || (lhs === rhs && wild > bestWild)) {
+              best = t;
+              bestEq = e;
+              bestDen = d;
+              bestWild = wild;
+            }
+          }
+        }
+        // accept at SIM_NUM/SIM_DEN, or when a single position differs and at least two agree
+        if (best !== undefined && (bestEq * SIM_DEN >= SIM_NUM * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
+          tpl = best;
+          let changed = false;
+          for (let i = 0; i < ntok; i++) {
+            const tt = tpl.tokens[i]!;
+            const kind = tpl.kinds[i]!;
+            if (kind === 1 || tt === line.tokens[i]) continue;
+            if (kind === 2 && globMatch(tt, line.tokens[i]!)) continue;
+            const g = generalize(tt, line.tokens[i]!);
+            tpl.tokens[i] = g;
+            tpl.kinds[i] = tokenKind(g);
+            changed = true;
+          }
+          if (changed) {
+            tpl.pattern = tpl.tokens.join(' ');
+            flags |= FLAG_CHANGED;
+          }
+          this.touch(s, tpl);
+        } else {
+          const tokens = line.tokens.slice();
+          tpl = { id: this.next++, used: 0, svc, json: false, leafKey: key, tokens, kinds: tokens.map(tokenKind), pattern: tokens.join(' ') };
+          this.add(s, tpl, out);
+          flags |= FLAG_NEW;
+        }
+        const last = line.truncated ? ntok - 1 : ntok;
+        for (let i = 0; i < last && pc < MAX_PARAMS; i++) {
+          const kind = tpl.kinds[i]!;
+          if (kind === 0) continue;
+          const off = line.offs[i]!;
+          const raw = line.raw[i]!;
+          if (line.varStart[i]! >= 0) addParam(i, off + line.varStart[i]!, off + line.varEnd[i]!);
+          else if (kind === 1) addParam(i, off, off + raw.length);
+          else {
+            const tt = tpl.tokens[i]!;
+            const lp = literalPrefix(tt);
+            const ls = literalSuffix(tt);
+            if (lp + ls < raw.length) addParam(i, off + lp, off + raw.length - ls);
+            else addParam(i, off, off + raw.length);
+          }
+        }
+      }
+      out.ids[li] = tpl.id;
+      out.flags[li] = flags;
+      out.paramCount[li] = pc;
+      if ((flags & (FLAG_NEW | FLAG_CHANGED)) !== 0 && !changedSet.has(tpl.id)) {
+        changedSet.add(tpl.id);
+        out.changed[out.changedCount++] = tpl.id;
+      }
+    }
+    return out;
+  }
+
+  private firstNonWs(body: string): number {
+    for (let i = 0; i < body.length; i++) {
+      const c = body.charCodeAt(i);
+      if (!isWs(c)) return c;
+    }
+    return -1;
+  }
+}

@@ -1,0 +1,77 @@
+// OTLP/JSON request bodies built by hand (lowerCamelCase, hex ids, string int64s), as a collector sends them.
+import { randomBytes } from 'node:crypto';
+
+export type JsonAttr = string | number | boolean;
+const attrs = (o: Record<string, JsonAttr>) =>
+  Object.entries(o).map(([key, v]) => ({
+    key,
+    value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v },
+  }));
+
+export interface JsonSpan {
+  name: string;
+  kind?: number;
+  startUs: number;
+  durationUs: number;
+  error?: boolean;
+  attributes?: Record<string, JsonAttr>;
+  traceId?: string;
+  spanId?: string;
+  parentSpanId?: string;
+}
+
+export function tracesJson(service: string, spans: JsonSpan[], resource: Record<string, JsonAttr> = {}): string {
+  return JSON.stringify({
+    resourceSpans: [
+      {
+        resource: { attributes: attrs({ 'service.name': service, ...resource }) },
+        scopeSpans: [
+          {
+            scope: { name: 'test' },
+            spans: spans.map((s) => ({
+              traceId: s.traceId ?? randomBytes(16).toString('hex'),
+              spanId: s.spanId ?? randomBytes(8).toString('hex'),
+              ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+              name: s.name,
+              kind: s.kind ?? 2,
+              startTimeUnixNano: String(BigInt(s.startUs) * 1000n),
+              endTimeUnixNano: String(BigInt(s.startUs + s.durationUs) * 1000n),
+              attributes: attrs(s.attributes ?? {}),
+              status: s.error ? { code: 2, message: 'failed' } : {},
+            })),
+          },
+        ],
+      },
+    ],
+  });
+}
+
+export interface JsonLog {
+  timeUs: number;
+  body: string;
+  severity?: number;
+  severityText?: string;
+  attributes?: Record<string, JsonAttr>;
+}
+
+export function logsJson(service: string, logs: JsonLog[], resource: Record<string, JsonAttr> = {}): string {
+  return JSON.stringify({
+    resourceLogs: [
+      {
+        resource: { attributes: attrs({ 'service.name': service, ...resource }) },
+        scopeLogs: [
+          {
+            scope: { name: 'test' },
+            logRecords: logs.map((l) => ({
+              timeUnixNano: String(BigInt(l.timeUs) * 1000n),
+              severityNumber: l.severity ?? 9,
+              severityText: l.severityText ?? 'INFO',
+              body: { stringValue: l.body },
+              attributes: attrs(l.attributes ?? {}),
+            })),
+          },
+        ],
+      },
+    ],
+  });
+}
