@@ -1,0 +1,74 @@
+// Export responses and error bodies, hand-encoded (tiny messages; no reflection needed).
+//   Export{Trace,Logs,Metrics,Profiles}ServiceResponse { partial_success = 1 { rejected_<x> = 1 (int64), error_message = 2 } }
+//   google.rpc.Status { code = 1 (int32), message = 2, details = 3 }
+// An export that rejected nothing and carries no message encodes as the empty message (`{}` in JSON),
+// as the OTLP specification asks.
+
+export type OtlpSignal = 'traces' | 'logs' | 'metrics' | 'profiles';
+
+const REJECTED_JSON: Record<OtlpSignal, string> = {
+  traces: 'rejectedSpans',
+  logs: 'rejectedLogRecords',
+  metrics: 'rejectedDataPoints',
+  profiles: 'rejectedProfiles',
+};
+
+/** gRPC / google.rpc.Code values used by the receivers. */
+export const RPC_CODE = { OK: 0, INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNAVAILABLE: 14, UNIMPLEMENTED: 12 } as const;
+
+function varint(out: number[], v: number | bigint): void {
+  let x = BigInt.asUintN(64, BigInt(v));
+  while (x >= 0x80n) {
+    out.push(Number(x & 0x7fn) | 0x80);
+    x >>= 7n;
+  }
+  out.push(Number(x));
+}
+
+function bytesField(out: number[], field: number, bytes: Uint8Array): void {
+  out.push((field << 3) | 2);
+  varint(out, bytes.length);
+  for (const b of bytes) out.push(b);
+}
+
+const enc = new TextEncoder();
+
+/** ExportXServiceResponse as protobuf bytes. */
+export function encodeExportResponse(signal: OtlpSignal, rejected: number, errorMessage?: string): Uint8Array {
+  void signal; // every signal's response has the same shape; only the field's name differs
+  if (rejected <= 0 && !errorMessage) return new Uint8Array(0);
+  const ps: number[] = [];
+  if (rejected > 0) {
+    ps.push(0x08);
+    varint(ps, rejected);
+  }
+  if (errorMessage) bytesField(ps, 2, enc.encode(errorMessage));
+  const out: number[] = [];
+  bytesField(out, 1, Uint8Array.from(ps));
+  return Uint8Array.from(out);
+}
+
+/** ExportXServiceResponse as OTLP/JSON text (int64 written as a number, which every parser accepts). */
+export function exportResponseJson(signal: OtlpSignal, rejected: number, errorMessage?: string): string {
+  if (rejected <= 0 && !errorMessage) return '{}';
+  const ps: Record<string, unknown> = {};
+  if (rejected > 0) ps[REJECTED_JSON[signal]] = rejected;
+  if (errorMessage) ps['errorMessage'] = errorMessage;
+  return JSON.stringify({ partialSuccess: ps });
+}
+
+/** google.rpc.Status as protobuf bytes (no details). */
+export function encodeStatus(code: number, message: string): Uint8Array {
+  const out: number[] = [];
+  if (code !== 0) {
+    out.push(0x08);
+    varint(out, code);
+  }
+  if (message) bytesField(out, 2, enc.encode(message));
+  return Uint8Array.from(out);
+}
+
+/** google.rpc.Status as JSON text (no details). */
+export function statusJson(code: number, message: string): string {
+  return JSON.stringify({ code, message });
+}
