@@ -9,6 +9,7 @@ import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
 import { loadUws, mountRoutes, type RouteSpec, type Server as HttpServer } from './api/http.js';
 import { otlpHttpRoutes } from './receivers/otlp-http.js';
+import { profileRoutes } from './receivers/profiles-http.js';
 import { bindGrpc, createOtlpGrpcServer } from './receivers/otlp-grpc.js';
 import { healthRoute } from './api/routes/health.js';
 import { servicesRoute } from './api/routes/services.js';
@@ -86,6 +87,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
         ingest: () => ({ ...writer.stats(), inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize }),
         detection: () => detection.status(),
       }),
+      ...profileRoutes(ctx),
       notBuiltRoute('POST', '/v1/diagnose', DOCS.diagnose, 'use GET /v1/anomalies for what changed and POST /v1/query with its drill_down_sql for why'),
       notBuiltRoute('POST', '/v1/investigate', DOCS.investigate, 'use GET /v1/anomalies for what changed and POST /v1/query with its drill_down_sql for why'),
       notBuiltRoute('POST', '/admin/tenants', DOCS.createTenant, 'this server runs in open mode (self-hosted, one tenant); tenants belong to the hosted variant'),

@@ -3,8 +3,9 @@
 import { runOtlp } from '../pipeline/otlp-task.js';
 import type { OtlpTask, IngestResult } from '../pipeline/tasks.js';
 import { runDetect, type DetectOutput, type DetectTask } from '../detect/detect-task.js';
+import { runProfile, type ProfileTask } from '../pipeline/profile-task.js';
 
-export type Task = OtlpTask | DetectTask;
+export type Task = OtlpTask | ProfileTask | DetectTask;
 
 // Results come back by structured clone: for ingest, a memcpy of the CSV (~1 KB a span), small next
 // to producing it.
@@ -12,6 +13,8 @@ export default function handle(task: Task): IngestResult | DetectOutput[] {
   switch (task.kind) {
     case 'otlp':
       return runOtlp(task);
+    case 'profile':
+      return runProfile(task);
     case 'detect':
       return runDetect(task);
   }

@@ -4,6 +4,7 @@ import type { Writer } from '../store/writer.js';
 import type { Admission } from './admission.js';
 import { failureToApiError } from './outcome.js';
 import type { IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
+import type { ProfileTask } from '../pipeline/profile-task.js';
 import { ApiError } from '../api/errors.js';
 
 export interface IngestContext {
@@ -14,7 +15,7 @@ export interface IngestContext {
 }
 
 /** Decodes and commits; resolves after the rows are durable. Throws ApiError on failure. */
-export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'>): Promise<IngestSuccess> {
+export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'> | Omit<ProfileTask, 'maxBytes'>): Promise<IngestSuccess> {
   let result: IngestResult;
   try {
     result = (await ctx.pool.run({ ...task, maxBytes: ctx.maxBodyBytes })) as IngestResult;

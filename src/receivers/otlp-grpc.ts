@@ -8,10 +8,11 @@ import { ingest, type IngestContext } from './ingest.js';
 import { grpcCode } from './outcome.js';
 import { encodeExportResponse } from './otlp/index.js';
 
-const SERVICES: Record<Signal, string> = {
+const SERVICES: Record<Signal | 'profiles', string> = {
   traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
   logs: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
   metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+  profiles: '/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export',
 };
 
 const raw = (b: Buffer) => b;
@@ -21,7 +22,7 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
     'grpc.max_receive_message_length': ctx.maxBodyBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
   });
-  for (const [signal, path] of Object.entries(SERVICES) as [Signal, string][]) {
+  for (const [signal, path] of Object.entries(SERVICES) as [Signal | 'profiles', string][]) {
     const def: grpc.ServiceDefinition = {
       Export: { path, requestStream: false, responseStream: false, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw },
     };
@@ -31,7 +32,9 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
         Promise.resolve()
           .then(() => {
             release = ctx.admission.admit(call.request.length);
-            return ingest(ctx, { kind: 'otlp', signal, encoding: 'protobuf', gzip: false, body: call.request });
+            return signal === 'profiles'
+              ? ingest(ctx, { kind: 'profile', source: 'otlp', body: call.request, contentType: 'application/x-protobuf', query: {} })
+              : ingest(ctx, { kind: 'otlp', signal, encoding: 'protobuf', gzip: false, body: call.request });
           })
           .then(
             (r) => callback(null, Buffer.from(encodeExportResponse(signal, r.rejected, r.errorMessage))),

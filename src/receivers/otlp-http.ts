@@ -34,9 +34,9 @@ function reply(status: number, encoding: Encoding, body: Uint8Array | string, ex
 }
 
 export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
-  return SIGNALS.map((signal) => ({
+  return [...SIGNALS, 'profiles' as const].map((signal) => ({
     method: 'POST',
-    path: `/v1/${signal}`,
+    path: signal === 'profiles' ? '/v1development/profiles' : `/v1/${signal}`,
     maxBody: ctx.maxBodyBytes,
     admit: (n: number) => ctx.admission.admit(n),
     async handler(req: Request): Promise<Reply> {
@@ -47,7 +47,14 @@ export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
         return reply(415, 'json', statusJson(GRPC.INVALID_ARGUMENT, err.message));
       }
       try {
-        const result = await ingest(ctx, { kind: 'otlp', signal, encoding, gzip: isGzip(req), body: req.body });
+        const gzip = isGzip(req);
+        if (signal === 'profiles' && encoding === 'json') {
+          throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'OTLP/JSON profiles are not accepted', 'send profiles as application/x-protobuf');
+        }
+        const result =
+          signal === 'profiles'
+            ? await ingest(ctx, { kind: 'profile', source: 'otlp', body: req.body, contentType: 'application/x-protobuf', query: {} })
+            : await ingest(ctx, { kind: 'otlp', signal, encoding, gzip, body: req.body });
         const body = encoding === 'json' ? exportResponseJson(signal, result.rejected, result.errorMessage) : encodeExportResponse(signal, result.rejected, result.errorMessage);
         return reply(200, encoding, body);
       } catch (err) {

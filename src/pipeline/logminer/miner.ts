@@ -148,16 +148,30 @@ export class LogMiner {
     // at MATCH_BYTES, a JSON body longer than JSON_MAX_BYTES is text), so a 1 MB body costs no more
     // than a 16 KB one. A string is cut to ENCODE_LIMIT UTF-16 units first (≥ as many bytes).
     let total = 0;
+    let short = true; // every body a string within ENCODE_LIMIT: try the one-call ASCII fast path
     for (let i = 0; i < n; i++) {
       const b = bodies[i]!;
       const len = typeof b === 'string' ? b.length * 3 : b.length;
       total += len < ENCODE_LIMIT ? len : ENCODE_LIMIT;
+      if (typeof b !== 'string' || b.length > ENCODE_LIMIT) short = false;
     }
     const input = this.core.prepare(total, n);
     const bytes = input.bytes;
     const offsets = input.offsets;
     let pos = 0;
-    for (let i = 0; i < n; i++) {
+    let start = 0;
+    if (short && n > 1) {
+      // one encodeInto for the whole batch; if it was all ASCII, byte offsets equal char offsets
+        const joined = (bodies as readonly string[]).join('');
+      if (this.enc.encodeInto(joined, bytes).written === joined.length) {
+        for (let i = 0; i < n; i++) {
+          offsets[i] = pos;
+          pos += (bodies[i] as string).length;
+        }
+        start = n;
+      }
+    }
+    for (let i = start; i < n; i++) {
       offsets[i] = pos;
       const b = bodies[i]!;
       if (typeof b === 'string') {

@@ -28,6 +28,9 @@
 //     (`user=root` + `user=guest` → `user=<*>`), else `<*>`.
 //  6. A JSON object body is templated on its keys and shape: `{"a":<*>,"b":{"c":<*>},"d":[<*>]}`,
 //     matched exactly.
+//  7. Bounded state: a leaf holds at most LEAF_MAX templates (bounding the comparisons per line) and
+//     a service at most maxTemplatesPerService; beyond either, the least recently used template (of
+//     the leaf, else of the service) is evicted. Ids come from one counter and are never reused.
 import {
   FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, JSON_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS, LONG_TOKEN,
   LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, SIM_DEN, SIM_NUM,

@@ -35,7 +35,8 @@ function bad(msg: string): never {
 function parse(body: Uint8Array | string): J {
   let v: unknown;
   try {
-    const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+    let text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte order mark
     v = JSON.parse(text);
   } catch (e) {
     return bad('invalid JSON: ' + (e instanceof Error ? e.message : String(e)));
