@@ -23,7 +23,8 @@ import { anomaliesRoute } from './api/routes/anomalies.js';
 import { alertsRoute } from './api/routes/alerts.js';
 import { statusRoute } from './api/routes/admin.js';
 import { startScheduler, type Scheduler } from './detect/scheduler.js';
-import { SCHEMA_VERSION } from './store/schema.js';
+import { LOG_TEMPLATES, SCHEMA_VERSION } from './store/schema.js';
+import { readRows } from './store/readers.js';
 import { notBuiltRoute } from './api/routes/not-built.js';
 import { DOCS } from './api/docs.js';
 
@@ -65,11 +66,16 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => reads.close());
     const pool: Pool = createPool(config.workers);
     stops.push(() => pool.destroy());
+    const logPool: Pool = createPool(1);
+    stops.push(() => logPool.destroy());
+    // Template ids are stable across restarts: the miner starts from the stored templates.
+    const templates = await reads.use((c) => readRows(c, `SELECT * EXCLUDE (timestamp) FROM ${LOG_TEMPLATES.name}`));
+    await logPool.run({ kind: 'logs-init', rows: templates });
     const admission: Admission = createAdmission({ maxInflightBytes: config.maxInflightBytes, dataDir: store.dir, minFreeDiskBytes: config.minFreeDiskBytes });
     stops.push(() => admission.stop());
     const retention = startRetention(writer, store, config.retentionHours, log);
     stops.push(() => retention.stop());
-    const ctx: IngestContext = { pool, writer, admission, maxBodyBytes: config.maxBodyBytes };
+    const ctx: IngestContext = { pool, logPool, writer, admission, maxBodyBytes: config.maxBodyBytes };
     const detection = startScheduler({ store, writer, reads, pool, graceS: config.detectGraceS }, config.detectIntervalS, log);
     stops.push(() => detection.stop());
     const startedAt = Date.now();

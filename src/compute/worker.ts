@@ -4,15 +4,19 @@ import { runOtlp } from '../pipeline/otlp-task.js';
 import type { OtlpTask, IngestResult } from '../pipeline/tasks.js';
 import { runDetect, type DetectOutput, type DetectTask } from '../detect/detect-task.js';
 import { runProfile, type ProfileTask } from '../pipeline/profile-task.js';
+import { runLogs, runLogsInit, type LogsInitTask } from '../pipeline/logs-task.js';
 
-export type Task = OtlpTask | ProfileTask | DetectTask;
+export type Task = OtlpTask | ProfileTask | DetectTask | LogsInitTask;
 
 // Results come back by structured clone: for ingest, a memcpy of the CSV (~1 KB a span), small next
 // to producing it.
-export default function handle(task: Task): IngestResult | DetectOutput[] {
+export default function handle(task: Task): IngestResult | DetectOutput[] | number {
   switch (task.kind) {
     case 'otlp':
-      return runOtlp(task);
+      // Logs go to the single-thread logs pool, whose one miner owns the template ids.
+      return task.signal === 'logs' ? runLogs(task) : runOtlp(task);
+    case 'logs-init':
+      return runLogsInit(task);
     case 'profile':
       return runProfile(task);
     case 'detect':

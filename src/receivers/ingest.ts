@@ -9,6 +9,8 @@ import { ApiError } from '../api/errors.js';
 
 export interface IngestContext {
   pool: Pool;
+  /** One thread: log mining needs a single miner (it numbers the templates). */
+  logPool: Pool;
   writer: Writer;
   admission: Admission;
   maxBodyBytes: number;
@@ -18,7 +20,8 @@ export interface IngestContext {
 export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'> | Omit<ProfileTask, 'maxBytes'>): Promise<IngestSuccess> {
   let result: IngestResult;
   try {
-    result = (await ctx.pool.run({ ...task, maxBytes: ctx.maxBodyBytes })) as IngestResult;
+    const pool = task.kind === 'otlp' && task.signal === 'logs' ? ctx.logPool : ctx.pool;
+    result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes })) as IngestResult;
   } catch (err) {
     throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later');
   }

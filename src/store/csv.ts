@@ -71,12 +71,12 @@ function selectExpr(col: Column): string {
 }
 
 /** The statement that appends CSV files written by encodeCsv to their table. */
-export function loadSql(table: Table, files: readonly string[]): string {
+export function loadSql(table: Table, files: readonly string[], verb: 'INSERT' | 'INSERT OR REPLACE' = 'INSERT'): string {
   const columns = table.columns.map((c) => `'${c.name}': '${readType(c)}'`).join(', ');
   const fileList = '[' + files.map((f) => `'${f.replace(/'/g, "''")}'`).join(', ') + ']';
   const names = table.columns.map((c) => `"${c.name}"`).join(', ');
   return (
-    `INSERT INTO ${table.name} (${names}) SELECT ${table.columns.map(selectExpr).join(', ')} ` +
+    `${verb} INTO ${table.name} (${names}) SELECT ${table.columns.map(selectExpr).join(', ')} ` +
     `FROM read_csv(${fileList}, header = false, delim = ',', quote = '"', escape = '"', ` +
     `allow_quoted_nulls = false, null_padding = false, auto_detect = false, columns = {${columns}})`
   );

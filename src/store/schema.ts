@@ -120,6 +120,7 @@ export const LOGS: Table = {
 export const LOG_TEMPLATES: Table = {
   name: 'svc_log_templates',
   retentionColumn: null,
+  primaryKey: ['template_id'], // upserted by ingest as counts and last_seen move
   columns: [
     c('timestamp', 'TIMESTAMP', true), // when the template was first seen
     c('service_name', 'VARCHAR', true),

@@ -16,6 +16,8 @@ export interface EncodedPart {
   table: string;
   rows: number;
   csv: Uint8Array;
+  /** Replace rows with the same primary key (INSERT OR REPLACE), in submission order. */
+  upsert?: boolean;
 }
 
 export interface Submission {
@@ -62,6 +64,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
 
   async function commit(items: readonly Pending[]): Promise<void> {
     const byTable = new Map<string, Uint8Array[]>();
+    const upserts: EncodedPart[] = [];
     let rows = 0;
     const services: ServiceSpans = {};
     const buckets = new Set<number>();
@@ -69,6 +72,10 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       for (const b of sub.buckets ?? []) buckets.add(b);
       for (const p of sub.parts) {
         if (!p.rows) continue;
+        if (p.upsert) {
+          upserts.push(p); // one statement each, in order, so the latest row of a key wins
+          continue;
+        }
         let list = byTable.get(p.table);
         if (!list) byTable.set(p.table, (list = []));
         list.push(p.csv);
@@ -86,6 +93,14 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
         await writeFile(file, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
         files.push(file);
         statements.push(loadSql(table, [file]));
+      }
+      for (const p of upserts) {
+        const table = tableByName(p.table);
+        if (!table) throw new Error(`unknown table ${p.table}`);
+        const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${p.table}.csv`);
+        await writeFile(file, p.csv);
+        files.push(file);
+        statements.push(loadSql(table, [file], 'INSERT OR REPLACE'));
       }
       statements.push(...upsertServicesSql(services));
       if (buckets.size) statements.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);

@@ -185,8 +185,13 @@ export class LogMiner {
     }
     offsets[n] = pos;
     const out = this.core.mine(svc, n);
-    // the engine may have grown its memory: views taken before mine() can be stale
+    // the engine may have grown its memory: views taken before mine() can be stale, and the views in
+    // `out` are only valid until the next engine call (patternBytes below), so copy out what is kept
     const data = this.core.prepare(0, 0).bytes;
+    const templateIds = out.ids.slice(0, n);
+    const flagsOut = out.flags.slice(0, n);
+    const changedIds = out.changed.slice(0, out.changedCount);
+    const evictedIds = out.evicted.slice(0, out.evictedCount);
     const now = Date.now() * 1000;
     const ts = meta.timestampsUs;
     const sevT = meta.severityTexts;
@@ -197,7 +202,7 @@ export class LogMiner {
     let lastId = -1;
     let lastRec: Rec | undefined;
     for (let li = 0; li < n; li++) {
-      const id = out.ids[li]!;
+      const id = templateIds[li]!;
       const t = ts ? ts[li]! : now;
       let r = id === lastId ? lastRec : this.recs.get(id);
       if (!r) {
@@ -257,8 +262,7 @@ export class LogMiner {
       if (params) params.push(lineParams!);
     }
     const changed: TemplateRow[] = [];
-    for (let k = 0; k < out.changedCount; k++) {
-      const id = out.changed[k]!;
+    for (const id of changedIds) {
       const r = this.recs.get(id);
       const pat = this.core.patternBytes(id);
       if (!r || !pat) continue;
@@ -267,8 +271,7 @@ export class LogMiner {
     }
     // evictions (also of templates created in this batch): rows marked evicted, state dropped
     const evictedRows: TemplateRow[] = [];
-    for (let k = 0; k < out.evictedCount; k++) {
-      const id = out.evicted[k]!;
+    for (const id of evictedIds) {
       const r = this.recs.get(id);
       if (!r) continue;
       const pat = this.core.patternBytes(id);
@@ -278,8 +281,8 @@ export class LogMiner {
       r.dirty = false;
     }
     return {
-      templateIds: out.ids.slice(0, n),
-      flags: out.flags.slice(0, n),
+      templateIds,
+      flags: flagsOut,
       changed,
       evicted: evictedRows,
       ...(params ? { params } : {}),

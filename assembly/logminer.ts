@@ -1,0 +1,1044 @@
+// Online log template miner (WASM build). The same algorithm as src/pipeline/logminer/reference.ts,
+// step for step, over raw memory: tokens are compared by two 32-bit hashes (64 bits) instead of by
+// string, templates live in per-service hash maps and an LRU list. Output must equal the reference's
+// for every input (test/logminer/agree.test.ts); change both together.
+//
+// Memory contract (see src/pipeline/logminer/wasm-core.ts): the module owns its input and output
+// buffers (module globals, so never collected), grows them by doubling in prepare(), and exposes
+// their addresses; the host writes UTF-8 bodies + offsets into them, calls mine(), reads the outputs.
+
+// ---- constants: keep equal to src/pipeline/logminer/core.ts ------------------------------------------
+const MATCH_BYTES: i32 = 4096;
+const MAX_TOKENS: i32 = 128;
+const LONG_TOKEN: i32 = 96;
+const MAX_PARAMS: i32 = 16;
+const JSON_MAX_BYTES: i32 = 16384;
+const JSON_MAX_DEPTH: i32 = 4;
+const JSON_MAX_KEYS: i32 = 64;
+const PREFIX_TOKENS: i32 = 1;
+const LEAF_MAX: i32 = 64;
+const SIM_NUM: i64 = 7;
+const SIM_DEN: i64 = 10;
+const FLAG_NEW: u8 = 1;
+const FLAG_CHANGED: u8 = 2;
+const FLAG_JSON: u8 = 4;
+const FLAG_TRUNCATED: u8 = 8;
+
+// ---- buffers -----------------------------------------------------------------------------------------
+let inBuf = new StaticArray<u8>(1024);
+let inOffs = new StaticArray<i32>(65);
+let outCap: i32 = 0;
+let oIds = new StaticArray<f64>(0);
+let oFlags = new StaticArray<u8>(0);
+let oPc = new StaticArray<u8>(0);
+let oSlot = new StaticArray<u16>(0);
+let oStart = new StaticArray<i32>(0);
+let oLen = new StaticArray<i32>(0);
+let oNum = new StaticArray<f64>(0);
+let oChanged = new StaticArray<f64>(0);
+let oEvicted = new StaticArray<f64>(0);
+let nChanged: i32 = 0;
+let nEvicted: i32 = 0;
+let patBuf = new StaticArray<u8>(1024);
+
+export function prepare(totalBytes: i32, n: i32): void {
+  if (inBuf.length < totalBytes) {
+    let c = inBuf.length * 2;
+    if (c < totalBytes) c = totalBytes;
+    inBuf = new StaticArray<u8>(c);
+  }
+  if (inOffs.length < n + 1) {
+    let c = inOffs.length * 2;
+    if (c < n + 1) c = n + 1;
+    inOffs = new StaticArray<i32>(c);
+  }
+  if (outCap < n) {
+    let c = outCap * 2;
+    if (c < n) c = n;
+    if (c < 64) c = 64;
+    outCap = c;
+    oIds = new StaticArray<f64>(c);
+    oFlags = new StaticArray<u8>(c);
+    oPc = new StaticArray<u8>(c);
+    oSlot = new StaticArray<u16>(c * MAX_PARAMS);
+    oStart = new StaticArray<i32>(c * MAX_PARAMS);
+    oLen = new StaticArray<i32>(c * MAX_PARAMS);
+    oNum = new StaticArray<f64>(c * MAX_PARAMS);
+    oChanged = new StaticArray<f64>(c);
+    oEvicted = new StaticArray<f64>(c);
+  }
+}
+export function inputPtr(): usize { return changetype<usize>(inBuf); }
+export function inputCap(): i32 { return inBuf.length; }
+export function offsetsPtr(): usize { return changetype<usize>(inOffs); }
+export function outCapacity(): i32 { return outCap; }
+export function idsPtr(): usize { return changetype<usize>(oIds); }
+export function flagsPtr(): usize { return changetype<usize>(oFlags); }
+export function pcountPtr(): usize { return changetype<usize>(oPc); }
+export function pslotPtr(): usize { return changetype<usize>(oSlot); }
+export function pstartPtr(): usize { return changetype<usize>(oStart); }
+export function plenPtr(): usize { return changetype<usize>(oLen); }
+export function pnumPtr(): usize { return changetype<usize>(oNum); }
+export function changedPtr(): usize { return changetype<usize>(oChanged); }
+export function evictedPtr(): usize { return changetype<usize>(oEvicted); }
+export function changedCount(): i32 { return nChanged; }
+export function evictedCount(): i32 { return nEvicted; }
+export function patPtr(): usize { return changetype<usize>(patBuf); }
+
+// ---- character classes -------------------------------------------------------------------------------
+@inline function ch(p: usize, i: i32): i32 { return <i32>load<u8>(p + <usize>i); }
+// One lookup per byte: a 256-entry class table built once at start (measured: the switch-based
+// isDelim alone took 14% of mining time).
+const C_SEP: u16 = 1, C_DIGIT: u16 = 2, C_ALPHA: u16 = 4, C_HEX: u16 = 8, C_DELIM: u16 = 16, C_SUBSEP: u16 = 32,
+  C_OPEN: u16 = 64, C_CLOSE: u16 = 128, C_GEN: u16 = 256, C_SCHEME: u16 = 512, C_EMAIL: u16 = 1024, C_WS: u16 = 2048,
+  C_SCALAR: u16 = 4096, C_MASKABLE: u16 = 8192;
+const CLASS = new StaticArray<u16>(256);
+function initClasses(): void {
+  for (let c = 0; c < 256; c++) {
+    let f: u16 = 0;
+    const digit = c >= 48 && c <= 57;
+    const alpha = (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    if (c <= 0x20 || c == 0x7f) f |= C_SEP;
+    if (digit) f |= C_DIGIT;
+    if (alpha) f |= C_ALPHA;
+    if (digit || (c >= 65 && c <= 70) || (c >= 97 && c <= 102)) f |= C_HEX;
+    let delim = false;
+    switch (c) {
+      case 61: case 58: case 44: case 59: case 64: case 47: case 40: case 41: case 91: case 93:
+      case 123: case 125: case 60: case 62: case 34: case 39: case 124: case 92: case 35:
+      case 33: case 63: case 38:
+        delim = true;
+    }
+    if (delim) f |= C_DELIM;
+    if (delim && c != 60 && c != 62) f |= C_GEN;
+    if (c == 46 || c == 45 || c == 95 || c == 43) f |= C_SUBSEP;
+    if (c == 40 || c == 91 || c == 123 || c == 60 || c == 34 || c == 39) f |= C_OPEN;
+    if (c == 41 || c == 93 || c == 125 || c == 62 || c == 34 || c == 39 || c == 44 || c == 59 || c == 58 ||
+      c == 46 || c == 33 || c == 63) f |= C_CLOSE;
+    if (alpha || digit || c == 43 || c == 45 || c == 46) f |= C_SCHEME | C_SCALAR;
+    if (alpha || digit || c == 46 || c == 95 || c == 37 || c == 43 || c == 45) f |= C_EMAIL;
+    if (c == 32 || c == 9 || c == 10 || c == 13) f |= C_WS;
+    // a token holding none of these bytes cannot be masked (no digit, no path, no e-mail)
+    if (digit || c == 47 || c == 64) f |= C_MASKABLE;
+    CLASS[c] = f;
+  }
+}
+initClasses();
+@inline function cls(c: i32): u16 { return unchecked(CLASS[c]); }
+@inline function isSep(c: i32): bool { return (cls(c) & C_SEP) != 0; }
+@inline function isDigit(c: i32): bool { return <u32>(c - 48) <= 9; }
+@inline function isAlpha(c: i32): bool { return (cls(c) & C_ALPHA) != 0; }
+@inline function isHex(c: i32): bool { return (cls(c) & C_HEX) != 0; }
+@inline function isDelim(c: i32): bool { return (cls(c) & C_DELIM) != 0; }
+@inline function isGenDelim(c: i32): bool { return (cls(c) & C_GEN) != 0; }
+@inline function isSubSep(c: i32): bool { return (cls(c) & C_SUBSEP) != 0; }
+@inline function isOpen(c: i32): bool { return (cls(c) & C_OPEN) != 0; }
+@inline function isClose(c: i32): bool { return (cls(c) & C_CLOSE) != 0; }
+@inline function isSchemeChar(c: i32): bool { return (cls(c) & C_SCHEME) != 0; }
+@inline function isEmailLocal(c: i32): bool { return (cls(c) & C_EMAIL) != 0; }
+@inline function isPathLead(c: i32): bool { return c == 61 || c == 40 || c == 58; }
+@inline function isPathEnd(c: i32): bool {
+  return c == 44 || c == 59 || c == 41 || c == 93 || c == 125 || c == 34 || c == 39 || c == 38 || c == 124;
+}
+@inline function isWs(c: i32): bool { return (cls(c) & C_WS) != 0; }
+@inline function isScalarChar(c: i32): bool { return (cls(c) & C_SCALAR) != 0; }
+
+// ---- hashing -----------------------------------------------------------------------------------------
+function hashBytes(p: usize, len: i32): u64 {
+  let h1: u32 = 2166136261;
+  let h2: u32 = 5381;
+  for (let i = 0; i < len; i++) {
+    const c = <u32>load<u8>(p + <usize>i);
+    h1 = (h1 ^ c) * 16777619;
+    h2 = ((h2 << 5) + h2) ^ c;
+  }
+  h2 ^= h2 >>> 15;
+  h2 *= 0x2c1b3c6d;
+  h2 ^= h2 >>> 12;
+  return (<u64>h1 << 32) | <u64>h2;
+}
+const WILD_KEY: u64 = 0xa5a5a5a55a5a5a5a;
+
+// ---- masking (writes the masked token to mbuf at mpos) ----------------------------------------------
+const mbuf = new StaticArray<u8>(3 * MATCH_BYTES + 64);
+let mpos: i32 = 0;
+let gVarS: i32 = -1;
+let gVarE: i32 = -1;
+let gFast = false;
+let gHash: u64 = 0;
+let gKind: u8 = 0;
+
+@inline function mput(c: i32): void { unchecked(mbuf[mpos++] = <u8>c); }
+function mcopy(p: usize, s: i32, e: i32): void {
+  const n = e - s;
+  if (n <= 0) return;
+  memory.copy(changetype<usize>(mbuf) + <usize>mpos, p + <usize>s, <usize>n);
+  mpos += n;
+}
+@inline function mwild(): void { mput(60); mput(42); mput(62); }
+
+function isVarPart(p: usize, s: i32, e: i32): bool {
+  if (e <= s) return false;
+  if (isDigit(ch(p, s))) return true;
+  if (e - s < 8) return false;
+  let digit = false;
+  for (let i = s; i < e; i++) {
+    const c = ch(p, i);
+    if (!isHex(c)) return false;
+    if (isDigit(c)) digit = true;
+  }
+  return digit;
+}
+
+function maskSegment(p: usize, s: i32, e: i32): i32 {
+  let variable = false;
+  let keep = 0;
+  let part = 0;
+  let q0 = s;
+  while (q0 <= e) {
+    let q = q0;
+    while (q < e && !isSubSep(ch(p, q))) q++;
+    if (isVarPart(p, q0, q)) variable = true;
+    if (part < 2) {
+      let alpha = q > q0;
+      for (let i = q0; i < q && alpha; i++) if (!isAlpha(ch(p, i))) alpha = false;
+      const sep = q < e ? ch(p, q) : 0;
+      if (part == 0) keep = alpha && (sep == 46 || sep == 45) ? q + 1 - s : 0;
+      else if (alpha && keep > 0) keep = 0;
+      part = keep > 0 ? part + 1 : 2;
+    }
+    q0 = q + 1;
+  }
+  return variable ? keep : -1;
+}
+
+function isHostPort(p: usize, s: i32, e: i32, tail: i32): bool {
+  if (e + 1 >= tail || ch(p, e) != 58 || !isDigit(ch(p, e + 1))) return false;
+  let j = e + 1;
+  while (j < tail && isDigit(ch(p, j))) j++;
+  if (j < tail && !isDelim(ch(p, j))) return false;
+  let dot = false;
+  for (let i = s; i < e; i++) {
+    const c = ch(p, i);
+    if (c == 46) {
+      if (i == s || i == e - 1) return false;
+      dot = true;
+    } else if (!isAlpha(c) && !isDigit(c) && c != 45) return false;
+  }
+  return dot;
+}
+
+/** Masks token p[0, L) into mbuf; sets gVarS/gVarE (relative to the token). */
+function maskToken(p: usize, L: i32): void {
+  gVarS = -1;
+  gVarE = -1;
+  gFast = false;
+  if (L > LONG_TOKEN) {
+    mwild();
+    gVarS = 0;
+    gVarE = L;
+    return;
+  }
+  // fast path: nothing to mask without a digit, '/' or '@' (every rule below needs one); the
+  // token's hash and kind come out of the same pass (gFast)
+  let h1: u32 = 2166136261;
+  let h2: u32 = 5381;
+  let lt = false;
+  let k = 0;
+  for (; k < L; k++) {
+    const c = ch(p, k);
+    const f = cls(c);
+    if ((f & C_MASKABLE) != 0) break;
+    if (c == 60) lt = true;
+    h1 = (h1 ^ <u32>c) * 16777619;
+    h2 = ((h2 << 5) + h2) ^ <u32>c;
+  }
+  if (k == L) {
+    mcopy(p, 0, L);
+    h2 ^= h2 >>> 15;
+    h2 *= 0x2c1b3c6d;
+    h2 ^= h2 >>> 12;
+    gFast = true;
+    gHash = (<u64>h1 << 32) | <u64>h2;
+    gKind = lt ? kindOf(p, L) : 0;
+    return;
+  }
+  let a = 0;
+  while (a < L && isOpen(ch(p, a))) a++;
+  let b = L;
+  while (b > a && isClose(ch(p, b - 1))) b--;
+  if (a < b) {
+    // URL
+    let u = -1;
+    for (let k = a; k + 3 <= L; k++) {
+      if (ch(p, k) == 58 && ch(p, k + 1) == 47 && ch(p, k + 2) == 47) { u = k; break; }
+    }
+    if (u > a && u + 3 <= b) {
+      let s = u;
+      while (s > a && isSchemeChar(ch(p, s - 1))) s--;
+      if (s < u && isAlpha(ch(p, s))) {
+        let digit = false;
+        for (let i = u + 3; i < b; i++) if (isDigit(ch(p, i))) { digit = true; break; }
+        if (!digit) { mcopy(p, 0, L); return; }
+        mcopy(p, 0, u + 3); mwild(); mcopy(p, b, L);
+        gVarS = u + 3; gVarE = b;
+        return;
+      }
+    }
+    // path
+    const c0 = ch(p, a);
+    if (
+      (c0 == 47 && b - a >= 2) ||
+      (isAlpha(c0) && b - a >= 4 && ch(p, a + 1) == 58 && ch(p, a + 2) == 92) ||
+      (c0 == 126 && b - a >= 3 && ch(p, a + 1) == 47) ||
+      (c0 == 46 && b - a >= 3 && ch(p, a + 1) == 47) ||
+      (c0 == 46 && b - a >= 4 && ch(p, a + 1) == 46 && ch(p, a + 2) == 47)
+    ) {
+      mcopy(p, 0, a); mwild(); mcopy(p, b, L);
+      gVarS = a; gVarE = b;
+      return;
+    }
+    // e-mail
+    let at = -1;
+    for (let k = a; k < L; k++) if (ch(p, k) == 64) { at = k; break; }
+    if (at > a && at < b) {
+      let ok = true;
+      for (let i = a; i < at && ok; i++) if (!isEmailLocal(ch(p, i))) ok = false;
+      let dots = 0;
+      let lastDot = -1;
+      for (let i = at + 1; i < b && ok; i++) {
+        const c = ch(p, i);
+        if (c == 46) {
+          if (i == lastDot + 1 || i == at + 1) ok = false;
+          dots++;
+          lastDot = i;
+        } else if (!isAlpha(c) && !isDigit(c) && c != 45) ok = false;
+      }
+      if (ok && dots > 0 && b - lastDot - 1 >= 2) {
+        for (let i = lastDot + 1; i < b && ok; i++) if (!isAlpha(ch(p, i))) ok = false;
+        if (ok) {
+          mcopy(p, 0, a); mwild(); mcopy(p, b, L);
+          gVarS = a; gVarE = b;
+          return;
+        }
+      }
+    }
+  }
+  // segments; trailing dots stay outside the last segment
+  let tail = L;
+  while (tail > 0 && ch(p, tail - 1) == 46) tail--;
+  let i = 0;
+  while (i < tail) {
+    const c = ch(p, i);
+    if (isDelim(c)) {
+      if (c == 47 && i > 0 && isPathLead(ch(p, i - 1)) && i + 1 < L && !isDelim(ch(p, i + 1))) {
+        let j = i + 1;
+        while (j < tail && !isPathEnd(ch(p, j))) j++;
+        mwild();
+        if (gVarS < 0) gVarS = i;
+        gVarE = j;
+        i = j;
+        continue;
+      }
+      mput(c);
+      i++;
+      continue;
+    }
+    let e = i;
+    while (e < tail && !isDelim(ch(p, e))) e++;
+    let keep = maskSegment(p, i, e);
+    if (keep < 0 && isHostPort(p, i, e, tail)) keep = 0;
+    if (keep < 0) mcopy(p, i, e);
+    else {
+      mcopy(p, i, i + keep);
+      mwild();
+      if (gVarS < 0) gVarS = i + keep;
+      gVarE = e;
+    }
+    i = e;
+  }
+  mcopy(p, tail, L);
+}
+
+/** 0: constant, 1: exactly <*>, 2: contains <*> */
+function kindOf(p: usize, len: i32): u8 {
+  if (len == 3 && ch(p, 0) == 60 && ch(p, 1) == 42 && ch(p, 2) == 62) return 1;
+  for (let i = 0; i + 3 <= len; i++) {
+    if (ch(p, i) == 60 && ch(p, i + 1) == 42 && ch(p, i + 2) == 62) return 2;
+  }
+  return 0;
+}
+@inline function isStar(p: usize, i: i32, len: i32): bool {
+  return i + 3 <= len && ch(p, i) == 60 && ch(p, i + 1) == 42 && ch(p, i + 2) == 62;
+}
+
+function globMatch(g: usize, gl: i32, s: usize, sl: i32): bool {
+  let gi = 0;
+  let si = 0;
+  let starG = -1;
+  let starS = 0;
+  while (si < sl) {
+    if (isStar(g, gi, gl)) {
+      starG = gi;
+      gi += 3;
+      starS = si;
+    } else if (gi < gl && ch(g, gi) == ch(s, si)) {
+      gi++;
+      si++;
+    } else if (starG >= 0) {
+      gi = starG + 3;
+      starS++;
+      si = starS;
+    } else return false;
+  }
+  while (isStar(g, gi, gl)) gi += 3;
+  return gi == gl;
+}
+
+function parseNumber(p: usize, s: i32, e: i32): f64 {
+  let i = s;
+  let neg = false;
+  if (i < e && (ch(p, i) == 45 || ch(p, i) == 43)) {
+    neg = ch(p, i) == 45;
+    i++;
+  }
+  let v: f64 = 0;
+  let digits = 0;
+  while (i < e && isDigit(ch(p, i)) && digits < 18) {
+    v = v * 10 + <f64>(ch(p, i) - 48);
+    i++;
+    digits++;
+  }
+  if (digits == 0 || (i < e && isDigit(ch(p, i)))) return NaN;
+  if (i < e && ch(p, i) == 46) {
+    i++;
+    let f: f64 = 0;
+    let scale: f64 = 1;
+    let fd = 0;
+    while (i < e && isDigit(ch(p, i))) {
+      if (fd < 15) {
+        f = f * 10 + <f64>(ch(p, i) - 48);
+        scale *= 10;
+        fd++;
+      }
+      i++;
+    }
+    v += f / scale;
+  }
+  const unit = e - i;
+  if (unit == 1 && ch(p, i) == 37) return neg ? -v : v;
+  if (unit > 3) return NaN;
+  for (let k = i; k < e; k++) if (!isAlpha(ch(p, k))) return NaN;
+  return neg ? -v : v;
+}
+
+// ---- JSON shape (into sbuf) --------------------------------------------------------------------------
+const sbuf = new StaticArray<u8>(4 * JSON_MAX_BYTES + 64);
+let spos: i32 = 0;
+let jp: usize = 0;
+let jn: i32 = 0;
+let ji: i32 = 0;
+let jpc: i32 = 0;
+const jStarts = new StaticArray<i32>(MAX_PARAMS);
+const jEnds = new StaticArray<i32>(MAX_PARAMS);
+
+@inline function sput(c: i32): void { unchecked(sbuf[spos++] = <u8>c); }
+@inline function swild(): void { sput(60); sput(42); sput(62); }
+function jparam(s: i32, e: i32): void {
+  if (jpc < MAX_PARAMS) {
+    unchecked(jStarts[jpc] = s);
+    unchecked(jEnds[jpc] = e);
+    jpc++;
+  }
+}
+function jws(): void { while (ji < jn && isWs(ch(jp, ji))) ji++; }
+function jskipString(): bool {
+  ji++;
+  while (ji < jn) {
+    const c = ch(jp, ji);
+    if (c == 92) ji += 2;
+    else if (c == 34) { ji++; return true; }
+    else ji++;
+  }
+  return false;
+}
+function jskipNested(): bool {
+  let depth = 0;
+  while (ji < jn) {
+    const c = ch(jp, ji);
+    if (c == 34) {
+      if (!jskipString()) return false;
+      continue;
+    }
+    if (c == 123 || c == 91) depth++;
+    else if (c == 125 || c == 93) {
+      depth--;
+      if (depth == 0) { ji++; return true; }
+    }
+    ji++;
+  }
+  return false;
+}
+function jvalue(depth: i32): bool {
+  jws();
+  if (ji >= jn) return false;
+  const c = ch(jp, ji);
+  if (c == 123) {
+    if (depth >= JSON_MAX_DEPTH) {
+      const s = ji;
+      if (!jskipNested()) return false;
+      jparam(s, ji);
+      swild();
+      return true;
+    }
+    return jobject(depth + 1);
+  }
+  if (c == 91) {
+    const s = ji;
+    if (!jskipNested()) return false;
+    jparam(s, ji);
+    sput(91); swild(); sput(93);
+    return true;
+  }
+  if (c == 34) {
+    const s = ji + 1;
+    if (!jskipString()) return false;
+    jparam(s, ji - 1);
+    swild();
+    return true;
+  }
+  if (c == 60 && ji + 2 < jn && ch(jp, ji + 1) == 42 && ch(jp, ji + 2) == 62) {
+    ji += 3;
+    swild();
+    return true;
+  }
+  const s = ji;
+  while (ji < jn && isScalarChar(ch(jp, ji))) ji++;
+  if (ji == s) return false;
+  jparam(s, ji);
+  swild();
+  return true;
+}
+function jobject(depth: i32): bool {
+  ji++;
+  sput(123);
+  jws();
+  if (ji < jn && ch(jp, ji) == 125) { ji++; sput(125); return true; }
+  for (let keys = 0; ; keys++) {
+    if (keys >= JSON_MAX_KEYS) return false;
+    jws();
+    if (ji >= jn || ch(jp, ji) != 34) return false;
+    const ks = ji;
+    if (!jskipString()) return false;
+    let ke = ji;
+    if (ke > jn) ke = jn;
+    for (let k = ks; k < ke; k++) sput(ch(jp, k));
+    jws();
+    if (ji >= jn || ch(jp, ji) != 58) return false;
+    ji++;
+    sput(58);
+    if (!jvalue(depth)) return false;
+    jws();
+    if (ji >= jn) return false;
+    const c = ch(jp, ji);
+    ji++;
+    if (c == 44) { sput(44); continue; }
+    if (c == 125) { sput(125); return true; }
+    return false;
+  }
+}
+/** Shape of the JSON object p[0, n) into sbuf[0, spos); false when it is not one. */
+function jsonShape(p: usize, n: i32): bool {
+  if (n > JSON_MAX_BYTES) return false;
+  jp = p; jn = n; ji = 0; spos = 0; jpc = 0;
+  jws();
+  if (ji >= jn || ch(jp, ji) != 123) return false;
+  if (!jobject(1)) return false;
+  jws();
+  return ji == jn;
+}
+
+// ---- templates and services --------------------------------------------------------------------------
+class Tpl {
+  id: f64 = 0;
+  svc: i32 = 0;
+  json: bool = false;
+  key: u64 = 0;
+  ntok: i32 = 0;
+  pat: StaticArray<u8> = new StaticArray<u8>(0);
+  ts: StaticArray<i32> = new StaticArray<i32>(0);
+  tl: StaticArray<i32> = new StaticArray<i32>(0);
+  th: StaticArray<u64> = new StaticArray<u64>(0);
+  kind: StaticArray<u8> = new StaticArray<u8>(0);
+  used: u64 = 0;
+  prev: Tpl | null = null;
+  next: Tpl | null = null;
+}
+
+class Svc {
+  leaves: Map<u64, Array<Tpl>> = new Map<u64, Array<Tpl>>();
+  shapes: Map<u64, Tpl> = new Map<u64, Tpl>();
+  head: Tpl | null = null; // least recently used
+  tail: Tpl | null = null; // most recently used
+  count: i32 = 0;
+}
+
+let cap: i32 = 2000;
+let nextIdV: f64 = 1;
+let tick: u64 = 0;
+const services = new Array<Svc | null>();
+const byId = new Map<u64, Tpl>();
+const pending = new Map<u64, Tpl>();
+
+export function init(maxTemplatesPerService: i32): void {
+  cap = maxTemplatesPerService < 1 ? 1 : maxTemplatesPerService;
+}
+export function nextId(): f64 { return nextIdV; }
+export function setNextId(id: f64): void { if (id > nextIdV) nextIdV = id; }
+
+function service(svc: i32): Svc {
+  while (services.length <= svc) services.push(null);
+  let s = unchecked(services[svc]);
+  if (s === null) {
+    s = new Svc();
+    services[svc] = s;
+  }
+  return s;
+}
+export function liveCount(svc: i32): i32 {
+  if (svc >= services.length) return 0;
+  const s = unchecked(services[svc]);
+  return s === null ? 0 : s.count;
+}
+
+function unlink(s: Svc, t: Tpl): void {
+  const p = t.prev;
+  const n = t.next;
+  if (p !== null) p.next = n; else s.head = n;
+  if (n !== null) n.prev = p; else s.tail = p;
+  t.prev = null;
+  t.next = null;
+}
+function linkTail(s: Svc, t: Tpl): void {
+  t.prev = s.tail;
+  t.next = null;
+  const tl = s.tail;
+  if (tl !== null) tl.next = t; else s.head = t;
+  s.tail = t;
+}
+function touch(s: Svc, t: Tpl): void {
+  t.used = ++tick;
+  if (s.tail === t) return;
+  unlink(s, t);
+  linkTail(s, t);
+}
+
+function addTpl(s: Svc, t: Tpl, report: bool): void {
+  let victim: Tpl | null = null;
+  if (!t.json && s.leaves.has(t.key)) {
+    const full = s.leaves.get(t.key);
+    if (full.length >= LEAF_MAX) {
+      let v = unchecked(full[0]);
+      for (let i = 1; i < full.length; i++) if (unchecked(full[i]).used < v.used) v = unchecked(full[i]);
+      victim = v;
+    }
+  }
+  if (victim === null && s.count >= cap) victim = s.head;
+  if (victim !== null) {
+    unlink(s, victim);
+    s.count--;
+    byId.delete(<u64>victim.id);
+    if (victim.json) s.shapes.delete(victim.key);
+    else {
+      const leaf = s.leaves.get(victim.key);
+      const k = leaf.indexOf(victim);
+      leaf.splice(k, 1);
+      if (leaf.length == 0) s.leaves.delete(victim.key);
+    }
+    pending.set(<u64>victim.id, victim);
+    if (report) unchecked(oEvicted[nEvicted++] = victim.id);
+  }
+  linkTail(s, t);
+  t.used = ++tick;
+  s.count++;
+  byId.set(<u64>t.id, t);
+  if (t.json) s.shapes.set(t.key, t);
+  else {
+    if (s.leaves.has(t.key)) s.leaves.get(t.key).push(t);
+    else {
+      const leaf = new Array<Tpl>();
+      leaf.push(t);
+      s.leaves.set(t.key, leaf);
+    }
+  }
+}
+
+// ---- the current line --------------------------------------------------------------------------------
+const lRawS = new StaticArray<i32>(MAX_TOKENS + 1); // raw token start (relative to the body)
+const lRawL = new StaticArray<i32>(MAX_TOKENS + 1);
+const lMS = new StaticArray<i32>(MAX_TOKENS + 1); // masked token in mbuf
+const lML = new StaticArray<i32>(MAX_TOKENS + 1);
+const lH = new StaticArray<u64>(MAX_TOKENS + 1);
+const lKind = new StaticArray<u8>(MAX_TOKENS + 1);
+const lVS = new StaticArray<i32>(MAX_TOKENS + 1);
+const lVE = new StaticArray<i32>(MAX_TOKENS + 1);
+let lN: i32 = 0;
+let lTrunc = false;
+
+function tokenize(p: usize, realEnd: i32): void {
+  const end = realEnd < MATCH_BYTES ? realEnd : MATCH_BYTES;
+  lTrunc = realEnd > MATCH_BYTES;
+  lN = 0;
+  mpos = 0;
+  let i = 0;
+  const mb = changetype<usize>(mbuf);
+  while (i < end) {
+    while (i < end && isSep(ch(p, i))) i++;
+    if (i >= end) break;
+    if (lN == MAX_TOKENS) { lTrunc = true; break; }
+    const s = i;
+    while (i < end && !isSep(ch(p, i))) i++;
+    const m0 = mpos;
+    maskToken(p + <usize>s, i - s);
+    const ml = mpos - m0;
+    unchecked(lRawS[lN] = s);
+    unchecked(lRawL[lN] = i - s);
+    unchecked(lMS[lN] = m0);
+    unchecked(lML[lN] = ml);
+    if (gFast) {
+      unchecked(lH[lN] = gHash);
+      unchecked(lKind[lN] = gKind);
+    } else {
+      unchecked(lH[lN] = hashBytes(mb + <usize>m0, ml));
+      unchecked(lKind[lN] = kindOf(mb + <usize>m0, ml));
+    }
+    unchecked(lVS[lN] = gVarS);
+    unchecked(lVE[lN] = gVarE);
+    lN++;
+  }
+  if (lTrunc) {
+    const m0 = mpos;
+    mwild();
+    unchecked(lRawS[lN] = end);
+    unchecked(lRawL[lN] = 0);
+    unchecked(lMS[lN] = m0);
+    unchecked(lML[lN] = 3);
+    unchecked(lH[lN] = hashBytes(mb + <usize>m0, 3));
+    unchecked(lKind[lN] = 1);
+    unchecked(lVS[lN] = -1);
+    unchecked(lVE[lN] = -1);
+    lN++;
+  }
+}
+
+function leafKey(n: i32, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
+  let k: u64 = 0xcbf29ce484222325;
+  for (let i = 0; i < PREFIX_TOKENS && i < n; i++) {
+    const t = unchecked(kinds[i]) == 0 ? unchecked(h[i]) : WILD_KEY;
+    k = (k ^ t) * 0x100000001b3;
+    k ^= k >>> 29;
+  }
+  return k ^ (<u64>n * 0x9e3779b97f4a7c15);
+}
+
+/** Builds a text template from token byte ranges in `src` (tokens joined by one space). */
+function makeText(id: f64, svc: i32, n: i32, src: usize, starts: StaticArray<i32>, lens: StaticArray<i32>): Tpl {
+  const t = new Tpl();
+  t.id = id;
+  t.svc = svc;
+  t.ntok = n;
+  let total = n > 0 ? n - 1 : 0;
+  for (let i = 0; i < n; i++) total += unchecked(lens[i]);
+  const pat = new StaticArray<u8>(total);
+  const ts = new StaticArray<i32>(n);
+  const tl = new StaticArray<i32>(n);
+  const th = new StaticArray<u64>(n);
+  const kind = new StaticArray<u8>(n);
+  const pp = changetype<usize>(pat);
+  let o = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) unchecked(pat[o++] = 32);
+    const l = unchecked(lens[i]);
+    memory.copy(pp + <usize>o, src + <usize>unchecked(starts[i]), <usize>l);
+    unchecked(ts[i] = o);
+    unchecked(tl[i] = l);
+    unchecked(th[i] = hashBytes(pp + <usize>o, l));
+    unchecked(kind[i] = kindOf(pp + <usize>o, l));
+    o += l;
+  }
+  t.pat = pat;
+  t.ts = ts;
+  t.tl = tl;
+  t.th = th;
+  t.kind = kind;
+  t.key = leafKey(n, th, kind);
+  return t;
+}
+
+function makeJson(id: f64, svc: i32, key: u64, src: usize, len: i32): Tpl {
+  const t = new Tpl();
+  t.id = id;
+  t.svc = svc;
+  t.json = true;
+  t.key = key;
+  const pat = new StaticArray<u8>(len);
+  memory.copy(changetype<usize>(pat), src, <usize>len);
+  t.pat = pat;
+  return t;
+}
+
+// generalisation scratch: the rebuilt tokens of a template
+let gbuf = new StaticArray<u8>(1024);
+const gS = new StaticArray<i32>(MAX_TOKENS + 1);
+const gL = new StaticArray<i32>(MAX_TOKENS + 1);
+
+/** Writes generalize(a, b) to gbuf at o; returns the new length. */
+function generalize(a: usize, la: i32, b: usize, lb: i32, o: i32): i32 {
+  const m = la < lb ? la : lb;
+  let p = 0;
+  while (p < m && ch(a, p) == ch(b, p)) p++;
+  while (p > 0 && !isGenDelim(ch(a, p - 1))) p--;
+  let s = 0;
+  while (s < m - p && ch(a, la - 1 - s) == ch(b, lb - 1 - s)) s++;
+  while (s > 0 && !isGenDelim(ch(a, la - s))) s--;
+  const g = changetype<usize>(gbuf) + <usize>o;
+  memory.copy(g, a, <usize>p);
+  store<u8>(g + <usize>p, 60);
+  store<u8>(g + <usize>p + 1, 42);
+  store<u8>(g + <usize>p + 2, 62);
+  memory.copy(g + <usize>p + 3, a + <usize>(la - s), <usize>s);
+  return p + 3 + s;
+}
+
+function literalPrefix(p: usize, len: i32): i32 {
+  for (let i = 0; i + 3 <= len; i++) if (isStar(p, i, len)) return i;
+  return len;
+}
+function literalSuffix(p: usize, len: i32): i32 {
+  for (let i = len - 3; i >= 0; i--) if (isStar(p, i, len)) return len - i - 3;
+  return len;
+}
+
+// ---- mining ------------------------------------------------------------------------------------------
+let curPc: i32 = 0;
+let curBase: i32 = 0;
+let curBs: i32 = 0;
+let curP: usize = 0;
+
+function addParam(slot: i32, s0: i32, e0: i32): void {
+  if (curPc >= MAX_PARAMS) return;
+  const k = curBase + curPc;
+  unchecked(oSlot[k] = <u16>slot);
+  unchecked(oStart[k] = curBs + s0);
+  unchecked(oLen[k] = e0 - s0);
+  unchecked(oNum[k] = parseNumber(curP, s0, e0));
+  curPc++;
+}
+
+function firstNonWs(p: usize, n: i32): i32 {
+  for (let i = 0; i < n; i++) {
+    const c = ch(p, i);
+    if (!isWs(c)) return c;
+  }
+  return -1;
+}
+
+const changedSet = new Set<u64>();
+
+export function mine(svc: i32, n: i32): void {
+  nChanged = 0;
+  nEvicted = 0;
+  pending.clear();
+  changedSet.clear();
+  const s = service(svc);
+  const base = changetype<usize>(inBuf);
+  const mb = changetype<usize>(mbuf);
+  for (let li = 0; li < n; li++) {
+    const bs = unchecked(inOffs[li]);
+    const be = unchecked(inOffs[li + 1]);
+    const p = base + <usize>bs;
+    const len = be - bs;
+    let flags: u8 = 0;
+    curPc = 0;
+    curBase = li * MAX_PARAMS;
+    curBs = bs;
+    curP = p;
+    let tpl: Tpl;
+    if (firstNonWs(p, len) == 123 && jsonShape(p, len)) {
+      flags |= FLAG_JSON;
+      const key = hashBytes(changetype<usize>(sbuf), spos);
+      if (s.shapes.has(key)) {
+        tpl = s.shapes.get(key);
+        touch(s, tpl);
+      } else {
+        tpl = makeJson(nextIdV, svc, key, changetype<usize>(sbuf), spos);
+        nextIdV += 1;
+        addTpl(s, tpl, true);
+        flags |= FLAG_NEW;
+      }
+      for (let k = 0; k < jpc; k++) addParam(k, unchecked(jStarts[k]), unchecked(jEnds[k]));
+    } else {
+      tokenize(p, len);
+      if (lTrunc) flags |= FLAG_TRUNCATED;
+      const ntok = lN;
+      const key = leafKey(ntok, lH, lKind);
+      let best: Tpl | null = null;
+      let bestEq: i64 = 0;
+      let bestDen: i64 = 1;
+      let bestWild: i32 = -1;
+      if (s.leaves.has(key)) {
+        const leaf = s.leaves.get(key);
+        const nl = leaf.length;
+        for (let j = 0; j < nl; j++) {
+          const t = unchecked(leaf[j]);
+          const th = t.th;
+          const tk = t.kind;
+          const pp = changetype<usize>(t.pat);
+          let eq = 0;
+          let wild = 0;
+          for (let i = 0; i < ntok; i++) {
+            const kind = unchecked(tk[i]);
+            if (kind == 1) wild++;
+            else if (unchecked(th[i]) == unchecked(lH[i])) eq++;
+            else if (kind == 2 && globMatch(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+          }
+          const den = ntok - wild;
+          const e: i64 = den == 0 ? 1 : <i64>eq;
+          const d: i64 = den == 0 ? 1 : <i64>den;
+          const lhs = e * bestDen;
+          const rhs = bestEq * d;
+          if (best === null || lhs > rhs || (lhs == rhs && wild > bestWild)) {
+            best = t;
+            bestEq = e;
+            bestDen = d;
+            bestWild = wild;
+          }
+        }
+      }
+      if (best !== null && (bestEq * SIM_DEN >= SIM_NUM * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
+        tpl = best;
+        const pp = changetype<usize>(tpl.pat);
+        let changed = false;
+        // first pass: does any position need generalising?
+        for (let i = 0; i < ntok; i++) {
+          const kind = unchecked(tpl.kind[i]);
+          if (kind == 1 || unchecked(tpl.th[i]) == unchecked(lH[i])) continue;
+          if (kind == 2 && globMatch(pp + <usize>unchecked(tpl.ts[i]), unchecked(tpl.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) continue;
+          changed = true;
+          break;
+        }
+        if (changed) {
+          const need = tpl.pat.length + 3 * ntok + 16;
+          if (gbuf.length < need) gbuf = new StaticArray<u8>(need * 2);
+          const gb = changetype<usize>(gbuf);
+          let o = 0;
+          for (let i = 0; i < ntok; i++) {
+            const kind = unchecked(tpl.kind[i]);
+            const ta = pp + <usize>unchecked(tpl.ts[i]);
+            const tlen = unchecked(tpl.tl[i]);
+            let keep = kind == 1 || unchecked(tpl.th[i]) == unchecked(lH[i]);
+            if (!keep && kind == 2 && globMatch(ta, tlen, mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) keep = true;
+            unchecked(gS[i] = o);
+            if (keep) {
+              memory.copy(gb + <usize>o, ta, <usize>tlen);
+              unchecked(gL[i] = tlen);
+              o += tlen;
+            } else {
+              const gl = generalize(ta, tlen, mb + <usize>unchecked(lMS[i]), unchecked(lML[i]), o);
+              unchecked(gL[i] = gl);
+              o += gl;
+            }
+          }
+          const nt = makeText(tpl.id, svc, ntok, gb, gS, gL);
+          // swap the new token data into the existing template object (keeps leaf/LRU links)
+          tpl.pat = nt.pat;
+          tpl.ts = nt.ts;
+          tpl.tl = nt.tl;
+          tpl.th = nt.th;
+          tpl.kind = nt.kind;
+          flags |= FLAG_CHANGED;
+        }
+        touch(s, tpl);
+      } else {
+        tpl = makeText(nextIdV, svc, ntok, mb, lMS, lML);
+        nextIdV += 1;
+        addTpl(s, tpl, true);
+        flags |= FLAG_NEW;
+      }
+      const last = lTrunc ? ntok - 1 : ntok;
+      const tp = changetype<usize>(tpl.pat);
+      for (let i = 0; i < last && curPc < MAX_PARAMS; i++) {
+        const kind = unchecked(tpl.kind[i]);
+        if (kind == 0) continue;
+        const off = unchecked(lRawS[i]);
+        const rl = unchecked(lRawL[i]);
+        const vs = unchecked(lVS[i]);
+        if (vs >= 0) addParam(i, off + vs, off + unchecked(lVE[i]));
+        else if (kind == 1) addParam(i, off, off + rl);
+        else {
+          const ta = tp + <usize>unchecked(tpl.ts[i]);
+          const tlen = unchecked(tpl.tl[i]);
+          const lp = literalPrefix(ta, tlen);
+          const ls = literalSuffix(ta, tlen);
+          if (lp + ls < rl) addParam(i, off + lp, off + rl - ls);
+          else addParam(i, off, off + rl);
+        }
+      }
+    }
+    unchecked(oIds[li] = tpl.id);
+    unchecked(oFlags[li] = flags);
+    unchecked(oPc[li] = <u8>curPc);
+    if ((flags & (FLAG_NEW | FLAG_CHANGED)) != 0) {
+      const k = <u64>tpl.id;
+      if (!changedSet.has(k)) {
+        changedSet.add(k);
+        unchecked(oChanged[nChanged++] = tpl.id);
+      }
+    }
+  }
+}
+
+/** Copies the pattern of template `id` (live, or evicted in the last batch) to patBuf; -1 if unknown. */
+export function patternOf(id: f64): i32 {
+  const k = <u64>id;
+  let t: Tpl | null = null;
+  if (byId.has(k)) t = byId.get(k);
+  else if (pending.has(k)) t = pending.get(k);
+  if (t === null) return -1;
+  const len = t.pat.length;
+  if (patBuf.length < len) patBuf = new StaticArray<u8>(len * 2);
+  memory.copy(changetype<usize>(patBuf), changetype<usize>(t.pat), <usize>len);
+  return len;
+}
+
+/** Re-creates template `id` of service `svc` from the pattern in inBuf[0, len). */
+export function restore(svc: i32, id: f64, len: i32): void {
+  const s = service(svc);
+  if (byId.has(<u64>id)) return;
+  const p = changetype<usize>(inBuf);
+  let t: Tpl;
+  if (len > 0 && ch(p, 0) == 123 && jsonShape(p, len) && spos == len && memory.compare(changetype<usize>(sbuf), p, <usize>len) == 0) {
+    const key = hashBytes(p, len);
+    if (s.shapes.has(key)) return;
+    t = makeJson(id, svc, key, p, len);
+  } else {
+    let n = 0;
+    let i = 0;
+    while (i < len && n < MAX_TOKENS + 1) {
+      while (i < len && ch(p, i) == 32) i++;
+      if (i >= len) break;
+      const st = i;
+      while (i < len && ch(p, i) != 32) i++;
+      unchecked(gS[n] = st);
+      unchecked(gL[n] = i - st);
+      n++;
+    }
+    t = makeText(id, svc, n, p, gS, gL);
+  }
+  addTpl(s, t, false);
+  if (id >= nextIdV) nextIdV = id + 1;
+}
+
+export function isLive(id: f64): i32 {
+  return byId.has(<u64>id) ? 1 : 0;
+}

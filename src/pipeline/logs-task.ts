@@ -1,0 +1,86 @@
+// Log ingest with template mining, run in the single-thread logs pool: one miner instance owns the
+// template ids (a counter), so every log batch must reach the same one. Decode → mine per service
+// (WASM) → fill template_id/template_params → CSV, plus the touched svc_log_templates rows, which
+// the writer upserts in the same commit as the logs.
+import { createMiner, type LogMiner, type StoredTemplateRow, type TemplateRow } from './logminer/index.js';
+import type { ColumnBatch } from '../store/batch.js';
+import { LOG_TEMPLATES, LOGS } from '../store/schema.js';
+import { encodeBatches } from './encode.js';
+import { decodeOtlp, DecodeError } from './decode.js';
+import { gunzipCapped } from './otlp-task.js';
+import type { IngestResult, OtlpTask } from './tasks.js';
+
+export interface LogsInitTask {
+  kind: 'logs-init';
+  rows: StoredTemplateRow[];
+}
+
+let miner: LogMiner | null = null;
+
+export function runLogsInit(task: LogsInitTask): number {
+  miner = createMiner();
+  miner.restore(task.rows);
+  return miner.nextTemplateId();
+}
+
+function templatesBatch(rows: readonly TemplateRow[]): ColumnBatch {
+  const columns: ColumnBatch['columns'] = {};
+  for (const c of LOG_TEMPLATES.columns) {
+    columns[c.name] = rows.map((r) => (c.name === 'timestamp' ? r.first_seen : ((r as unknown as Record<string, unknown>)[c.name] ?? null)) as never);
+  }
+  return { table: LOG_TEMPLATES.name, rows: rows.length, columns };
+}
+
+/** Mines the svc_logs batch in place (template_id, template_params); returns the template rows to upsert. */
+export function mineLogs(m: LogMiner, batch: ColumnBatch): TemplateRow[] {
+  const c = batch.columns;
+  const byService = new Map<string, number[]>();
+  for (let i = 0; i < batch.rows; i++) {
+    const s = c['service_name']![i] as string;
+    let l = byService.get(s);
+    if (!l) byService.set(s, (l = []));
+    l.push(i);
+  }
+  const ids = c['template_id']!;
+  const params = c['template_params']!;
+  for (const [service, idx] of byService) {
+    const r = m.mineBatch(
+      service,
+      idx.map((i) => (c['body']![i] as string | null) ?? ''),
+      {
+        timestampsUs: idx.map((i) => c['timestamp']![i] as number),
+        severityTexts: idx.map((i) => c['severity_text']![i] as string | null),
+        severityNumbers: idx.map((i) => (c['severity_number']![i] as number | null) ?? 0),
+        withParams: true,
+      },
+    );
+    idx.forEach((row, j) => {
+      ids[row] = r.templateIds[j]!;
+      const p = r.params?.[j];
+      params[row] = p && p.length ? JSON.stringify(p) : null;
+    });
+  }
+  // Created, changed, evicted and merely counted templates alike: upserted rows carry the counts.
+  const touched = new Map<number, TemplateRow>();
+  for (const t of m.drainDirty()) touched.set(t.template_id, t);
+  return [...touched.values()];
+}
+
+export function runLogs(task: OtlpTask): IngestResult {
+  try {
+    if (!miner) throw new Error('the log miner was not initialised');
+    const bytes = task.gzip ? gunzipCapped(task.body, task.maxBytes) : task.body;
+    if (bytes.byteLength > task.maxBytes) throw new DecodeError('TOO_LARGE', `body exceeds the limit of ${task.maxBytes} bytes`, 'send smaller batches');
+    const decoded = decodeOtlp('logs', task.encoding, bytes);
+    const templates: TemplateRow[] = [];
+    for (const b of decoded.batches) if (b.table === LOGS.name) templates.push(...mineLogs(miner, b));
+    const { parts, services, buckets } = encodeBatches(decoded.batches);
+    if (templates.length) parts.push({ ...encodeBatches([templatesBatch(templates)]).parts[0]!, upsert: true });
+    const out: IngestResult = { ok: true, parts, services, buckets, accepted: decoded.accepted, rejected: decoded.rejected };
+    if (decoded.errorMessage) out.errorMessage = decoded.errorMessage;
+    return out;
+  } catch (err) {
+    if (err instanceof DecodeError) return { ok: false, code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) };
+    return { ok: false, code: 'INTERNAL', message: (err as Error).message ?? String(err) };
+  }
+}

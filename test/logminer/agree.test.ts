@@ -1,0 +1,147 @@
+// The WASM engine and the TypeScript reference must produce identical output — ids, flags, parameter
+// ranges and numeric values, changed / evicted lists and patterns — on every Loghub line, with and
+// without eviction pressure, and on generated hostile input.
+import { describe, expect, it } from 'vitest';
+import { MAX_PARAMS, type CoreOutput, type MinerCore } from '../../src/pipeline/logminer/core.js';
+import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from '../../src/pipeline/logminer/loghub.js';
+import { ReferenceCore } from '../../src/pipeline/logminer/reference.js';
+import { WasmCore } from '../../src/pipeline/logminer/wasm-core.js';
+
+function run(core: MinerCore, svc: number, bodies: Uint8Array[]): CoreOutput & { patterns: Map<number, string> } {
+  const total = bodies.reduce((a, b) => a + b.length, 0);
+  const input = core.prepare(total, bodies.length);
+  let pos = 0;
+  bodies.forEach((b, i) => {
+    input.offsets[i] = pos;
+    input.bytes.set(b, pos);
+    pos += b.length;
+  });
+  input.offsets[bodies.length] = pos;
+  const o = core.mine(svc, bodies.length);
+  const n = bodies.length;
+  const copy = {
+    ids: o.ids.slice(0, n),
+    flags: o.flags.slice(0, n),
+    paramCount: o.paramCount.slice(0, n),
+    paramSlot: o.paramSlot.slice(0, n * MAX_PARAMS),
+    paramStart: o.paramStart.slice(0, n * MAX_PARAMS),
+    paramLen: o.paramLen.slice(0, n * MAX_PARAMS),
+    paramNum: o.paramNum.slice(0, n * MAX_PARAMS),
+    changed: o.changed.slice(0, o.changedCount),
+    changedCount: o.changedCount,
+    evicted: o.evicted.slice(0, o.evictedCount),
+    evictedCount: o.evictedCount,
+    patterns: new Map<number, string>(),
+  };
+  for (const id of [...copy.changed, ...copy.evicted]) copy.patterns.set(id, Buffer.from(core.patternBytes(id) ?? []).toString('latin1'));
+  return copy;
+}
+
+/** Compares two outputs line by line (only the meaningful parameter entries), failing with the line. */
+function expectSame(a: ReturnType<typeof run>, b: ReturnType<typeof run>, bodies: Uint8Array[], where: string): void {
+  for (let i = 0; i < bodies.length; i++) {
+    const ctx = `${where} line ${i}: ${Buffer.from(bodies[i]!.subarray(0, 200)).toString('latin1')}`;
+    expect(a.ids[i], ctx).toBe(b.ids[i]);
+    expect(a.flags[i], ctx).toBe(b.flags[i]);
+    expect(a.paramCount[i], ctx).toBe(b.paramCount[i]);
+    for (let k = i * MAX_PARAMS; k < i * MAX_PARAMS + a.paramCount[i]!; k++) {
+      expect([a.paramSlot[k], a.paramStart[k], a.paramLen[k]], ctx).toEqual([b.paramSlot[k], b.paramStart[k], b.paramLen[k]]);
+      expect(Object.is(a.paramNum[k], b.paramNum[k]), `${ctx} num ${a.paramNum[k]} vs ${b.paramNum[k]}`).toBe(true);
+    }
+  }
+  expect(Array.from(a.changed), where).toEqual(Array.from(b.changed));
+  expect(Array.from(a.evicted), where).toEqual(Array.from(b.evicted));
+  expect(a.patterns, where).toEqual(b.patterns);
+}
+
+function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number): void {
+  const w = new WasmCore({ maxTemplatesPerService: cap });
+  const r = new ReferenceCore({ maxTemplatesPerService: cap });
+  batches.forEach(({ svc, bodies }, bi) => expectSame(run(w, svc, bodies), run(r, svc, bodies), bodies, `batch ${bi} svc ${svc}`));
+  expect(w.nextId()).toBe(r.nextId());
+}
+
+const enc = new TextEncoder();
+
+describe.skipIf(!loghubAvailable())('WASM and reference agree on every Loghub line', () => {
+  const datasets = loghubAvailable() ? loadAllLoghub() : [];
+  const batches = (size: number) =>
+    datasets.flatMap((ds, svc) => {
+      const out: { svc: number; bodies: Uint8Array[] }[] = [];
+      for (let i = 0; i < ds.contents.length; i += size) out.push({ svc, bodies: ds.contents.slice(i, i + size).map((c) => enc.encode(c)) });
+      return out;
+    });
+  it('with the default cap', () => agree(batches(500), 2000));
+  it('under eviction pressure (cap 10, small batches)', () => agree(batches(97), 10));
+  it('one service for all datasets (cross-dataset leaves)', () => agree(batches(1000).map((b) => ({ ...b, svc: 0 })), 2000));
+});
+
+if (!loghubAvailable()) {
+  describe('WASM and reference agree on every Loghub line', () => {
+    it.skip(`skipped: ${LOGHUB_DIR} is absent (the shared corpora are not beside this checkout)`, () => {});
+  });
+}
+
+describe('WASM and reference agree on generated hostile input', () => {
+  // deterministic xorshift PRNG
+  let seed = 0x9e3779b9;
+  const rnd = (n: number): number => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  const pieces = [
+    'user', 'id=', '42', '0x1f', 'a3bb189e', '/var/log/x', 'http://h:80/p', 'a@b.co', '"q"', "'s'", '(', ')', '[', ']', '{', '}',
+    ':', '=', ',', ';', '<*>', '<', '>', '*', '-1.5e3', '12ms', '99%', 'node-7', 'blk_-9', 'core.3', '\\', '#', '!', '?', '&', '|',
+    'ünï', '\u0000', '\t', '..', '../x', '~/y', './z', 'k:/p', 'f(/a/b)', 'x.y.z', 'a_b_1', 'A1B2C3D4E5', '{"a":1}', '[1,2]', '"',
+  ];
+  const line = (): Uint8Array => {
+    const kind = rnd(10);
+    if (kind === 0) {
+      const b = new Uint8Array(rnd(300));
+      for (let i = 0; i < b.length; i++) b[i] = rnd(256);
+      return b;
+    }
+    if (kind === 1) {
+      const keys = ['a', 'b', 'msg', 'n'];
+      const parts = Array.from({ length: 1 + rnd(4) }, () => `"${keys[rnd(4)]}":${['1', '"x y"', '[1,{"z":2}]', '{"d":{"e":3}}', 'true', '<*>'][rnd(6)]}`);
+      return enc.encode(`${rnd(3) === 0 ? ' ' : ''}{${parts.join(',')}}${rnd(5) === 0 ? 'x' : ''}`);
+    }
+    const n = kind === 2 ? 100 + rnd(200) : 1 + rnd(12);
+    let s = '';
+    for (let i = 0; i < n; i++) {
+      let tok = '';
+      const k = 1 + rnd(3);
+      for (let j = 0; j < k; j++) tok += pieces[rnd(pieces.length)]!;
+      s += tok + [' ', ' ', '  ', '\t'][rnd(4)]!;
+    }
+    if (kind === 3) s = s.repeat(20);
+    return enc.encode(s);
+  };
+  it('random token soup, binary, JSON-like, long lines, with eviction', () => {
+    const batches = Array.from({ length: 60 }, (_, i) => ({ svc: i % 3, bodies: Array.from({ length: 50 }, line) }));
+    agree(batches, 25);
+  });
+  it('a flood of unique lines sharing one leaf (leaf bound and evictions)', () => {
+    const word = (): string => Array.from({ length: 3 + rnd(5) }, () => String.fromCharCode(97 + rnd(26))).join('');
+    const batches = Array.from({ length: 6 }, () => ({
+      svc: 0,
+      bodies: Array.from({ length: 100 }, () => enc.encode('event ' + Array.from({ length: 12 }, word).join(' '))),
+    }));
+    agree(batches, 2000);
+  });
+  it('restored state agrees', () => {
+    const w = new WasmCore({ maxTemplatesPerService: 5 });
+    const r = new ReferenceCore({ maxTemplatesPerService: 5 });
+    const patterns = ['a <*> b', '{"k":<*>,"m":[<*>]}', 'x=<*> y', '', 'dup', 'dup', '{"bad": 1', 'p q r s t'];
+    patterns.forEach((p, i) => {
+      w.restore(i % 2, 10 + i, enc.encode(p));
+      r.restore(i % 2, 10 + i, enc.encode(p));
+    });
+    for (let i = 10; i < 18; i++) expect(w.patternBytes(i), `id ${i}`).toEqual(r.patternBytes(i));
+    const bodies = ['a 1 b', '{"k":2,"m":[]}', 'x=3 y', 'dup', 'p q r s u', '{"bad": 1'].map((s) => enc.encode(s));
+    expectSame(run(w, 0, bodies), run(r, 0, bodies), bodies, 'restored svc 0');
+    expectSame(run(w, 1, bodies), run(r, 1, bodies), bodies, 'restored svc 1');
+  });
+});

@@ -1,0 +1,3 @@
+import { minerSuite } from './miner.cases.js';
+
+minerSuite('reference');
