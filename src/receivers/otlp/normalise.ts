@@ -162,7 +162,23 @@ export class SpanSink {
     c[S.events_json]!.push(p.eventsJson);
     c[S.links_json]!.push(p.linksJson);
     const pr = promoteSpan(p.kind, p.name, p.statusCode, p.attrs, p.exceptionType);
-    for (let i = 0; i < S_PROMOTED.length; i++) c[S_PROMOTED_IDX[i]!]!.push(pr[S_PROMOTED[i]!]);
+    const x = S_PROMOTED_IDX;
+    c[x[0]!]!.push(pr.operation);
+    c[x[1]!]!.push(pr.is_error);
+    c[x[2]!]!.push(pr.error_type);
+    c[x[3]!]!.push(pr.http_method);
+    c[x[4]!]!.push(pr.http_route);
+    c[x[5]!]!.push(pr.http_status_code);
+    c[x[6]!]!.push(pr.rpc_service);
+    c[x[7]!]!.push(pr.rpc_method);
+    c[x[8]!]!.push(pr.peer_service);
+    c[x[9]!]!.push(pr.db_system);
+    c[x[10]!]!.push(pr.gen_ai_system);
+    c[x[11]!]!.push(pr.gen_ai_operation);
+    c[x[12]!]!.push(pr.gen_ai_model);
+    c[x[13]!]!.push(pr.gen_ai_input_tokens);
+    c[x[14]!]!.push(pr.gen_ai_output_tokens);
+    c[x[15]!]!.push(pr.gen_ai_finish_reasons);
     pushResource(c, S_RES, res);
     this.b.rows++;
   }

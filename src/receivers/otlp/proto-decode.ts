@@ -336,8 +336,8 @@ class Out {
 
   /** Input bytes [s, e) as a JSON string literal (UTF-8 copied through; escapes as JSON.stringify). */
   jsonStr(s: number, e: number): void {
-    this.ensure((e - s) * 6 + 2);
-    const b = this.b;
+    this.ensure(e - s + 2);
+    let b = this.b;
     let n = this.n;
     let any = 0;
     b[n++] = 0x22;
@@ -346,6 +346,10 @@ class Out {
       any |= c;
       if (ESC[c] === 0) b[n++] = c;
       else {
+        // An escape takes up to 6 bytes: make room for it and the rest of the string.
+        this.n = n;
+        this.ensure(e - i + 7);
+        b = this.b;
         b[n++] = 0x5c;
         const x = ESC[c]!;
         if (x !== 0x75) b[n++] = x;
