@@ -12,6 +12,7 @@ import { startChildServer } from './lib/server.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { loadSql } from '../src/store/csv.js';
+import { STORE_CHECKPOINT_THRESHOLD } from '../src/store/db.js';
 import { SPANS, createTableSql } from '../src/store/schema.js';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
@@ -46,7 +47,8 @@ async function storageLimit(): Promise<number> {
       files.push(f);
       rows += parts.reduce((a, p) => a + p.rows, 0);
     }
-    const inst = await DuckDBInstance.create(join(dir, 'lake.duckdb'));
+    // The store's own settings (its checkpoint threshold), raw DuckDB otherwise.
+    const inst = await DuckDBInstance.create(join(dir, 'lake.duckdb'), { checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD });
     const conn = await inst.connect();
     await conn.run(createTableSql(SPANS));
     const start = performance.now();

@@ -7,54 +7,69 @@
 import type { ColumnBatch, CellValue } from './batch.js';
 import type { Column, Table } from './schema.js';
 
-const QUOTE = /"/g;
 // NUL cannot live in a DuckDB CSV field; it is replaced, like other undecodable input, by U+FFFD.
-const NUL = /\u0000/g;
+// Checked once over a whole batch's text rather than per cell: NUL is rare and one scan is cheap.
+const NUL = '\u0000';
 
-function cell(v: CellValue | undefined, col: Column): string {
-  if (v === null || v === undefined) return '';
+function quoteJson(v: unknown): string {
+  const json = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : typeof x === 'number' && !Number.isFinite(x) ? null : x));
+  return '"' + json.replaceAll('"', '""') + '"';
+}
+
+function double(n: number): string {
+  return Number.isFinite(n) ? String(n) : Number.isNaN(n) ? 'nan' : n > 0 ? 'inf' : '-inf';
+}
+
+/** JS for one cell of column j (value in `v`), appended to `out`. */
+function cellCode(col: Column, j: number): string {
+  const v = `v = a${j}[i];`;
   switch (col.type) {
-    case 'VARCHAR': {
-      const s = v as string;
-      let t = s.indexOf('"') >= 0 ? s.replace(QUOTE, '""') : s;
-      if (t.indexOf('\u0000') >= 0) t = t.replace(NUL, '\uFFFD');
-      return '"' + t + '"';
-    }
+    case 'VARCHAR':
+      return `${v} if (v != null) out += v.indexOf('"') === -1 ? '"' + v + '"' : '"' + v.replaceAll('"', '""') + '"';`;
     case 'TIMESTAMP':
-      return typeof v === 'number' ? String(Math.trunc(v)) : String(v);
+      return `${v} if (v != null) out += typeof v === 'number' ? Math.trunc(v) : String(v);`;
     case 'BOOLEAN':
-      return v ? 'true' : 'false';
-    case 'DOUBLE': {
-      const n = v as number;
-      return Number.isFinite(n) ? String(n) : Number.isNaN(n) ? 'nan' : n > 0 ? 'inf' : '-inf';
-    }
+      return `${v} if (v != null) out += v ? 'true' : 'false';`;
+    case 'DOUBLE':
+      return `${v} if (v != null) out += double(v);`;
     case 'VARCHAR[]':
     case 'DOUBLE[]':
-    case 'UBIGINT[]': {
-      const json = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : typeof x === 'number' && !Number.isFinite(x) ? null : x));
-      return '"' + json.replace(QUOTE, '""').replace(NUL, '\uFFFD') + '"';
-    }
+    case 'UBIGINT[]':
+      return `${v} if (v != null) out += quoteJson(v);`;
     default:
-      return String(v);
+      return `${v} if (v != null) out += v;`;
   }
+}
+
+type RowEncoder = (arrays: readonly (readonly unknown[] | undefined)[], n: number) => string;
+const encoders = new Map<string, RowEncoder>();
+
+/**
+ * A function specialised to the table's columns (no per-cell type dispatch): measured here on
+ * realistic spans, the generic per-cell encoder spent ~4x the protobuf decode time; this one a
+ * fraction of it.
+ */
+function encoderFor(table: Table): RowEncoder {
+  let enc = encoders.get(table.name);
+  if (enc) return enc;
+  const cols = table.columns;
+  const header = cols.map((_c, j) => `const a${j} = arrays[${j}] ?? EMPTY;`).join('\n');
+  const row = cols.map((c, j) => (j ? `out += ',';\n` : '') + cellCode(c, j)).join('\n');
+  const src = `${header}\nlet out = ''; let v;\nfor (let i = 0; i < n; i++) {\n${row}\nout += '\\n';\n}\nreturn out;`;
+  const make = new Function('double', 'quoteJson', 'EMPTY', `return function encodeRows(arrays, n) {\n${src}\n};`) as (
+    d: typeof double,
+    q: typeof quoteJson,
+    e: readonly unknown[],
+  ) => RowEncoder;
+  enc = make(double, quoteJson, []);
+  encoders.set(table.name, enc);
+  return enc;
 }
 
 /** Encodes a batch as CSV rows (no header) in the table's column order. */
 export function encodeCsv(table: Table, batch: ColumnBatch): string {
-  const cols = table.columns;
-  const arrays = cols.map((c) => batch.columns[c.name]);
-  const n = batch.rows;
-  const parts: string[] = new Array(n);
-  for (let i = 0; i < n; i++) {
-    let line = '';
-    for (let j = 0; j < cols.length; j++) {
-      if (j) line += ',';
-      const a = arrays[j];
-      line += cell(a ? a[i] : null, cols[j]!);
-    }
-    parts[i] = line;
-  }
-  return n ? parts.join('\n') + '\n' : '';
+  const out = encoderFor(table)(table.columns.map((c) => batch.columns[c.name] as readonly CellValue[] | undefined), batch.rows);
+  return out.indexOf(NUL) === -1 ? out : out.replaceAll(NUL, '\uFFFD');
 }
 
 function readType(col: Column): string {

@@ -19,6 +19,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
+export const STORE_CHECKPOINT_THRESHOLD = '256MB';
+
 export function tenantDir(dataDir: string, tenant: string): string {
   return tenant === 'default' ? resolve(dataDir) : resolve(dataDir, 'tenants', tenant);
 }
@@ -33,7 +35,7 @@ export async function openStore(dataDir: string, tenant = 'default'): Promise<St
   // DuckDB checkpoints when the WAL passes checkpoint_threshold (16 MB by default); ingest commits
   // are often larger, so every commit checkpointed: 33k rows/s. At 256 MB: 83k rows/s (measured
   // here on realistic spans), and a crash replays at most that much WAL.
-  const instance = await DuckDBInstance.create(path, { checkpoint_threshold: '256MB' });
+  const instance = await DuckDBInstance.create(path, { checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD });
   const writer = await instance.connect();
   try {
     await migrate(writer);
