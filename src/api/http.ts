@@ -208,7 +208,14 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
         release?.();
         return finish(errorReply(new ApiError('TOO_LARGE', `body exceeds the limit of ${limit} bytes`, 'send smaller batches')));
       }
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      // One ArrayBuffer owned by this body alone (never the shared Buffer pool), so it can be transferred.
+      let body: Buffer;
+      if (chunks.length === 1) body = chunks[0]!;
+      else {
+        body = Buffer.from(new ArrayBuffer(size));
+        let at = 0;
+        for (const c of chunks) at += c.copy(body, at);
+      }
       const request: Request = { method, path, query, headers, params: routeParams, body };
       Promise.resolve()
         .then(() => {

@@ -21,7 +21,10 @@ export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'
   let result: IngestResult;
   try {
     const pool = task.kind === 'otlp' && task.signal === 'logs' ? ctx.logPool : ctx.pool;
-    result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes })) as IngestResult;
+    // A body that owns its whole ArrayBuffer moves to the worker instead of being copied.
+    const b = task.body;
+    const transferList = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? [b.buffer] : undefined;
+    result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes }, transferList ? { transferList } : {})) as IngestResult;
   } catch (err) {
     throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later');
   }
