@@ -3,7 +3,7 @@
 // includes) to build/wasm/<name>.wasm, then the TypeScript to dist/. Each step is skipped when its
 // outputs are newer than every input, so `npm start` and `npm test` stay fast on a warm tree.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -60,7 +60,8 @@ if (force || mtime(tsStamp) <= tsInputs) {
   stale = true;
   if (!check) {
     execFileSync(bin('tsc'), ['-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
-    execFileSync(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(tsStamp)}, String(Date.now()))`]);
+    chmodSync(join(root, 'dist', 'src', 'cli', 'main.js'), 0o755); // the package's `tds` bin
+    writeFileSync(tsStamp, String(Date.now()));
   }
 }
 if (check) process.exit(stale ? 1 : 0);

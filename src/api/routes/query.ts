@@ -4,7 +4,6 @@ import { json, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import type { QueryPool } from '../../query/index.js';
 
-const TEXT_TYPES = new Set(['', 'text/plain', 'application/sql', 'text/sql']);
 
 export function queryRoute(queries: QueryPool): RouteSpec {
   return {
@@ -13,11 +12,13 @@ export function queryRoute(queries: QueryPool): RouteSpec {
     doc: DOCS.runQuery,
     maxBody: 256 * 1024,
     async handler(req) {
+      // The body is the statement whatever its label (curl --data says form-urlencoded but sends the
+      // bytes as they are); only a JSON-wrapped statement, a common mistake, is refused.
       const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      if (!TEXT_TYPES.has(ct)) {
-        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${ct} is not accepted`, 'send the raw SQL statement as the body with Content-Type: text/plain');
-      }
       const sql = req.body.toString('utf8');
+      if (ct === 'application/json' && /^\s*[{"]/.test(sql)) {
+        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'the body is JSON; /v1/query takes the raw SQL statement', 'send the statement itself as the body with Content-Type: text/plain');
+      }
       if (!sql.trim()) throw new ApiError('BAD_REQUEST', 'the body is empty', 'send one SELECT statement as the text/plain body');
       const answer = await queries.query(sql);
       return json(200, answer.rows);
