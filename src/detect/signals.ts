@@ -21,46 +21,41 @@ export interface SignalDef {
 /** Bucket start of a timestamp column: floor to the 5-minute grid since the epoch. */
 const bucketOf = (col: string) => `make_timestamp((epoch_us(${col}) // ${BUCKET_US}) * ${BUCKET_US})`;
 
+/** One signal's bucket aggregate over [lo, hi) of a table: (timestamp, service_name, operation, signal, value, n, k). */
+function aggregate(name: SignalName, table: string, entity: string, value: string, n: string, k: string, filter = '') {
+  return (lo: string, hi: string) =>
+    `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, ${entity} AS operation, '${name}' AS signal, ` +
+    `${value} AS value, ${n} AS n, ${k} AS k FROM ${table} WHERE ${filter}timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`;
+}
+
 export const SIGNALS: readonly SignalDef[] = [
   {
     name: 'error_rate',
     entity: 'operation',
     unit: 'percent of calls',
     missing: 'none',
-    aggregate: (lo, hi) =>
-      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, operation, 'error_rate' AS signal, ` +
-      `100.0 * count_if(is_error) / count(*) AS value, count(*) AS n, count_if(is_error) AS k ` +
-      `FROM ${SPANS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+    aggregate: aggregate('error_rate', SPANS.name, 'operation', '100.0 * count_if(is_error) / count(*)', 'count(*)', 'count_if(is_error)'),
   },
   {
     name: 'latency_p95',
     entity: 'operation',
     unit: 'microseconds',
     missing: 'none',
-    aggregate: (lo, hi) =>
-      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, operation, 'latency_p95' AS signal, ` +
-      `quantile_cont(duration_us, 0.95) AS value, count(*) AS n, NULL::BIGINT AS k ` +
-      `FROM ${SPANS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+    aggregate: aggregate('latency_p95', SPANS.name, 'operation', 'quantile_cont(duration_us, 0.95)', 'count(*)', 'NULL::BIGINT'),
   },
   {
     name: 'log_volume',
     entity: 'service',
     unit: 'log records per 5-minute bucket',
     missing: 'zero',
-    aggregate: (lo, hi) =>
-      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, service_name AS operation, 'log_volume' AS signal, ` +
-      `count(*)::DOUBLE AS value, count(*) AS n, NULL::BIGINT AS k ` +
-      `FROM ${LOGS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+    aggregate: aggregate('log_volume', LOGS.name, 'service_name', 'count(*)::DOUBLE', 'count(*)', 'NULL::BIGINT'),
   },
   {
     name: 'error_log_rate',
     entity: 'service',
     unit: 'error log records per 5-minute bucket',
     missing: 'zero',
-    aggregate: (lo, hi) =>
-      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, service_name AS operation, 'error_log_rate' AS signal, ` +
-      `count_if(is_error)::DOUBLE AS value, count(*) AS n, count_if(is_error) AS k ` +
-      `FROM ${LOGS.name} WHERE timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+    aggregate: aggregate('error_log_rate', LOGS.name, 'service_name', 'count_if(is_error)::DOUBLE', 'count(*)', 'count_if(is_error)'),
   },
   {
     // Time-valued profiles (cpu, wall: nanoseconds) are the cost; byte and count profiles measure
@@ -69,10 +64,7 @@ export const SIGNALS: readonly SignalDef[] = [
     entity: 'service',
     unit: 'profiled nanoseconds per 5-minute bucket',
     missing: 'none',
-    aggregate: (lo, hi) =>
-      `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, service_name AS operation, 'profile_cost' AS signal, ` +
-      `sum(value)::DOUBLE AS value, sum(sample_count)::BIGINT AS n, NULL::BIGINT AS k ` +
-      `FROM ${PROFILES.name} WHERE unit = 'nanoseconds' AND timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+    aggregate: aggregate('profile_cost', PROFILES.name, 'service_name', 'sum(value)::DOUBLE', 'sum(sample_count)::BIGINT', 'NULL::BIGINT', "unit = 'nanoseconds' AND "),
   },
 ];
 
