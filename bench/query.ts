@@ -13,6 +13,8 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { startServer } from '../src/server.js';
+import { loadConfig } from '../src/config.js';
 import { checkSelect } from '../src/query/guard.js';
 import { QueryPool } from '../src/query/pool.js';
 import { ALL_TABLES, createTableSql } from '../src/store/schema.js';
@@ -190,6 +192,58 @@ async function scanFigures(conn: DuckDBConnection, sql: string, total: number): 
   return { rowsInTable: total, rowsScanned: scanned, rowsMatched: matched, ms: elapsed };
 }
 
+type Results = Record<string, Record<string, { p50: number; p95: number; rows: number }>>;
+
+/** Every query through every runner, alternating the order, after warm-up; p50/p95 per runner. */
+async function measure(runners: Runner[], iterations: number): Promise<Results> {
+  const results: Results = {};
+  for (const [name, sql] of Object.entries(QUERIES)) {
+    const times: Record<string, number[]> = Object.fromEntries(runners.map((r) => [r.name, []]));
+    const rows: Record<string, number> = {};
+    for (const r of runners) for (let i = 0; i < 3; i++) rows[r.name] = await r.run(sql); // warm-up
+    for (let i = 0; i < iterations; i++) {
+      // Alternate the order so neither runner always benefits from the other's cache warming.
+      const order = i % 2 === 0 ? runners : [...runners].reverse();
+      for (const r of order) {
+        const t0 = performance.now();
+        await r.run(sql);
+        times[r.name]!.push(performance.now() - t0);
+      }
+    }
+    results[name] = {};
+    for (const r of runners) {
+      const sorted = times[r.name]!.sort((a, b) => a - b);
+      results[name]![r.name] = { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), rows: rows[r.name]! };
+    }
+  }
+  return results;
+}
+
+/**
+ * The real server, in this process, on the same store: raw SQL on the server's own DuckDB instance
+ * against the same SQL through POST /v1/query (guard + uWebSockets.js + JSON), alternating.
+ */
+async function measureServer(dir: string, iterations: number): Promise<Results> {
+  const config = loadConfig({
+    SVC_DATA_DIR: dir,
+    SVC_API_PORT: '0',
+    SVC_OTLP_HTTP_PORT: '0',
+    SVC_OTLP_GRPC_PORT: '0',
+    SVC_RETENTION_HOURS: '87600', // the generated spans are from 2024
+    SVC_DETECT_INTERVAL_S: '86400',
+    SVC_QUERY_ROW_CAP: '100000',
+    SVC_QUERY_TIMEOUT_MS: '60000',
+  });
+  const running = await startServer(config, () => {});
+  const raw = await running.store.instance.connect();
+  try {
+    return await measure([rawRunner(raw), httpRunner(`http://127.0.0.1:${running.ports.api}`)], iterations);
+  } finally {
+    raw.closeSync();
+    await running.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const { instance, writer, generatedMs } = await openBenchStore(args);
@@ -214,26 +268,7 @@ async function main(): Promise<void> {
   const runners: Runner[] = [rawRunner(raw), guardedRunner(pool)];
   if (args.http) runners.push(httpRunner(args.http));
 
-  const results: Record<string, Record<string, { p50: number; p95: number; rows: number }>> = {};
-  for (const [name, sql] of Object.entries(QUERIES)) {
-    const times: Record<string, number[]> = Object.fromEntries(runners.map((r) => [r.name, []]));
-    const rows: Record<string, number> = {};
-    for (const r of runners) for (let i = 0; i < 3; i++) rows[r.name] = await r.run(sql); // warm-up
-    for (let i = 0; i < args.iterations; i++) {
-      // Alternate the order so neither runner always benefits from the other's cache warming.
-      const order = i % 2 === 0 ? runners : [...runners].reverse();
-      for (const r of order) {
-        const t0 = performance.now();
-        await r.run(sql);
-        times[r.name]!.push(performance.now() - t0);
-      }
-    }
-    results[name] = {};
-    for (const r of runners) {
-      const sorted = times[r.name]!.sort((a, b) => a - b);
-      results[name]![r.name] = { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), rows: rows[r.name]! };
-    }
-  }
+  const results = await measure(runners, args.iterations);
 
   // The guard alone (parse via json_serialize_sql + AST walk).
   const guardTimes: number[] = [];
@@ -253,9 +288,10 @@ async function main(): Promise<void> {
   raw.closeSync();
   writer.closeSync();
   instance.closeSync();
+  const served = await measureServer(args.dir, args.iterations);
 
   if (args.json) {
-    console.log(JSON.stringify({ spans: total, generatedMs, results, guard: { p50: quantile(guardTimes, 0.5), p95: quantile(guardTimes, 0.95) }, zoneMaps: { narrow, unprunable } }, null, 2));
+    console.log(JSON.stringify({ spans: total, generatedMs, results, served, guard: { p50: quantile(guardTimes, 0.5), p95: quantile(guardTimes, 0.95) }, zoneMaps: { narrow, unprunable } }, null, 2));
     return;
   }
   console.log(`store: ${total.toLocaleString()} spans over ${HOURS} h in ${args.dir}${generatedMs !== null ? ` (generated in ${(generatedMs / 1000).toFixed(1)} s)` : ' (reused)'}`);
@@ -275,6 +311,14 @@ async function main(): Promise<void> {
       ].join(' '),
     );
   }
+  console.log('\nthrough the real server (POST /v1/query: guard + HTTP + JSON) against raw SQL on its own DuckDB instance:');
+  console.log(['query'.padEnd(18), 'raw p50'.padStart(10), 'http p50'.padStart(10), 'overhead'.padStart(10), 'ratio'.padStart(7), 'raw p95'.padStart(10), 'http p95'.padStart(10)].join(' '));
+  for (const [name, r] of Object.entries(served)) {
+    const base = r['raw']!;
+    const h = r['http']!;
+    console.log([name.padEnd(18), ms(base.p50).padStart(10), ms(h.p50).padStart(10), ms(h.p50 - base.p50).padStart(10), (h.p50 / base.p50).toFixed(2).padStart(7), ms(base.p95).padStart(10), ms(h.p95).padStart(10)].join(' '));
+  }
+  console.log('target: HTTP + guard add under 5 ms or 5% at p50, whichever is more');
   console.log(`\nguard alone (json_serialize_sql + AST walk): p50 ${ms(quantile(guardTimes, 0.5))} ms, p95 ${ms(quantile(guardTimes, 0.95))} ms`);
   console.log('\nzone maps (EXPLAIN ANALYZE, operator_rows_scanned of the table scan):');
   const line = (label: string, f: ScanFigures): string =>
