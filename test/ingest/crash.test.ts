@@ -45,3 +45,29 @@ it('loses no acknowledged span when killed with SIGKILL under load', async () =>
   // Nothing half-written either: a trace is there whole or not at all.
   for (const n of stored.values()) expect(n).toBe(50);
 });
+
+it('on SIGTERM finishes the requests in flight, keeps what it acknowledged and exits 0', async () => {
+  const dir = tempDir('tds-term-');
+  try {
+    const srv = await startTestServer({}, dir.dir);
+    const traceIds = Array.from({ length: 16 }, () => randomBytes(16));
+    const sends = traceIds.map((traceId) =>
+      postOtlp(srv.otlpHttp, 'traces', encodeTraces('term', Array.from({ length: 200 }, (_v, i) => ({ traceId, startUs: NOW_US + i, durationUs: 5 })))).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 20)); // some requests are being read or decoded now
+    const code = await srv.stop();
+    const statuses = await Promise.all(sends);
+    expect(code).toBe(0);
+    const rows = await queryStopped(dir.dir, `SELECT trace_id, count(*) AS n FROM svc_spans GROUP BY trace_id`);
+    const stored = new Map(rows.map((r) => [String(r['trace_id']), Number(r['n'])]));
+    statuses.forEach((s, i) => {
+      if (s === 200) expect(stored.get(traceIds[i]!.toString('hex'))).toBe(200);
+    });
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+  } finally {
+    dir.cleanup();
+  }
+});

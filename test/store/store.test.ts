@@ -101,3 +101,17 @@ describe('store', () => {
     expect([Number(r[0]), Number(r[1])]).toEqual([5, 0]);
   });
 });
+
+describe('retention', () => {
+  it('deletes rows older than the retention and keeps the rest', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    const now = Date.now() * 1000;
+    const hour = 3_600_000_000;
+    await w.submit(submitOf(spanBatch(4, (i) => ({ timestamp: now - (i < 2 ? 100 : 1) * hour, service_name: i < 2 ? 'old' : 'new' }))));
+    const { applyRetention } = await import('../../src/store/retention.js');
+    expect(await applyRetention(store, 72, now)).toBe(3); // two spans and the 'old' service entry
+    const rows = (await store.writer.runAndReadAll('SELECT service_name FROM svc_spans UNION ALL SELECT service_name FROM svc_services')).getRows().map((r) => r[0]);
+    expect(rows.sort()).toEqual(['new', 'new', 'new']);
+  });
+});
