@@ -151,37 +151,30 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
   }
 
   // 3. Load the points to feed: for resumed series only the new range; for fresh ones their whole
-  // (retention-bounded) history. The series table has one row per bucket and entity.
-  const points = new Map<string, Map<number, { value: number; n: number; k: number }>>();
-  const collect = (rows: Record<string, unknown>[], wanted: (key: string) => boolean) => {
+  // (retention-bounded) history. DuckDB folds each series into one JSON list of
+  // [bucket, value, n, k] (measured: row objects for 2.9M points took 11.6 s, this a fraction).
+  const points = new Map<string, number[][]>();
+  const load = async (where: string, wanted: (key: string) => boolean) => {
+    const rows = await deps.reads.use((c) =>
+      readRows(
+        c,
+        `SELECT service_name, operation, signal, to_json(list([epoch_us(timestamp) // ${BUCKET_US}, value, n, coalesce(k, 0)] ORDER BY timestamp))::VARCHAR AS pts ` +
+          `FROM ${SERIES.name} WHERE timestamp < ${bucketTs(closedLimit)} AND ${where} GROUP BY ALL`,
+      ),
+    );
     for (const r of rows) {
       const key = keyOf(String(r['service_name']), String(r['operation']), String(r['signal']));
-      if (!wanted(key)) continue;
-      let m = points.get(key);
-      if (!m) points.set(key, (m = new Map()));
-      m.set(Math.floor(Number(r['ts']) / BUCKET_US), { value: Number(r['value']), n: Number(r['n']), k: Number(r['k'] ?? 0) });
+      if (wanted(key)) points.set(key, JSON.parse(String(r['pts'])) as number[][]);
     }
   };
-  const cols = `service_name, operation, signal, epoch_us(timestamp) AS ts, value, n, k`;
-  if (resume.size) {
-    const lo = Math.min(...resume.values());
-    collect(
-      await deps.reads.use((c) => readRows(c, `SELECT ${cols} FROM ${SERIES.name} WHERE timestamp >= ${bucketTs(lo)} AND timestamp < ${bucketTs(closedLimit)}`)),
-      (k) => resume.has(k),
-    );
-  }
-  const freshKeys = [...fresh];
-  for (let off = 0; off < freshKeys.length; off += 1000) {
-    const tuples = freshKeys.slice(off, off + 1000).map((k) => {
+  if (resume.size) await load(`timestamp >= ${bucketTs(Math.min(...resume.values()))}`, (k) => resume.has(k));
+  if (fresh.size > 1000) await load('true', (k) => fresh.has(k)); // one scan beats a long IN list
+  else if (fresh.size) {
+    const tuples = [...fresh].map((k) => {
       const { signal, service, operation } = splitKey(k);
       return `(${sqlString(service)}, ${sqlString(operation)}, '${signal}')`;
     });
-    collect(
-      await deps.reads.use((c) =>
-        readRows(c, `SELECT ${cols} FROM ${SERIES.name} WHERE timestamp < ${bucketTs(closedLimit)} AND (service_name, operation, signal) IN (${tuples.join(', ')})`),
-      ),
-      (k) => fresh.has(k),
-    );
+    await load(`(service_name, operation, signal) IN (${tuples.join(', ')})`, (k) => fresh.has(k));
   }
   const plan = new Map<string, { from: number; reset: boolean }>();
   for (const [k, from] of resume) plan.set(k, { from, reset: false });
@@ -197,27 +190,26 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
   }
   const jobs = new Map<SignalName, Job[]>();
   for (const [key, p] of plan) {
-    const m = points.get(key);
-    if (!m || !m.size) continue;
+    const pts = points.get(key);
+    if (!pts || !pts.length) continue;
     const { signal } = splitKey(key);
     const def = signalDef(signal);
     if (!def) continue;
     const st = p.reset ? undefined : states.get(key);
-    const from = st ? p.from : Math.min(...m.keys());
+    const from = st ? p.from : pts[0]![0]!;
     const to = closedLimit - 1;
     const len = to - from + 1;
     if (len <= 0) continue;
-    const values = new Float64Array(len);
+    // Absent buckets: no observation (NaN, no calls) or a zero count, by signal.
+    const values = new Float64Array(len).fill(def.missing === 'zero' ? 0 : NaN);
     const calls = signal === 'error_rate' ? new Float64Array(len) : undefined;
-    for (let i = 0; i < len; i++) {
-      const pt = m.get(from + i);
-      if (!pt) {
-        values[i] = def.missing === 'zero' ? 0 : NaN;
-        if (calls) calls[i] = 0;
-      } else if (calls) {
-        values[i] = pt.k;
-        calls[i] = pt.n;
-      } else values[i] = pt.value;
+    for (const [bucket, value, n, k] of pts) {
+      const i = bucket! - from;
+      if (i < 0 || i >= len) continue;
+      if (calls) {
+        values[i] = k!;
+        calls[i] = n!;
+      } else values[i] = value!;
     }
     const input: DetectSeries = calls ? { values, calls } : { values };
     if (st) input.state = st.state;

@@ -19,8 +19,11 @@
  *   up to the next reported change or the last point fed in this call.
  * - Reported changes are final: a resumed run never reports a change again or moves it, and
  *   feeding a series in pieces gives the same changes as feeding it whole.
- * - Cost per point is bounded (at most `maxRuns` run-length hypotheses); a state is
- *   `stateSize(maxRuns)` doubles (~2.2 KB with the defaults) and is serialised by `saveState`.
+ * - Cost per point is bounded (at most `maxRuns` run-length hypotheses, 8 for the service signals);
+ *   a state is `stateSize(maxRuns)` doubles (784 bytes for the service signals) and `saveState`
+ *   serialises only its live part. Missing points cost nothing but advance the index.
+ * - Engines: 'wasm' (default; build/wasm/bocpd.wasm, one instance and one pinned buffer per
+ *   thread) or 'ts', the plain TypeScript reference; they agree within 1e-9 (test/detect).
  */
 import { BASE_CONFIG, SIGNAL_CONFIG, packParams, type DetectorConfig, type Signal } from './config.js';
 import { tsEngine, wasmEngine, type Engine } from './engine.js';
@@ -74,6 +77,7 @@ export class BocpdDetector {
   newState(): Float64Array {
     const s = new Float64Array(this.stateSize);
     s[S.cLast] = -1;
+    s[S.model] = MODEL[this.config.model] + 1;
     return s;
   }
 
@@ -106,10 +110,15 @@ export class BocpdDetector {
         ns.set(s.calls, o);
       }
       const prev = states?.[i];
+      const tag = MODEL[this.config.model] + 1;
       if (prev) {
         if (prev.length !== ss) throw new RangeError(`bocpd: series ${i}: state has ${prev.length} slots, this configuration needs ${ss}`);
+        if (prev[S.model] !== tag) throw new RangeError(`bocpd: series ${i}: state was made by another observation model`);
         st.set(prev, i * ss);
-      } else st[i * ss + S.cLast] = -1;
+      } else {
+        st[i * ss + S.cLast] = -1;
+        st[i * ss + S.model] = tag;
+      }
     }
     const ev = this.engine.run({ params: this.params, xs, ns, offsets, nSeries: n, states: st, stateSize: ss });
     const out: RunResult[] = [];

@@ -33,7 +33,7 @@ export const P = {
   n0: 14, // binomial: calls per bucket saturate at n0 effective calls (overdispersion)
   ga0: 15, // Gamma prior shape of the count rate (mean: first count, >= 1)
   dead: 16, // ...or once the runs older than the last reported change hold less than this mass
-  k0: 17, // poisson: overdispersion; counts are tempered by 1 / (1 + mean / k0)
+  k0: 17, // poisson: overdispersion; a run's counts are tempered by 1 / (1 + its mean / k0)
   spread: 18, // runs starting within this many points of the best one count together
   size: 19,
 } as const;
@@ -46,6 +46,7 @@ export const S = {
   mu0: 3, // Normal–Gamma prior mean, fixed at the first observation
   segSum: 4, // raw sums of the current reported regime (for segment means)
   segW: 5,
+  model: 6, // MODEL value + 1 of the configuration that made the state (checked on resume; engines ignore it)
   header: 8,
 } as const;
 
@@ -55,11 +56,11 @@ export const R = {
   start: 1,
   s1: 2, // normal: n; binomial: sum effective errors; poisson: sum counts
   s2: 3, // normal: mean; binomial: sum effective successes; poisson: number of points
-  s3: 4, // normal: M2 (sum of squared deviations)
+  s3: 4, // normal: M2 (sum of squared deviations); poisson: tempering weight w
   rawSum: 5, // raw units since start: errors, or sum of values
   rawW: 6, // calls, or number of observed points
   // binomial: ln Γ(a), ln Γ(b), ln Γ(a + b) of the run's posterior, carried so the next point needs
-  // three ln Γ instead of six
+  // three ln Γ instead of six; poisson: ln Γ(alpha), ln(beta / w), ln w
   c1: 7,
   c2: 8,
   c3: 9,

@@ -1,42 +1,46 @@
 // Plain TypeScript twin of assembly/bocpd.ts: the same algorithm over the same flat layouts
-// (layout.ts), statement for statement, so the two can be tested against each other. It is the
-// readable version; the WASM build is the fast one (bench/detect.ts).
+// (layout.ts) and the same state, so the two are tested against each other (test/detect) and a state
+// saved by one resumes on the other. This is the readable version: it computes every predictive
+// directly in the log domain. The WASM build is the fast one (bench/detect.ts): it carries ln Γ
+// terms from one point to the next (binomial), tabulates the Student-t Γ ratio, and scales masses
+// in the linear domain — same answers within float rounding.
 //
 // Bayesian online changepoint detection (Adams & MacKay 2007): for every point the posterior over
 // the current run length r (points since the last change) is updated with a constant hazard h:
 //   P(r_t = r+1) ∝ P(r_{t-1} = r) · p(x_t | run r) · (1 − h)
 //   P(r_t = 0)   ∝ p(x_t | prior) · h
 // Each run keeps conjugate sufficient statistics, so p(x_t | run) is a closed form (Student-t,
-// Beta–Binomial or negative binomial). Runs whose mass falls under eps are pruned and at most
-// maxRuns are kept (the lightest goes), so the cost per point is bounded.
+// Beta–Binomial or negative binomial). Runs whose mass falls under eps are pruned; above maxRuns the
+// lightest is merged into its older neighbour, so the cost per point is bounded.
 //
 // Reporting rule (online, stable): a change is reported at the start s* of the heaviest run that
 // began after the last reported change, once the runs that began within `spread` points of s* (and
 // after the last reported change) hold more than `threshold` of the mass and s* has been followed by
-// at least `minLag` points — or, when the change's location stays ambiguous, once the runs older than
-// the last reported change hold less than `dead` of the mass (the old regime is over). (Summing the mass of every run since the last change instead would
-// report spurious changes in any long regime: under a constant hazard that mass tends to 1.) A reported change
-// is never revised, and the state carries everything needed to continue, so feeding a series in
-// pieces gives exactly the answer of feeding it whole.
+// at least `minLag` points (optionally also once the runs older than the last reported change hold
+// less than `dead` of the mass; off by default). Summing the mass of every run since the last change
+// instead reports spurious changes in any long regime: under a constant hazard that mass tends to 1.
+// A reported change is never revised, and the state carries everything needed to continue, so
+// feeding a series in pieces gives exactly the answer of feeding it whole.
 import { EVENT_W, MODEL, P, R, S } from './layout.js';
 
 const HALF_LOG_2PI = 0.9189385332046728;
 const LOG_PI = 1.1447298858494002;
 
-/** ln Γ(x) for x > 0: shifted to x ≥ 10, then Stirling's series (abs. error < 1e-13). */
+/**
+ * ln Γ(x) for x > 0: Stirling's series with six terms for x ≥ 7 (next term < 7e-14); below 7,
+ * ln Γ(x) = ln Γ(x + 7) − ln(x (x+1) … (x+6)), the product taken as a shallow tree.
+ */
 export function lgamma(x: number): number {
   let shift = 0;
-  if (x < 10) {
-    let prod = 1;
-    while (x < 10) {
-      prod *= x;
-      x += 1;
-    }
-    shift = Math.log(prod);
+  if (x < 7) {
+    const p = x * (x + 1) * ((x + 2) * (x + 3)) * ((x + 4) * (x + 5) * (x + 6));
+    shift = Math.log(p);
+    x += 7;
   }
   const r = 1 / x;
   const r2 = r * r;
-  const series = r * (0.08333333333333333 - r2 * (0.002777777777777778 - r2 * (0.0007936507936507937 - r2 * 0.0005952380952380952)));
+  const series =
+    r * (0.08333333333333333 - r2 * (0.002777777777777778 - r2 * (0.0007936507936507937 - r2 * (0.0005952380952380952 - r2 * (0.0008417508417508417 - r2 * 0.0019175269175269176)))));
   return (x - 0.5) * Math.log(x) - x + HALF_LOG_2PI + series - shift;
 }
 
@@ -68,10 +72,27 @@ function bbLogPred(a: number, b: number, k: number, n: number): number {
   return lgamma(a + k) + lgamma(b + n - k) - lgamma(a + b + n) - lgamma(a) - lgamma(b) + lgamma(a + b);
 }
 
+/** n is 1, 2, 4, 8, ...: the points after which a Gamma–Poisson run refreshes its weight w. */
+function isPow2(n: number): boolean {
+  return n < 1073741824 && (n & (n - 1)) === 0;
+}
+
+/** Carries ln Γ(alpha), ln(beta / w), ln w of a Gamma–Poisson run (used by the WASM build). */
+function gpCache(p: Float64Array, mu0: number, st: Float64Array, o: number): void {
+  const w = st[o + R.s3]!;
+  st[o + R.c1] = lgamma(p[P.ga0]! + w * st[o + R.s1]!);
+  st[o + R.c2] = Math.log(p[P.ga0]! / mu0 / w + st[o + R.s2]!);
+  st[o + R.c3] = Math.log(w);
+}
+
 /**
  * log p(k | run) for the Gamma–Poisson model. Overdispersion: the Poisson likelihood of a run is
  * tempered by w = 1 / (1 + mean / k0), i.e. counts weigh as k·w (a bucket of mean m carries the
- * evidence of at most k0 Poisson counts). The rate posterior is Gamma(alpha, beta) in raw units; the
+ * evidence of about k0 Poisson counts when m >> k0). A run's w comes from its posterior mean, refreshed
+ * when it has seen 1, 2, 4, 8, ... points (a new run starts with the prior's), so between refreshes its
+ * posterior updates incrementally (the WASM build carries its ln Γ terms). (Fixing w at a run's first
+ * count instead made runs started on a low count over-confident: spurious changes between equal
+ * means on the synthetic tests.) The rate posterior is Gamma(alpha, beta) in raw units; the
  * tempered count k·w is negative binomial with shape alpha and rate beta / w; log w is the Jacobian
  * back to k.
  */
@@ -170,10 +191,15 @@ export function runSeries(
         const sum = st[o + R.s1]!;
         const cnt = st[o + R.s2]!;
         const gb = p[P.ga0]! / mu0;
-        const w = 1 / (1 + (p[P.ga0]! + sum) / (gb + cnt) / p[P.k0]!);
+        let w = st[o + R.s3]!;
+        if (isPow2(cnt)) {
+          w = 1 / (1 + (p[P.ga0]! + sum) / (gb + cnt) / p[P.k0]!);
+          st[o + R.s3] = w;
+        }
         lp = gpLogPred(p[P.ga0]! + w * sum, gb + w * cnt, k, w);
         st[o + R.s1] = sum + k;
         st[o + R.s2] = cnt + 1;
+        gpCache(p, mu0, st, o);
       } else {
         const n = st[o + R.s1]!;
         const mean = st[o + R.s2]!;
@@ -205,7 +231,8 @@ export function runSeries(
       } else if (kind === MODEL.poisson) {
         st[o + R.s1] = k;
         st[o + R.s2] = 1;
-        st[o + R.s3] = 0;
+        st[o + R.s3] = 1 / (1 + mu0 / p[P.k0]!); // the weight the prior predictive used
+        gpCache(p, mu0, st, o);
       } else {
         st[o + R.s1] = 1;
         st[o + R.s2] = y;

@@ -1,0 +1,70 @@
+// Seeded synthetic 5-minute series for the detector tests (mulberry32 + Box–Muller).
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function gauss(r: () => number): number {
+  return Math.sqrt(-2 * Math.log(r() + 1e-300)) * Math.cos(2 * Math.PI * r());
+}
+
+export function poisson(r: () => number, mean: number): number {
+  if (mean > 50) return Math.max(0, Math.round(mean + Math.sqrt(mean) * gauss(r)));
+  const l = Math.exp(-mean);
+  let k = 0;
+  let p = 1;
+  for (;;) {
+    p *= r();
+    if (p <= l) return k;
+    k++;
+  }
+}
+
+export function binomial(r: () => number, n: number, p: number): number {
+  if (n > 200) return Math.max(0, Math.min(n, Math.round(n * p + Math.sqrt(n * p * (1 - p)) * gauss(r))));
+  let k = 0;
+  for (let i = 0; i < n; i++) if (r() < p) k++;
+  return k;
+}
+
+/** Error-rate series: calls per bucket around `traffic` (±20%), error probability p (p2 from `at`). */
+export function errorSeries(seed: number, n: number, traffic: number, p: number, at = n, p2 = p): { values: Float64Array; calls: Float64Array } {
+  const r = rng(seed);
+  const values = new Float64Array(n);
+  const calls = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = poisson(r, traffic * (1 + 0.2 * gauss(r) ** 2));
+    calls[i] = c;
+    values[i] = binomial(r, c, i >= at ? p2 : p);
+  }
+  return { values, calls };
+}
+
+/** Positive series with multiplicative noise sd `cv` (latency p95 µs, profile cost). */
+export function lognormalSeries(seed: number, n: number, level: number, cv: number, at = n, factor = 1): Float64Array {
+  const r = rng(seed);
+  const v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = level * (i >= at ? factor : 1) * Math.exp(cv * gauss(r));
+  return v;
+}
+
+/** Counts per bucket with overdispersion (gamma-mixed Poisson, cv ~`cv`). */
+export function countSeries(seed: number, n: number, mean: number, cv: number, at = n, factor = 1): Float64Array {
+  const r = rng(seed);
+  const v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = poisson(r, mean * (i >= at ? factor : 1) * Math.max(0.05, 1 + cv * gauss(r)));
+  return v;
+}
+
+export function normalSeries(seed: number, n: number, at = n, shift = 0): Float64Array {
+  const r = rng(seed);
+  const v = new Float64Array(n);
+  for (let i = 0; i < n; i++) v[i] = gauss(r) + (i >= at ? shift : 0);
+  return v;
+}
