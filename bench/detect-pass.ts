@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     const reads = await createReadPool(store.instance, 4);
     const pool = createPool(2);
     const deps = { store, writer, reads, pool, graceS: 0 };
-    await pool.run({ kind: 'detect', signal: 'latency_p95', series: [{ values: new Float64Array(4) }] }); // start the threads
+    await pool.run({ kind: 'detect', signal: 'latency_p95', series: [{ points: '[]', from: 0, length: 4, missing: 'none' }] }); // start the threads
     console.log(`store: ${OPS * 2} series (${OPS} operations × error_rate, latency_p95), ${HISTORY + 1} buckets each; ${OPS * SPANS_PER_OP} raw spans per new bucket`);
     const p1 = await runPass(deps, (newest + 1) * BUCKET_US + 1);
     console.log(`pass 1 (every series fed its whole history): ${p1.duration_ms.toFixed(0)} ms — ${p1.series_updated} series, ${p1.points_fed} points, ${p1.buckets_closed} bucket closed, ${p1.anomalies_written} anomalies`);
