@@ -13,7 +13,10 @@ export function encodeBatches(batches: readonly ColumnBatch[]): { parts: Encoded
     if (!b.rows) continue;
     const table = tableByName(b.table);
     if (!table) throw new Error(`decoder produced rows for unknown table ${b.table}`);
-    parts.push({ table: b.table, rows: b.rows, csv: utf8.encode(encodeCsv(table, b)) });
+    const part: EncodedPart = { table: b.table, rows: b.rows, csv: utf8.encode(encodeCsv(table, b)) };
+    // A table with a primary key holds the latest row per key (log templates as counts move).
+    if (table.primaryKey) part.upsert = true;
+    parts.push(part);
   }
   return { parts, services: serviceSpans(batches), buckets: touchedBuckets(batches) };
 }

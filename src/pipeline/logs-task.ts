@@ -5,9 +5,7 @@
 import { createMiner, type LogMiner, type StoredTemplateRow, type TemplateRow } from './logminer/index.js';
 import type { ColumnBatch } from '../store/batch.js';
 import { LOG_TEMPLATES, LOGS } from '../store/schema.js';
-import { encodeBatches } from './encode.js';
-import { decodeOtlp, DecodeError } from './decode.js';
-import { gunzipCapped } from './otlp-task.js';
+import { failure, runOtlp } from './otlp-task.js';
 import type { IngestResult, OtlpTask } from './tasks.js';
 
 export interface LogsInitTask {
@@ -67,20 +65,12 @@ export function mineLogs(m: LogMiner, batch: ColumnBatch): TemplateRow[] {
 }
 
 export function runLogs(task: OtlpTask): IngestResult {
-  try {
-    if (!miner) throw new Error('the log miner was not initialised');
-    const bytes = task.gzip ? gunzipCapped(task.body, task.maxBytes) : task.body;
-    if (bytes.byteLength > task.maxBytes) throw new DecodeError('TOO_LARGE', `body exceeds the limit of ${task.maxBytes} bytes`, 'send smaller batches');
-    const decoded = decodeOtlp('logs', task.encoding, bytes);
+  const m = miner;
+  if (!m) return failure(new Error('the log miner was not initialised'));
+  return runOtlp(task, (batches) => {
     const templates: TemplateRow[] = [];
-    for (const b of decoded.batches) if (b.table === LOGS.name) templates.push(...mineLogs(miner, b));
-    const { parts, services, buckets } = encodeBatches(decoded.batches);
-    if (templates.length) parts.push({ ...encodeBatches([templatesBatch(templates)]).parts[0]!, upsert: true });
-    const out: IngestResult = { ok: true, parts, services, buckets, accepted: decoded.accepted, rejected: decoded.rejected };
-    if (decoded.errorMessage) out.errorMessage = decoded.errorMessage;
-    return out;
-  } catch (err) {
-    if (err instanceof DecodeError) return { ok: false, code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) };
-    return { ok: false, code: 'INTERNAL', message: (err as Error).message ?? String(err) };
-  }
+    for (const b of batches) if (b.table === LOGS.name) templates.push(...mineLogs(m, b));
+    // Template rows are upserted (latest counts win) in the same commit as the logs.
+    return templates.length ? [...batches, templatesBatch(templates)] : batches;
+  });
 }
