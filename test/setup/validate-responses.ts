@@ -1,0 +1,22 @@
+// Every answer the tests receive from the real server's API is checked against the API description
+// (the same document GET /openapi.json serves): the status must be documented for the operation and
+// the body must match its schema, or the test that made the request fails. Answers from the OTLP
+// port (not part of the description) and from other test servers (no uWebSockets header) pass.
+import { checkResponse, fullOpenApi, matchPathTemplate } from '../helpers/api.js';
+
+const realFetch = globalThis.fetch;
+
+globalThis.fetch = async function checkedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const res = await realFetch(input, init);
+  if (!res.headers.has('uwebsockets')) return res;
+  const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+  const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+  const doc = fullOpenApi();
+  const template = matchPathTemplate(doc, url.pathname);
+  if (!template || !doc['paths'][template][method.toLowerCase()]) return res;
+  const contentType = res.headers.get('content-type') ?? undefined;
+  const text = await res.clone().text();
+  const body = contentType?.startsWith('application/json') && text ? (JSON.parse(text) as unknown) : text;
+  checkResponse(method, template, res.status, body, contentType ? { contentType } : {});
+  return res;
+};
