@@ -2,7 +2,7 @@
 // durable), and the cost mining adds: one core's decode → CSV of the same batches without mining
 // against decode → mine → CSV, measured in the same run.
 import { loghubLines, encodeLogs } from './lib/logs.js';
-import { startChildServer } from './lib/server.js';
+import { serverEnv, startChildServer } from './lib/server.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { createMiner } from '../src/pipeline/logminer/index.js';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   console.log(`reference  decode + CSV (1 core)            ${plain.toFixed(0).padStart(9)} lines/s`);
   console.log(`with       decode + mine + CSV (1 core)     ${mined.toFixed(0).padStart(9)} lines/s  (mining adds ${(1e6 / mined - 1e6 / plain).toFixed(2)} µs a line, ${((plain / mined - 1) * 100).toFixed(0)}%)`);
 
-  const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50' });
+  const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
   try {
     let acked = 0;
     let refused = 0;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realisticBatch } from './lib/spans.js';
-import { startChildServer } from './lib/server.js';
+import { serverEnv, startChildServer } from './lib/server.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { loadSql } from '../src/store/csv.js';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   console.log(`reference  storage limit (read_csv INSERT)  ${storage.toFixed(0).padStart(9)} spans/s`);
 
   for (const transport of ['otlp-http/protobuf', 'otlp-grpc'] as const) {
-    const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50' });
+    const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
     try {
       let send: Sender;
       let client: grpc.Client | undefined;

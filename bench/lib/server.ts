@@ -89,3 +89,8 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
     },
   };
 }
+
+/** The SVC_* settings of this process, so a benchmark run can configure the server it starts. */
+export function serverEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('SVC_') && e[1] !== undefined));
+}
