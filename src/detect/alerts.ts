@@ -38,6 +38,8 @@ interface AlertRow {
   before: number;
   after: number;
   startsBucket: number;
+  /** When it resolved (bucket); shifts at or before it are history, not a re-firing. */
+  endsBucket: number;
 }
 
 /** The container an alert names: k8s.container.name, else container.name (promoted), else the service. */
@@ -64,13 +66,14 @@ export async function alertStatements(conn: DuckDBConnection, shifts: readonly S
   const current = new Map<string, AlertRow>();
   for (const r of await readRows(
     conn,
-    `SELECT fingerprint, status, before, after, epoch_us(starts_at) AS s FROM ${ALERTS.name} WHERE fingerprint IN (${fps.map(sqlString).join(', ')})`,
+    `SELECT fingerprint, status, before, after, epoch_us(starts_at) AS s, epoch_us(ends_at) AS e FROM ${ALERTS.name} WHERE fingerprint IN (${fps.map(sqlString).join(', ')})`,
   )) {
     current.set(String(r['fingerprint']), {
       status: r['status'] as AlertStatus,
       before: Number(r['before']),
       after: Number(r['after']),
       startsBucket: Math.floor(Number(r['s']) / BUCKET_US),
+      endsBucket: r['e'] === null ? -Infinity : Math.floor(Number(r['e']) / BUCKET_US),
     });
   }
   const minBucket = ordered[0]!.bucket;
@@ -89,6 +92,8 @@ export async function alertStatements(conn: DuckDBConnection, shifts: readonly S
             `'${s.signal}', ${sqlString(container)}, ${at}, NULL, 1, ${s.before}, ${s.after}, ${now})`,
         );
       } else if (cur.status === 'resolved') {
+        // A refed series (late data) reports its old shifts again; only a newer one re-fires.
+        if (s.bucket <= cur.endsBucket) continue;
         out.push(
           `UPDATE ${ALERTS.name} SET status = 'firing', starts_at = ${at}, ends_at = NULL, occurrence_count = occurrence_count + 1, ` +
             `before = ${s.before}, after = ${s.after}, updated_at = ${now} WHERE fingerprint = ${sqlString(fp)}`,
@@ -97,10 +102,11 @@ export async function alertStatements(conn: DuckDBConnection, shifts: readonly S
         // Already firing and worse again: keep the start, record the newest level.
         out.push(`UPDATE ${ALERTS.name} SET after = ${s.after}, updated_at = ${now} WHERE fingerprint = ${sqlString(fp)}`);
       }
-      current.set(fp, { status: 'firing', before: cur?.status === 'firing' ? cur.before : s.before, after: s.after, startsBucket: s.bucket });
+      const still = cur?.status === 'firing';
+      current.set(fp, { status: 'firing', before: still ? cur.before : s.before, after: s.after, startsBucket: still ? cur.startsBucket : s.bucket, endsBucket: -Infinity });
     } else if (cur?.status === 'firing' && s.bucket > cur.startsBucket && Math.abs(s.after - cur.before) < Math.abs(s.after - cur.after)) {
       out.push(`UPDATE ${ALERTS.name} SET status = 'resolved', ends_at = ${at}, updated_at = ${now} WHERE fingerprint = ${sqlString(fp)}`);
-      current.set(fp, { ...cur, status: 'resolved' });
+      current.set(fp, { ...cur, status: 'resolved', endsBucket: s.bucket });
     }
   }
   return out;

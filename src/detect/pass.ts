@@ -11,14 +11,14 @@
 import type { Pool } from '../compute/pool.js';
 import { BUCKET_US } from '../store/batch.js';
 import { sqlString, sqlTimestamp, type Store } from '../store/db.js';
-import { encodeCsv, loadSql } from '../store/csv.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DETECTOR_STATE, DIRTY_BUCKETS, SERIES } from '../store/schema.js';
 import type { Writer } from '../store/writer.js';
 import type { ColumnBatch } from '../store/batch.js';
 import type { DetectOutput, DetectSeries, DetectTask } from './detect-task.js';
 import { drillDownSql } from './drilldown.js';
-import { SIGNALS, bucketTs, rebuildSeriesSql, signalDef, type SignalName } from './signals.js';
+import { bucketTs, rebuildSeriesSql, signalDef, type SignalName } from './signals.js';
+import { encodeBatches } from '../pipeline/encode.js';
 import { alertStatements, type ShiftEvent } from './alerts.js';
 
 export interface PassDeps {
@@ -243,7 +243,8 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
   }
   report.series_updated = stateBatch.rows;
 
-  // 5. Anomalies (worsening only, each shift once), alerts and states in one transaction.
+  // 5. Anomalies (worsening only, each shift once) and alerts in one transaction, then the states.
+  // A crash between the two only loses states: the next pass refeeds, and rows are not duplicated.
   const detectedAt = sqlTimestamp(nowUs);
   const worsening = shifts.filter((s) => s.after > s.before);
   await deps.writer.exclusive(async () => {
@@ -271,30 +272,13 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
       const alertSql = await alertStatements(w, shifts, nowUs);
       for (const s of alertSql) await w.run(s);
       report.alerts_changed = alertSql.length;
-      if (stateBatch.rows) {
-        await w.run(
-          `DELETE FROM ${DETECTOR_STATE.name} WHERE (service_name, operation, signal) IN (${Array.from({ length: stateBatch.rows }, (_v, i) => {
-            const c = stateBatch.columns;
-            return `(${sqlString(String(c['service_name']![i]))}, ${sqlString(String(c['operation']![i]))}, '${String(c['signal']![i])}')`;
-          }).join(', ')})`,
-        );
-        const file = `${deps.store.spoolDir}/detector-state-${process.pid}-${Date.now()}.csv`;
-        const { writeFile, rm } = await import('node:fs/promises');
-        await writeFile(file, encodeCsv(DETECTOR_STATE, stateBatch));
-        try {
-          await w.run(loadSql(DETECTOR_STATE, [file]));
-        } finally {
-          await rm(file, { force: true });
-        }
-      }
       await w.run('COMMIT');
     } catch (err) {
       await w.run('ROLLBACK').catch(() => {});
       throw err;
     }
   });
+  if (stateBatch.rows) await deps.writer.submit({ ...encodeBatches([stateBatch]), services: {} });
   report.duration_ms = performance.now() - started;
   return report;
 }
-
-export { SIGNALS };
