@@ -10,7 +10,7 @@
 // that bucket on are re-derived, so a shift seen on half-arrived data does not outlive the data.
 import type { Pool } from '../compute/pool.js';
 import { BUCKET_US } from '../store/batch.js';
-import { sqlString, sqlTimestamp, type Store } from '../store/db.js';
+import { inTransaction, sqlString, sqlTimestamp, type Store } from '../store/db.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DETECTOR_STATE, DIRTY_BUCKETS, SERIES } from '../store/schema.js';
 import type { Writer } from '../store/writer.js';
@@ -99,18 +99,13 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
     return report;
   }
   report.buckets_closed = dirty.length;
-  await deps.writer.exclusive(async () => {
-    const w = deps.store.writer;
-    await w.run('BEGIN TRANSACTION');
-    try {
+  const w = deps.store.writer;
+  await deps.writer.exclusive(() =>
+    inTransaction(w, async () => {
       for (const [a, b] of runs(dirty)) for (const s of rebuildSeriesSql(a, b)) await w.run(s);
       await w.run(`DELETE FROM ${DIRTY_BUCKETS.name} WHERE bucket < ${closedLimit} AND bucket IN (${dirty.join(', ')})`);
-      await w.run('COMMIT');
-    } catch (err) {
-      await w.run('ROLLBACK').catch(() => {});
-      throw err;
-    }
-  });
+    }),
+  );
 
   // 2. Which series have points in the closed dirty buckets, and from where each must be fed.
   const inDirty = `(epoch_us(timestamp) // ${BUCKET_US}) IN (${dirty.join(', ')})`;
@@ -247,10 +242,8 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
   // A crash between the two only loses states: the next pass refeeds, and rows are not duplicated.
   const detectedAt = sqlTimestamp(nowUs);
   const worsening = shifts.filter((s) => s.after > s.before);
-  await deps.writer.exclusive(async () => {
-    const w = deps.store.writer;
-    await w.run('BEGIN TRANSACTION');
-    try {
+  await deps.writer.exclusive(() =>
+    inTransaction(w, async () => {
       for (const [key, bucket] of resetFrom) {
         const { signal, service, operation } = splitKey(key);
         await w.run(
@@ -272,12 +265,8 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
       const alertSql = await alertStatements(w, shifts, nowUs);
       for (const s of alertSql) await w.run(s);
       report.alerts_changed = alertSql.length;
-      await w.run('COMMIT');
-    } catch (err) {
-      await w.run('ROLLBACK').catch(() => {});
-      throw err;
-    }
-  });
+    }),
+  );
   if (stateBatch.rows) await deps.writer.submit({ ...encodeBatches([stateBatch]), services: {} });
   report.duration_ms = performance.now() - started;
   return report;

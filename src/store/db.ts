@@ -62,6 +62,19 @@ export async function openStore(dataDir: string, tenant = 'default'): Promise<St
   };
 }
 
+/** Runs `fn` in one transaction on `conn`: committed if it resolves, rolled back if it throws. */
+export async function inTransaction<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    const out = await fn();
+    await conn.run('COMMIT');
+    return out;
+  } catch (err) {
+    await conn.run('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
 /** Quotes a string as a SQL literal (DuckDB strings have no backslash escapes). */
 export function sqlString(s: string): string {
   return "'" + s.replace(/'/g, "''") + "'";

@@ -3,6 +3,7 @@
 // recorded in svc_meta, and a file written by a newer version is refused rather than damaged.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ALL_TABLES, SCHEMA_VERSION, createTableSql } from './schema.js';
+import { inTransaction } from './db.js';
 
 interface Migration {
   /** The version this step brings the database to. */
@@ -26,8 +27,7 @@ export async function migrate(conn: DuckDBConnection): Promise<{ from: number; t
   if (from > SCHEMA_VERSION) {
     throw new Error(`the database was written by a newer version (schema ${from}; this build knows ${SCHEMA_VERSION}); refusing to open it`);
   }
-  await conn.run('BEGIN TRANSACTION');
-  try {
+  return inTransaction(conn, async () => {
     for (const t of ALL_TABLES) await conn.run(createTableSql(t));
     const addedColumns: string[] = [];
     for (const t of ALL_TABLES) {
@@ -43,10 +43,6 @@ export async function migrate(conn: DuckDBConnection): Promise<{ from: number; t
     }
     for (const m of MIGRATIONS) if (m.to > from) for (const s of m.statements) await conn.run(s);
     await conn.run(`INSERT OR REPLACE INTO svc_meta VALUES ('schema_version', '${SCHEMA_VERSION}')`);
-    await conn.run('COMMIT');
     return { from, to: SCHEMA_VERSION, addedColumns };
-  } catch (err) {
-    await conn.run('ROLLBACK');
-    throw err;
-  }
+  });
 }

@@ -5,7 +5,7 @@
 import { writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from './db.js';
-import { sqlString, sqlTimestamp } from './db.js';
+import { inTransaction, sqlString, sqlTimestamp } from './db.js';
 import type { ServiceSpans } from './batch.js';
 import { mergeServiceSpans } from './batch.js';
 import { loadSql } from './csv.js';
@@ -85,37 +85,28 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
     }
     const files: string[] = [];
     const statements: string[] = [];
+    /** Writes one table's CSV to the spool and returns the statement that loads it. */
+    const spool = async (name: string, csv: Uint8Array, verb: 'INSERT' | 'INSERT OR REPLACE') => {
+      const table = tableByName(name);
+      if (!table) throw new Error(`unknown table ${name}`);
+      const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${name}.csv`);
+      files.push(file);
+      await writeFile(file, csv);
+      return loadSql(table, [file], verb);
+    };
     try {
-      for (const [name, chunks] of byTable) {
-        const table = tableByName(name);
-        if (!table) throw new Error(`unknown table ${name}`);
-        const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${name}.csv`);
-        await writeFile(file, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-        files.push(file);
-        statements.push(loadSql(table, [file]));
-      }
-      for (const p of upserts) {
-        const table = tableByName(p.table);
-        if (!table) throw new Error(`unknown table ${p.table}`);
-        const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${p.table}.csv`);
-        await writeFile(file, p.csv);
-        files.push(file);
-        statements.push(loadSql(table, [file], 'INSERT OR REPLACE'));
-      }
+      for (const [name, chunks] of byTable) statements.push(await spool(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), 'INSERT'));
+      for (const p of upserts) statements.push(await spool(p.table, p.csv, 'INSERT OR REPLACE'));
       statements.push(...upsertServicesSql(services));
       if (buckets.size) statements.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
       if (!statements.length) return;
       const started = performance.now();
-      await store.writer.run('BEGIN TRANSACTION');
-      try {
+      let committing = 0;
+      await inTransaction(store.writer, async () => {
         for (const s of statements) await store.writer.run(s);
-        const committing = performance.now();
-        await store.writer.run('COMMIT');
-        st.lastSyncMs = performance.now() - committing;
-      } catch (err) {
-        await store.writer.run('ROLLBACK').catch(() => {});
-        throw err;
-      }
+        committing = performance.now();
+      });
+      st.lastSyncMs = performance.now() - committing;
       st.commits++;
       st.rowsCommitted += rows;
       st.lastCommitMs = performance.now() - started;
