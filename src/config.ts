@@ -81,4 +81,4 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** Variables read by the CLI, not the server; allowed in the server's environment. */
-export const CLIENT_ENV: readonly string[] = ['SVC_URL', 'SVC_API_KEY'];
+export const CLIENT_ENV: readonly string[] = ['SVC_URL', 'SVC_API_KEY', 'SVC_CLI_TIMEOUT_MS'];

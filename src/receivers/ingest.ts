@@ -26,14 +26,14 @@ export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'
     const transferList = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? [b.buffer] : undefined;
     result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes }, transferList ? { transferList } : {})) as IngestResult;
   } catch (err) {
-    throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later');
+    throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later', 1);
   }
   if (!result.ok) throw failureToApiError(result);
   if (result.parts.length) {
     try {
       await ctx.writer.submit({ parts: result.parts, services: result.services, buckets: result.buckets });
     } catch (err) {
-      throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later');
+      throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later', 1);
     }
   }
   return result;
