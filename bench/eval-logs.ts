@@ -13,7 +13,7 @@
 //
 // Usage: node dist/bench/eval-logs.js [--impl reference|wasm] [--only Name,Name] [--verbose]
 import { createMiner } from '../src/pipeline/logminer/index.js';
-import { groupingAccuracy, loadAllLoghub, loghubAvailable, LOGHUB_DIR, normalizeTemplate } from '../src/pipeline/logminer/loghub.js';
+import { groupingAccuracy, loadAllLoghub, loghubAvailable, LOGHUB_DIR, normalizeTemplate } from './lib/log-parsing-eval.js';
 
 function main(): void {
   const args = process.argv.slice(2);

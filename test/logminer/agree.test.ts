@@ -3,7 +3,7 @@
 // without eviction pressure, and on generated hostile input.
 import { describe, expect, it } from 'vitest';
 import { MAX_PARAMS, type CoreOutput, type MinerCore } from '../../src/pipeline/logminer/core.js';
-import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from '../../src/pipeline/logminer/loghub.js';
+import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from '../../bench/lib/log-parsing-eval.js';
 import { ReferenceCore } from '../../src/pipeline/logminer/reference.js';
 import { WasmCore } from '../../src/pipeline/logminer/wasm-core.js';
 

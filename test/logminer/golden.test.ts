@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createMiner } from '../../src/pipeline/logminer/index.js';
-import { groupingAccuracy, loadAllLoghub, loghubAvailable, LOGHUB_DIR, normalizeTemplate } from '../../src/pipeline/logminer/loghub.js';
+import { groupingAccuracy, loadAllLoghub, loghubAvailable, LOGHUB_DIR, normalizeTemplate } from '../../bench/lib/log-parsing-eval.js';
 
 const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256: string }> = {
   HDFS: {
