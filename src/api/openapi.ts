@@ -221,9 +221,7 @@ function checkRange(s: ParamSchema, n: number, bad: (what: string, hint: string)
 function microsHint(s: ParamSchema, raw: string): string {
   if (s['x-unit'] !== 'microseconds') return '';
   if (/^\d+$/.test(raw)) {
-    const digits = raw.replace(/^0+(?=\d)/, '').length;
-    if (digits >= 19) return `that looks like nanoseconds; divide by 1,000 (e.g. ${(BigInt(raw) / 1000n).toString()})`;
-    const problem = checkMicros(Number(raw));
+    const problem = checkMicros(raw);
     if (problem) return problem.hint;
   }
   return 'timestamps are whole microseconds since the Unix epoch: 16 digits for current dates';

@@ -1,28 +1,54 @@
 // Timestamps at the API: int64 microseconds since the epoch in `*_ts` fields, ISO strings in `*_iso`
 // and friends. One formatter so every answer prints time the same way.
 
-/** `2024-01-02T03:04:05.123456Z` (microsecond precision, UTC). */
-export function isoFromUs(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const micros = ((us % 1_000_000) + 1_000_000) % 1_000_000;
-  const iso = new Date(ms).toISOString(); // ...:05.123Z
-  return iso.slice(0, 19) + '.' + String(micros).padStart(6, '0') + 'Z';
+/** Floor division for bigint (BigInt division truncates toward zero). */
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
-export const MINUTE_US = 60_000_000;
+function secondsIso(seconds: bigint): string {
+  const d = new Date(Number(seconds) * 1000);
+  if (Number.isNaN(d.getTime())) return `${seconds.toString()}s`;
+  return d.toISOString().slice(0, -5); // drop ".mmmZ"
+}
+
+/** A count of `perSecond` units since the epoch → "YYYY-MM-DDTHH:MM:SS.<fraction>Z" (UTC, exact). */
+function isoFromUnits(units: bigint, perSecond: bigint, digits: number): string {
+  const seconds = floorDiv(units, perSecond);
+  return `${secondsIso(seconds)}.${(units - seconds * perSecond).toString().padStart(digits, '0')}Z`;
+}
+
+/** Microseconds since the epoch → `2024-01-02T03:04:05.123456Z`. */
+export function isoFromMicros(micros: bigint): string {
+  return isoFromUnits(micros, 1_000_000n, 6);
+}
+
+/** Nanoseconds since the epoch → `2024-01-02T03:04:05.123456789Z`. */
+export function isoFromNanos(nanos: bigint): string {
+  return isoFromUnits(nanos, 1_000_000_000n, 9);
+}
+
+/** `2024-01-02T03:04:05.123456Z` from integer microseconds held in a number. */
+export function isoFromUs(us: number): string {
+  return isoFromMicros(BigInt(Math.trunc(us)));
+}
 
 export type TsUnitProblem = { unit: 'seconds' | 'milliseconds' | 'nanoseconds' | 'unknown'; hint: string };
 
 /**
  * Microsecond timestamps for current dates have 16 digits. Seconds (10), milliseconds (13) and
- * nanoseconds (19) are common mistakes; say which one it looks like and how to convert.
+ * nanoseconds (19) are common mistakes; say which one it looks like and how to convert. Takes the
+ * raw digits too, so a nanosecond value beyond 2^53 gets an exact example.
  */
-export function checkMicros(value: number): TsUnitProblem | null {
-  if (!Number.isInteger(value) || value < 0) return { unit: 'unknown', hint: 'send a non-negative whole number of microseconds since the Unix epoch (16 digits)' };
-  const digits = value.toFixed(0).length;
+export function checkMicros(raw: number | string): TsUnitProblem | null {
+  const text = typeof raw === 'number' ? (Number.isInteger(raw) ? raw.toFixed(0) : '') : raw.trim().replace(/^0+(?=\d)/, '');
+  if (!/^\d+$/.test(text)) return { unit: 'unknown', hint: 'send a non-negative whole number of microseconds since the Unix epoch (16 digits)' };
+  const digits = text.length;
+  const value = BigInt(text);
   if (digits === 16) return null;
-  if (digits <= 10) return { unit: 'seconds', hint: `that looks like seconds; multiply by 1,000,000 (e.g. ${value * 1_000_000})` };
-  if (digits <= 13) return { unit: 'milliseconds', hint: `that looks like milliseconds; multiply by 1,000 (e.g. ${value * 1000})` };
-  if (digits >= 19) return { unit: 'nanoseconds', hint: `that looks like nanoseconds; divide by 1,000 (e.g. ${Math.floor(value / 1000)})` };
+  if (digits <= 10) return { unit: 'seconds', hint: `that looks like seconds; multiply by 1,000,000 (e.g. ${value * 1_000_000n})` };
+  if (digits <= 13) return { unit: 'milliseconds', hint: `that looks like milliseconds; multiply by 1,000 (e.g. ${value * 1000n})` };
+  if (digits >= 19) return { unit: 'nanoseconds', hint: `that looks like nanoseconds; divide by 1,000 (e.g. ${value / 1000n})` };
   return { unit: 'unknown', hint: 'timestamps are microseconds since the Unix epoch: 16 digits for current dates' };
 }

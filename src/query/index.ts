@@ -5,4 +5,4 @@ export { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './allowlist.js';
 export { prepareQueryConnection, type PrepareOptions } from './connection.js';
 export { runQuery, runQueryWithColumns, type QueryAnswer, type RunOptions } from './run.js';
 export { QueryPool, type QueryPoolOptions } from './pool.js';
-export { isoFromMicros, toJsonValue, type JsonRow, type JsonValue } from './json.js';
+export { toJsonValue, type JsonRow, type JsonValue } from './json.js';

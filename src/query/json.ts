@@ -11,6 +11,7 @@
 //   - VARCHAR, UUID, ENUM, BIT → strings; BLOB → base64.
 //   - LIST and ARRAY → JSON arrays; STRUCT → objects; MAP → an object keyed by the map keys as text;
 //     UNION → the value of its active member; VARIANT and anything else → DuckDB's text form.
+import { isoFromMicros, isoFromNanos } from '../api/time.js';
 import {
   DuckDBArrayValue,
   DuckDBBitValue,
@@ -84,32 +85,6 @@ export function toJsonValue(v: DuckDBValue): JsonValue {
 
 function infinity(sign: bigint): string {
   return sign > 0n ? 'infinity' : '-infinity';
-}
-
-/** Floor division for bigint (BigInt division truncates toward zero). */
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
-}
-
-function secondsIso(seconds: bigint): string {
-  const ms = Number(seconds) * 1000;
-  const d = new Date(ms);
-  if (Number.isNaN(d.getTime())) return `${seconds.toString()}s`;
-  return d.toISOString().slice(0, -5); // drop ".mmmZ"
-}
-
-/** Microseconds since the epoch → "YYYY-MM-DDTHH:MM:SS.ffffffZ". */
-export function isoFromMicros(micros: bigint): string {
-  const seconds = floorDiv(micros, 1_000_000n);
-  const frac = (micros - seconds * 1_000_000n).toString().padStart(6, '0');
-  return `${secondsIso(seconds)}.${frac}Z`;
-}
-
-function isoFromNanos(nanos: bigint): string {
-  const seconds = floorDiv(nanos, 1_000_000_000n);
-  const frac = (nanos - seconds * 1_000_000_000n).toString().padStart(9, '0');
-  return `${secondsIso(seconds)}.${frac}Z`;
 }
 
 function decimalToJson(v: DuckDBDecimalValue): number | string {

@@ -6,6 +6,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { migrate } from './migrate.js';
+import { isoFromUs } from '../api/time.js';
 
 export interface Store {
   readonly tenant: string;
@@ -82,8 +83,6 @@ export function sqlString(s: string): string {
 
 /** A TIMESTAMP literal for integer microseconds, e.g. TIMESTAMP '2024-01-01 00:00:00.000000'. */
 export function sqlTimestamp(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const frac = String(((us % 1_000_000) + 1_000_000) % 1_000_000).padStart(6, '0');
-  const iso = new Date(ms).toISOString(); // 2024-01-01T00:00:00.000Z
-  return `TIMESTAMP '${iso.slice(0, 10)} ${iso.slice(11, 19)}.${frac}'`;
+  const iso = isoFromUs(us); // 2024-01-01T00:00:00.000000Z
+  return `TIMESTAMP '${iso.slice(0, 10)} ${iso.slice(11, -1)}'`;
 }

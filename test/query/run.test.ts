@@ -5,7 +5,7 @@ import { ApiError } from '../../src/api/errors.js';
 import { prepareQueryConnection } from '../../src/query/connection.js';
 import { QueryPool } from '../../src/query/pool.js';
 import { runQuery } from '../../src/query/run.js';
-import { isoFromMicros } from '../../src/query/json.js';
+import { isoFromMicros } from '../../src/api/time.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openFixture, type Fixture } from './fixture.js';
 
