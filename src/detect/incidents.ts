@@ -8,21 +8,17 @@ import { BUCKET_US } from '../store/batch.js';
 
 export interface RankedShift {
   service_name: string;
-  before: number;
-  after: number;
   ts_shift_us: number;
 }
 
-export function magnitude(s: RankedShift): number {
-  const den = s.after + s.before;
-  return den > 0 ? (s.after - s.before) / den : s.after > s.before ? 1 : 0;
-}
+/**
+ * The ranking, as the ORDER BY of the one scan of svc_anomalies: the row cap then keeps the
+ * strongest shifts. A zero denominator cannot occur for a stored (worsening) row; it ranks as 1.
+ */
+export const RANK_ORDER_SQL =
+  'CASE WHEN after + before > 0 THEN (after - before) / (after + before) ELSE 1 END DESC, abs(after - before) DESC, ts_shift_us DESC';
 
-export function compareShifts(a: RankedShift, b: RankedShift): number {
-  return magnitude(b) - magnitude(a) || Math.abs(b.after - b.before) - Math.abs(a.after - a.before) || b.ts_shift_us - a.ts_shift_us;
-}
-
-/** incident_id per row (same order as `rows`). */
+/** incident_id per row (same order as `rows`, which keeps its ranked order). */
 export function incidentIds(rows: readonly RankedShift[]): (string | null)[] {
   const ids: (string | null)[] = rows.map(() => null);
   const byService = new Map<string, number[]>();

@@ -6,7 +6,7 @@ import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
 import { readRows, type ReadPool } from '../../store/readers.js';
 import { ANOMALIES } from '../../store/schema.js';
-import { compareShifts, incidentIds } from '../../detect/incidents.js';
+import { RANK_ORDER_SQL, incidentIds } from '../../detect/incidents.js';
 
 export const ANOMALY_ROW_CAP = 1000;
 
@@ -32,13 +32,12 @@ export async function readAnomalies(reads: ReadPool, q: { from: number; to: numb
     where += ' AND service_name = ?';
     params.push(q.service);
   }
-  // Ranked in SQL so the cap keeps the strongest shifts; the same order is re-applied below.
   const rows = await reads.use((c) =>
     readRows(
       c,
       `SELECT service_name, operation, signal, kind, direction, before, after, ts_shift_us, epoch_us(detected_at) AS detected_us, drill_down_sql
        FROM ${ANOMALIES.name} WHERE ${where}
-       ORDER BY CASE WHEN after + before > 0 THEN (after - before) / (after + before) ELSE 1 END DESC, abs(after - before) DESC, ts_shift_us DESC
+       ORDER BY ${RANK_ORDER_SQL}
        LIMIT ${cap + 1}`,
       params,
     ),
@@ -56,7 +55,6 @@ export async function readAnomalies(reads: ReadPool, q: { from: number; to: numb
     detected_us: Number(r['detected_us']),
     drill_down_sql: r['drill_down_sql'] === null ? null : String(r['drill_down_sql']),
   }));
-  kept.sort(compareShifts);
   const ids = incidentIds(kept);
   return {
     truncated,
