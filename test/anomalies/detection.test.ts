@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
+import { rng } from '../../bench/lib/rng.js';
 import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
 
 const B = 300_000_000; // 5 minutes in µs
@@ -30,16 +31,11 @@ interface Anomaly {
 }
 let anomalies: Anomaly[] = [];
 
-function rand(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-}
-
 beforeAll(async () => {
   // Backfill with the detector idle, then restart: the pass at start takes in every closed bucket.
   const loader = await startTestServer({ SVC_DETECT_INTERVAL_S: '3600', SVC_DETECT_GRACE_S: '0' });
   srv = loader;
-  const r = rand(7);
+  const r = rng(7);
   for (let b = 0; b < BUCKETS; b++) {
     const t0 = (firstBucket + b) * B;
     const after = b >= SHIFT_AT;

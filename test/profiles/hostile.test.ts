@@ -6,6 +6,7 @@ import { decodePprof, ProfileDecodeError, referenceDecoder, wasmDecoder, type Pp
 import { maybeGunzip } from '../../src/receivers/profiles/body.js';
 import { resetWasmDecoder } from '../../src/receivers/profiles/wasm.js';
 import { bfield, encodeProfile, packed, sfield, tag, varint, vfield, type TinyProfile } from './helpers.js';
+import { rng } from '../../bench/lib/rng.js';
 
 const good: TinyProfile = {
   types: [['samples', 'count'], ['cpu', 'nanoseconds']],
@@ -37,16 +38,6 @@ function expectRefused(b: Uint8Array, code = 'MALFORMED', maxItems?: number): vo
   expect(r).toEqual({ ok: false, code });
 }
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('hostile pprof input', () => {
   test('truncated varint', () => expectRefused(Uint8Array.of(...tag(9, 0), 0x80, 0x80)));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTraceDetail, type SpanRow } from '../../src/api/trace-detail.js';
+import { rng } from '../../bench/lib/rng.js';
 
 const T0 = 1_700_000_000_000_000; // µs since epoch
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -257,12 +258,6 @@ describe('buildTraceDetail: service breakdown', () => {
 });
 
 describe('buildTraceDetail: invariants on random traces', () => {
-  // Small deterministic PRNG so failures reproduce.
-  function rng(seed: number): () => number {
-    let s = seed >>> 0;
-    return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-  }
-
   it('the path is a chain of parent links from the root; chosen siblings never overlap; shares sum to 100', () => {
     for (let seed = 1; seed <= 200; seed++) {
       const r = rng(seed);
