@@ -1,5 +1,6 @@
 // The profile ingest task run in the pool: payload bytes → rows (WASM pprof decoder) → CSV parts.
-import { ingestOtlpProfiles, ingestPyroscopeBody, isProfileDecodeError, type IngestQuery, type ProfileRow } from '../receivers/profiles/index.js';
+import { ingestOtlpProfiles, ingestPyroscopeBody, type IngestQuery, type ProfileRow } from '../receivers/profiles/index.js';
+import { failure } from './otlp-task.js';
 import { multipartField } from '../receivers/multipart.js';
 import type { ColumnBatch } from '../store/batch.js';
 import { PROFILES } from '../store/schema.js';
@@ -35,7 +36,6 @@ export function runProfile(task: ProfileTask): IngestResult {
     const { parts, services, buckets } = encodeBatches(r.rows.length ? [rowsToBatch(r.rows)] : []);
     return { ok: true, parts, services, buckets, accepted: r.samples, rejected: 0 };
   } catch (err) {
-    if (isProfileDecodeError(err)) return { ok: false, code: err.code, message: err.message, hint: err.hint };
-    return { ok: false, code: 'INTERNAL', message: (err as Error).message ?? String(err) };
+    return failure(err);
   }
 }

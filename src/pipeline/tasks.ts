@@ -2,6 +2,7 @@
 // transferred buffers; failures come back as values (codes survive; thrown errors lose them).
 import type { ServiceSpans } from '../store/batch.js';
 import type { EncodedPart } from '../store/writer.js';
+import type { DecodeErrorCode } from '../receivers/decode-error.js';
 
 export type Signal = 'traces' | 'logs' | 'metrics';
 export type Encoding = 'protobuf' | 'json';
@@ -16,7 +17,7 @@ export interface OtlpTask {
   maxBytes: number;
 }
 
-export type IngestFailureCode = 'MALFORMED' | 'TOO_LARGE' | 'EMPTY' | 'MISSING_SERVICE_NAME' | 'LEGACY_FORMAT' | 'INTERNAL';
+export type IngestFailureCode = DecodeErrorCode | 'INTERNAL';
 
 export interface IngestFailure {
   ok: false;

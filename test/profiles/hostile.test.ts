@@ -1,12 +1,13 @@
-// Hostile and broken inputs: each is refused with a ProfileDecodeError (never another exception),
+// Hostile and broken inputs: each is refused with a DecodeError (never another exception),
 // both decoders agree on the outcome, and the WASM instance keeps working afterwards.
 import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
-import { decodePprof, ProfileDecodeError, referenceDecoder, wasmDecoder, type PprofDecoder } from '../../src/receivers/profiles/index.js';
+import { decodePprof, DecodeError, referenceDecoder, wasmDecoder, type PprofDecoder } from '../../src/receivers/profiles/index.js';
 import { maybeGunzip } from '../../src/receivers/profiles/body.js';
 import { resetWasmDecoder } from '../../src/receivers/profiles/wasm.js';
 import { bfield, encodeProfile, packed, sfield, tag, varint, vfield, type TinyProfile } from './helpers.js';
 import { rng } from '../../bench/lib/rng.js';
+import { ERROR_STATUS } from '../../src/api/errors.js';
 
 const good: TinyProfile = {
   types: [['samples', 'count'], ['cpu', 'nanoseconds']],
@@ -26,7 +27,7 @@ function outcome(d: PprofDecoder, b: Uint8Array, maxItems?: number): Outcome {
     const r = d.decode(b, maxItems);
     return { ok: true, json: JSON.stringify({ ...r, bytes: undefined }, (_k, v) => (typeof v === 'bigint' ? v.toString() : ArrayBuffer.isView(v) ? Array.from(v as Uint8Array, String) : v)) };
   } catch (e) {
-    if (!(e instanceof ProfileDecodeError)) throw e; // anything else is a bug
+    if (!(e instanceof DecodeError)) throw e; // anything else is a bug
     return { ok: false, code: e.code };
   }
 }
@@ -85,13 +86,13 @@ describe('hostile pprof input', () => {
   test('too many elements is TOO_LARGE', () => {
     expectRefused(GOOD, 'TOO_LARGE', 5);
   });
-  test('every truncation of a valid profile: both decoders agree, only ProfileDecodeError', () => {
+  test('every truncation of a valid profile: both decoders agree, only DecodeError', () => {
     for (let n = 0; n < GOOD.length; n++) {
       const b = GOOD.subarray(0, n);
       expect(outcome(wasmDecoder, b), `prefix ${n}`).toEqual(outcome(referenceDecoder, b));
     }
   });
-  test('2000 random mutations: both decoders agree, only ProfileDecodeError', () => {
+  test('2000 random mutations: both decoders agree, only DecodeError', () => {
     const rand = rng(42);
     let refused = 0;
     for (let i = 0; i < 2000; i++) {
@@ -123,19 +124,19 @@ describe('gzip', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(ProfileDecodeError);
-    expect((err as ProfileDecodeError).code).toBe('TOO_LARGE');
-    expect((err as ProfileDecodeError).status).toBe(413);
+    expect(err).toBeInstanceOf(DecodeError);
+    expect((err as DecodeError).code).toBe('TOO_LARGE');
+    expect(ERROR_STATUS[(err as DecodeError).code]).toBe(413);
   });
   test('corrupt and truncated gzip are MALFORMED', () => {
     const gz = gzipSync(GOOD);
-    expect(() => maybeGunzip(gz.subarray(0, gz.length - 6))).toThrow(ProfileDecodeError);
+    expect(() => maybeGunzip(gz.subarray(0, gz.length - 6))).toThrow(DecodeError);
     const bad = Uint8Array.from(gz);
     bad[12] ^= 0xff;
     try {
       maybeGunzip(bad);
     } catch (e) {
-      expect((e as ProfileDecodeError).code).toBe('MALFORMED');
+      expect((e as DecodeError).code).toBe('MALFORMED');
     }
   });
   test('gzip and plain bodies decode the same', () => {

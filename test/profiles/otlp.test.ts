@@ -3,8 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
-import { hotSpots, ingestOtlpProfiles, ProfileDecodeError } from '../../src/receivers/profiles/index.js';
+import { hotSpots, ingestOtlpProfiles, DecodeError } from '../../src/receivers/profiles/index.js';
 import { HAVE_CORPORA, OTLP_DIR, SKIP_REASON } from './helpers.js';
+import { ERROR_STATUS } from '../../src/api/errors.js';
 
 interface JsonSample { stackIndex?: number; values?: string[]; timestampsUnixNano?: string[] }
 interface JsonProfile { sampleType?: { typeStrindex?: number; unitStrindex?: number }; periodType?: { typeStrindex?: number; unitStrindex?: number }; period?: string; samples?: JsonSample[] }
@@ -91,8 +92,8 @@ describe.skipIf(!HAVE_CORPORA)('OTLP eBPF profile corpus', () => {
       } catch (e) {
         err = e;
       }
-      expect(err, `prefix ${n}`).toBeInstanceOf(ProfileDecodeError);
-      expect((err as ProfileDecodeError).code).toBe('MALFORMED');
+      expect(err, `prefix ${n}`).toBeInstanceOf(DecodeError);
+      expect((err as DecodeError).code).toBe('MALFORMED');
     }
   });
 });
@@ -109,12 +110,13 @@ test.skipIf(!HAVE_CORPORA)('OTLP element budget: TOO_LARGE instead of unbounded 
   } catch (e) {
     err = e;
   }
-  expect(err).toBeInstanceOf(ProfileDecodeError);
-  expect((err as ProfileDecodeError).code).toBe('TOO_LARGE');
-  expect(ProfileDecodeError.fromJSON((err as ProfileDecodeError).toJSON())).toMatchObject({ code: 'TOO_LARGE', status: 413 });
+  expect(err).toBeInstanceOf(DecodeError);
+  expect((err as DecodeError).code).toBe('TOO_LARGE');
+  expect(err).toMatchObject({ code: 'TOO_LARGE' });
+  expect(ERROR_STATUS[(err as DecodeError).code]).toBe(413);
 });
 
-test.skipIf(!HAVE_CORPORA)('100 random mutations of the capture: rows or ProfileDecodeError, nothing else', () => {
+test.skipIf(!HAVE_CORPORA)('100 random mutations of the capture: rows or DecodeError, nothing else', () => {
   const bin = readFileSync(`${OTLP_DIR}/otel-ebpf-profile.pb.bin`);
   let seed = 7;
   const rand = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
@@ -125,7 +127,7 @@ test.skipIf(!HAVE_CORPORA)('100 random mutations of the capture: rows or Profile
     try {
       ingestOtlpProfiles(b);
     } catch (e) {
-      if (!(e instanceof ProfileDecodeError)) throw e;
+      if (!(e instanceof DecodeError)) throw e;
       refused++;
     }
   }

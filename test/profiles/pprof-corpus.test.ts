@@ -5,10 +5,11 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Profile } from 'pprof-format';
-import { decodePprof, hotSpots, pprofToRows, ProfileDecodeError, referenceDecoder, wasmDecoder } from '../../src/receivers/profiles/index.js';
+import { decodePprof, hotSpots, pprofToRows, DecodeError, referenceDecoder, wasmDecoder } from '../../src/receivers/profiles/index.js';
 import { profileBytes } from '../../src/receivers/profiles/body.js';
 import type { DecodedPprof } from '../../src/receivers/profiles/decoded.js';
 import { HAVE_CORPORA, PPROF_DIR, SKIP_REASON, walk } from './helpers.js';
+import { ERROR_STATUS } from '../../src/api/errors.js';
 
 if (!HAVE_CORPORA) console.warn(SKIP_REASON);
 
@@ -115,10 +116,10 @@ describe.skipIf(!HAVE_CORPORA)('pprof corpus', () => {
       } catch (e) {
         err = e;
       }
-      expect(err).toBeInstanceOf(ProfileDecodeError);
-      expect((err as ProfileDecodeError).code).toBe('LEGACY_FORMAT');
-      expect((err as ProfileDecodeError).status).toBe(400);
-      expect((err as ProfileDecodeError).hint).not.toBe('');
+      expect(err).toBeInstanceOf(DecodeError);
+      expect((err as DecodeError).code).toBe('LEGACY_FORMAT');
+      expect(ERROR_STATUS[(err as DecodeError).code]).toBe(400);
+      expect((err as DecodeError).hint).not.toBe('');
     }
   });
 

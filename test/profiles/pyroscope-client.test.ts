@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import Pyroscope from '@pyroscope/nodejs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ingestPyroscopeBody, ProfileDecodeError, type ProfileRow } from '../../src/receivers/profiles/index.js';
+import { ingestPyroscopeBody, DecodeError, type ProfileRow } from '../../src/receivers/profiles/index.js';
 
 interface Captured {
   path: string;
@@ -82,8 +82,8 @@ test('@pyroscope/nodejs wall and heap pushes decode to rows for the app', async 
       rows.push(...ingestPyroscopeBody(c.body, q).rows);
     } catch (e) {
       // a heap profile taken before any sampled allocation is legitimately empty
-      expect(e).toBeInstanceOf(ProfileDecodeError);
-      expect((e as ProfileDecodeError).code).toBe('EMPTY');
+      expect(e).toBeInstanceOf(DecodeError);
+      expect((e as DecodeError).code).toBe('EMPTY');
     }
   }
   const wall = rows.filter((r) => r.profile_type === 'wall' && r.unit === 'nanoseconds');

@@ -6,7 +6,7 @@ import protobuf from 'protobufjs';
 import { describe, expect, test } from 'vitest';
 import { Profile } from 'pprof-format';
 import { PROTO_DIR } from '../../src/paths.js';
-import { ingestPyroscopeBody, parsePyroscopeName, ProfileDecodeError, referenceDecoder } from '../../src/receivers/profiles/index.js';
+import { ingestPyroscopeBody, parsePyroscopeName, DecodeError, referenceDecoder } from '../../src/receivers/profiles/index.js';
 import { ingestParams, pyroscopeTimeToUs } from '../../src/receivers/profiles/pyroscope.js';
 import { bfield, encodeProfile, HAVE_CORPORA, PPROF_DIR, sfield, SKIP_REASON, type TinyProfile } from './helpers.js';
 
@@ -20,7 +20,7 @@ function codeOf(f: () => unknown): string {
   try {
     f();
   } catch (e) {
-    if (e instanceof ProfileDecodeError) return e.code;
+    if (e instanceof DecodeError) return e.code;
     throw e;
   }
   return 'OK';

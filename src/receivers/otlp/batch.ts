@@ -1,5 +1,6 @@
 // The decoders' output: one column batch per target table, columns in src/store/schema.ts order.
 import type { Table } from '../../store/schema.js';
+import { DecodeError } from '../decode-error.js';
 
 /**
  * Rows for one table, column-major. `columns` has one array per column of the table, in schema
@@ -29,10 +30,9 @@ export interface DecodeOptions {
 }
 
 /** Thrown for payloads that cannot be decoded at all (answer 400 / INVALID_ARGUMENT). */
-export class MalformedError extends Error {
-  readonly code = 'MALFORMED' as const;
+export class MalformedError extends DecodeError {
   constructor(message: string) {
-    super(message);
+    super('MALFORMED', message);
     this.name = 'MalformedError';
   }
 }

@@ -1,8 +1,8 @@
 // Turning an ingest body into profile.proto bytes: gzip with a hard cap on the decompressed size
 // (a gzip bomb stops at the cap, it is never inflated in full), and sniffing of the formats we
 // refuse with a hint (legacy text/binary pprof, collapsed stacks, JFR).
-import { gunzipSync } from 'node:zlib';
-import { ProfileDecodeError } from './errors.js';
+import { gunzipCapped } from '../decode-error.js';
+import { DecodeError } from '../decode-error.js';
 
 /** Default cap on a decompressed profile (the ingest body limit of DESIGN.md: 20 MiB after decompression). */
 export const DEFAULT_MAX_DECOMPRESSED = 20 << 20;
@@ -17,18 +17,11 @@ export function maybeGunzip(b: Uint8Array, max = DEFAULT_MAX_DECOMPRESSED): Uint
     if (b.length > max) throw tooLarge(max);
     return b;
   }
-  try {
-    const out = gunzipSync(b, { maxOutputLength: max });
-    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) throw tooLarge(max);
-    throw new ProfileDecodeError('MALFORMED', `invalid gzip data: ${(e as Error).message}`, 'send the profile gzip-compressed or uncompressed');
-  }
+  return gunzipCapped(b, max, 'profile');
 }
 
-function tooLarge(max: number): ProfileDecodeError {
-  return new ProfileDecodeError('TOO_LARGE', `profile exceeds ${max} bytes after decompression`, 'send smaller profiles or raise the ingest limit');
+function tooLarge(max: number): DecodeError {
+  return new DecodeError('TOO_LARGE', `profile exceeds ${max} bytes after decompression`, 'send smaller profiles or raise the ingest limit');
 }
 
 /**
@@ -36,14 +29,14 @@ function tooLarge(max: number): ProfileDecodeError {
  * the decompressed bytes, before decoding. Anything else that is not protobuf fails later as MALFORMED.
  */
 export function refuseNonProtobuf(b: Uint8Array): void {
-  if (b.length === 0) throw new ProfileDecodeError('EMPTY', 'empty profile', 'the body carried no profile bytes');
+  if (b.length === 0) throw new DecodeError('EMPTY', 'empty profile', 'the body carried no profile bytes');
   // Legacy binary CPU profile (gperftools / old Go): header words 0, 3, 0, period, 0 — 32 or 64 bit.
   if (b.length >= 16) {
     const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
     const w32 = dv.getUint32(0, true) === 0 && dv.getUint32(4, true) === 3;
     const w64 = b.length >= 24 && dv.getBigUint64(0, true) === 0n && dv.getBigUint64(8, true) === 3n;
     if (w32 || w64) {
-      throw new ProfileDecodeError(
+      throw new DecodeError(
         'LEGACY_FORMAT',
         'legacy binary CPU profile (gperftools format) is not supported',
         'convert it to profile.proto first: `go tool pprof -proto <file> > profile.pb.gz`',
@@ -51,7 +44,7 @@ export function refuseNonProtobuf(b: Uint8Array): void {
     }
   }
   if (b[0] === 0x46 && b[1] === 0x4c && b[2] === 0x52 && b[3] === 0x00) {
-    throw new ProfileDecodeError('LEGACY_FORMAT', 'JFR recordings are not supported', 'send pprof (format=pprof); convert JFR with `jfr2pprof` or async-profiler');
+    throw new DecodeError('LEGACY_FORMAT', 'JFR recordings are not supported', 'send pprof (format=pprof); convert JFR with `jfr2pprof` or async-profiler');
   }
   if (looksLikeText(b)) {
     const head = new TextDecoder().decode(b.subarray(0, Math.min(b.length, 64)));
@@ -61,7 +54,7 @@ export function refuseNonProtobuf(b: Uint8Array): void {
     else if (head.startsWith('PeriodType:')) what = 'a pprof text dump';
     else if (/^[^\n]*;[^\n]* \d+\s*$/m.test(head) || /^\S+ \d+\s*$/m.test(head)) what = 'collapsed (folded) stacks';
     else if (head.startsWith('{') || head.startsWith('[')) what = 'JSON';
-    throw new ProfileDecodeError(
+    throw new DecodeError(
       'LEGACY_FORMAT',
       `body is ${what}, not a pprof protobuf`,
       'send profile.proto bytes (optionally gzip-compressed) with format=pprof; convert legacy profiles with `go tool pprof -proto`',
@@ -82,7 +75,7 @@ function looksLikeText(b: Uint8Array): boolean {
 
 /** Decompression + sniffing in one call: the profile.proto bytes of an ingest body. */
 export function profileBytes(body: Uint8Array, maxDecompressed = DEFAULT_MAX_DECOMPRESSED): Uint8Array {
-  if (body.length === 0) throw new ProfileDecodeError('EMPTY', 'empty profile body', 'the request carried no profile bytes');
+  if (body.length === 0) throw new DecodeError('EMPTY', 'empty profile body', 'the request carried no profile bytes');
   const b = maybeGunzip(body, maxDecompressed);
   refuseNonProtobuf(b);
   return b;

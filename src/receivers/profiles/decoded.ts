@@ -2,7 +2,7 @@
 // TypeScript twin in reference.ts) produce, and what rows.ts turns into svc_profiles rows.
 // Every cross-reference is already resolved from pprof ids to 0-based indices. Strings are not
 // decoded: they are (offset, length) pairs into `bytes`, read lazily by StringReader.
-import { ProfileDecodeError } from './errors.js';
+import { DecodeError } from '../decode-error.js';
 
 export interface DecodedPprof {
   /** The profile bytes the string offsets point into (kept, not copied). */
@@ -103,18 +103,18 @@ export const ERR_TOO_MANY_ITEMS = 9;
 /** Default bound on decoded elements (strings + samples + values + location ids + labels + locations + lines + functions). */
 export const DEFAULT_MAX_ITEMS = 16_000_000;
 
-export function decodeFailure(code: number, offset: number): ProfileDecodeError {
+export function decodeFailure(code: number, offset: number): DecodeError {
   const what = DECODE_ERRORS[code] ?? `error ${code}`;
   if (code === ERR_TOO_MANY_ITEMS) {
-    return new ProfileDecodeError('TOO_LARGE', `pprof profile has too many elements`, 'split the profile or raise the ingest limit');
+    return new DecodeError('TOO_LARGE', `pprof profile has too many elements`, 'split the profile or raise the ingest limit');
   }
   const at = offset >= 0 ? ` at byte ${offset}` : '';
-  return new ProfileDecodeError('MALFORMED', `malformed pprof protobuf: ${what}${at}`, 'send a pprof profile.proto message, optionally gzip-compressed');
+  return new DecodeError('MALFORMED', `malformed pprof protobuf: ${what}${at}`, 'send a pprof profile.proto message, optionally gzip-compressed');
 }
 
 export interface PprofDecoder {
   readonly name: string;
-  /** Decodes uncompressed profile.proto bytes; throws ProfileDecodeError. */
+  /** Decodes uncompressed profile.proto bytes; throws DecodeError. */
   decode(bytes: Uint8Array, maxItems?: number): DecodedPprof;
 }
 

@@ -1,20 +1,20 @@
 // Profile ingest, decoding half: what the HTTP/gRPC routes call once they have the payload bytes
 // (multipart field `profile` extracted, content type checked). Every failure is a
-// ProfileDecodeError with a stable code (errors.ts); everything else is a bug.
+// DecodeError with a stable code (errors.ts); everything else is a bug.
 //
 //   ingestPyroscopeBody(body, query)  POST /, /ingest, /ingest/pyroscope, /push.v1.PusherService/Push
 //   ingestOtlpProfiles(body)          OTLP ExportProfilesServiceRequest (gRPC or POST /v1development/profiles)
 //
 // Both are synchronous CPU work: run them in the worker pool.
 import { DEFAULT_MAX_ITEMS, sampleCount, type DecodedPprof, type PprofDecoder } from './decoded.js';
-import { ProfileDecodeError } from './errors.js';
+import { DecodeError } from '../decode-error.js';
 import { DEFAULT_MAX_DECOMPRESSED, maybeGunzip, profileBytes } from './body.js';
 import { otlpProfilesToRows } from './otlp.js';
 import { decodePushRequest, ingestParams, parsePyroscopeName, type IngestQuery } from './pyroscope.js';
 import { pprofToRows, type ProfileRow, type RowOptions } from './rows.js';
 import { wasmDecoder } from './wasm.js';
 
-export { ProfileDecodeError, isProfileDecodeError, type ProfileErrorCode } from './errors.js';
+export { DecodeError, type DecodeErrorCode } from '../decode-error.js';
 export { hotSpots, pprofToRows, type HotSpot, type ProfileRow, type RowOptions } from './rows.js';
 export { parsePyroscopeName, decodePushRequest, type IngestQuery, type PushSeries } from './pyroscope.js';
 export { referenceDecoder } from './reference.js';
@@ -53,7 +53,7 @@ export function decodePprof(body: Uint8Array, opts: DecodeOptions = {}): Decoded
 export function pprofBodyToRows(body: Uint8Array, rowOpts: RowOptions, opts: DecodeOptions = {}): { rows: ProfileRow[]; samples: number } {
   const d = decodePprof(body, opts);
   const samples = sampleCount(d);
-  if (samples === 0) throw new ProfileDecodeError('EMPTY', 'profile has no samples', 'send a profile with at least one sample');
+  if (samples === 0) throw new DecodeError('EMPTY', 'profile has no samples', 'send a profile with at least one sample');
   const ro = opts.nowUs && !rowOpts.nowUs ? { ...rowOpts, nowUs: opts.nowUs } : rowOpts;
   return { rows: pprofToRows(d, ro), samples };
 }
@@ -70,7 +70,7 @@ function services(rows: ProfileRow[]): string[] {
  * from/until (timestamp, duration) and sampleRate apply to both; format other than pprof is refused.
  */
 export function ingestPyroscopeBody(body: Uint8Array, query: IngestQuery, opts: DecodeOptions = {}): ProfileIngestResult {
-  if (body.length === 0) throw new ProfileDecodeError('EMPTY', 'empty request body', 'send a pprof profile or a push.v1.PushRequest');
+  if (body.length === 0) throw new DecodeError('EMPTY', 'empty request body', 'send a pprof profile or a push.v1.PushRequest');
   const params = ingestParams(query);
   const name = query.name;
   if (name !== undefined && name !== null && name !== '') {
@@ -88,7 +88,7 @@ export function ingestPyroscopeBody(body: Uint8Array, query: IngestQuery, opts: 
   for (const s of series) {
     const service = (s.labels['service_name'] ?? '').trim();
     if (!service) {
-      throw new ProfileDecodeError('MISSING_SERVICE_NAME', 'a push series has no service_name label', 'add a service_name label to every series');
+      throw new DecodeError('MISSING_SERVICE_NAME', 'a push series has no service_name label', 'add a service_name label to every series');
     }
     const attributes: Record<string, string> = { ...s.labels };
     delete attributes['service_name'];
@@ -111,7 +111,7 @@ export function ingestPyroscopeBody(body: Uint8Array, query: IngestQuery, opts: 
       for (const r of out) rows.push(r);
     }
   }
-  if (samples === 0) throw new ProfileDecodeError('EMPTY', 'push request carries no profile samples', 'send at least one series with a non-empty raw_profile');
+  if (samples === 0) throw new DecodeError('EMPTY', 'push request carries no profile samples', 'send at least one series with a non-empty raw_profile');
   return { rows, profiles, samples, services: services(rows) };
 }
 

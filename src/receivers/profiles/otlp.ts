@@ -17,7 +17,7 @@
 // of its `values`, or the number of its timestamps when `values` is empty (one event each).
 // service = resource attribute service.name, else options.defaultService ('unknown_service').
 import type { DecodedPprof } from './decoded.js';
-import { ProfileDecodeError } from './errors.js';
+import { DecodeError } from '../decode-error.js';
 import { pprofToRows, type ProfileRow } from './rows.js';
 import { Wire, hex, utf8 } from './wire.js';
 
@@ -190,13 +190,13 @@ function readDictionary(w: Wire): Dictionary {
   const nLoc = locMapping.length;
   const badStr = (i: number): boolean => i >= nStr;
   if (fnName.some(badStr) || fnSystemName.some(badStr) || fnFilename.some(badStr) || mapFilename.some(badStr) || attrRaw.some((a) => badStr(a.key))) {
-    throw new ProfileDecodeError('MALFORMED', 'OTLP profiles: string index past the string table', 'send a valid ExportProfilesServiceRequest');
+    throw new DecodeError('MALFORMED', 'OTLP profiles: string index past the string table', 'send a valid ExportProfilesServiceRequest');
   }
   if (lineFunc.some((i) => i >= nFn) || locMapping.some((i) => i >= nMap && i !== 0)) {
-    throw new ProfileDecodeError('MALFORMED', 'OTLP profiles: function or mapping index out of range', 'send a valid ExportProfilesServiceRequest');
+    throw new DecodeError('MALFORMED', 'OTLP profiles: function or mapping index out of range', 'send a valid ExportProfilesServiceRequest');
   }
   if (stacks.some((s) => s.some((i) => i >= nLoc))) {
-    throw new ProfileDecodeError('MALFORMED', 'OTLP profiles: stack references a location past the location table', 'send a valid ExportProfilesServiceRequest');
+    throw new DecodeError('MALFORMED', 'OTLP profiles: stack references a location past the location table', 'send a valid ExportProfilesServiceRequest');
   }
   locLineStart.push(lineFunc.length);
   const extra: string[] = [];
@@ -309,7 +309,7 @@ function readProfile(w: Wire): RawProfile {
 function toDecoded(bytes: Uint8Array, d: Dictionary, p: RawProfile, keyIdx: { trace: number; span: number }): DecodedPprof {
   const nStr = d.strOff.length;
   if ([p.type, p.unit, p.periodType, p.periodUnit].some((i) => i >= nStr)) {
-    throw new ProfileDecodeError('MALFORMED', 'OTLP profiles: string index past the string table', 'send a valid ExportProfilesServiceRequest');
+    throw new DecodeError('MALFORMED', 'OTLP profiles: string index past the string table', 'send a valid ExportProfilesServiceRequest');
   }
   const n = p.samples.length;
   const sampleLocStart = new Uint32Array(n + 1);
@@ -324,14 +324,14 @@ function toDecoded(bytes: Uint8Array, d: Dictionary, p: RawProfile, keyIdx: { tr
     sampleLocStart[i] = loc.length;
     sampleLabStart[i] = labKey.length;
     const stack = d.stacks[s.stack];
-    if (!stack) throw new ProfileDecodeError('MALFORMED', `OTLP profiles: stack_index ${s.stack} out of range`, 'send a valid ExportProfilesServiceRequest');
+    if (!stack) throw new DecodeError('MALFORMED', `OTLP profiles: stack_index ${s.stack} out of range`, 'send a valid ExportProfilesServiceRequest');
     for (const li of stack) loc.push(li);
     let v = 0;
     if (s.values.length) for (const x of s.values) v += x;
     else v = s.timestamps || 1;
     values[i] = v;
     for (const ai of s.attrs) {
-      if (ai >= d.attrKey.length) throw new ProfileDecodeError('MALFORMED', `OTLP profiles: attribute index ${ai} out of range`, 'send a valid ExportProfilesServiceRequest');
+      if (ai >= d.attrKey.length) throw new DecodeError('MALFORMED', `OTLP profiles: attribute index ${ai} out of range`, 'send a valid ExportProfilesServiceRequest');
       if (ai === 0) continue;
       labKey.push(d.attrKey[ai]!);
       labStr.push(Math.max(0, d.attrStr[ai]!));
@@ -339,7 +339,7 @@ function toDecoded(bytes: Uint8Array, d: Dictionary, p: RawProfile, keyIdx: { tr
     }
     if (s.link > 0) {
       const l = d.links[s.link];
-      if (!l) throw new ProfileDecodeError('MALFORMED', `OTLP profiles: link index ${s.link} out of range`, 'send a valid ExportProfilesServiceRequest');
+      if (!l) throw new DecodeError('MALFORMED', `OTLP profiles: link index ${s.link} out of range`, 'send a valid ExportProfilesServiceRequest');
       if (l.traceId && /[^0]/.test(l.traceId)) {
         labKey.push(keyIdx.trace);
         labStr.push(nStr + d.extra.push(l.traceId) - 1);

@@ -1,7 +1,7 @@
 // Pyroscope ingest: the `name` query parameter (`app{k=v,...}`), the other /ingest parameters,
 // and push.v1.PushRequest (protobuf, field numbers in proto/pyroscope/push.proto, or its Connect
 // JSON form). Decoding only; the HTTP route (content types, multipart, status codes) is elsewhere.
-import { ProfileDecodeError } from './errors.js';
+import { DecodeError } from '../decode-error.js';
 import { Wire, utf8 } from './wire.js';
 
 export interface ParsedName {
@@ -19,7 +19,7 @@ export function parsePyroscopeName(name: string): ParsedName {
   const brace = name.indexOf('{');
   const service = (brace < 0 ? name : name.slice(0, brace)).trim();
   if (!service) {
-    throw new ProfileDecodeError('MISSING_SERVICE_NAME', 'the name parameter has no service part', 'use name=<service>{key=value,...}');
+    throw new DecodeError('MISSING_SERVICE_NAME', 'the name parameter has no service part', 'use name=<service>{key=value,...}');
   }
   const labels: Record<string, string> = {};
   if (brace < 0) return { service, labels };
@@ -94,7 +94,7 @@ export function pyroscopeTimeToUs(v: string | number | null | undefined): number
 export function ingestParams(q: IngestQuery): IngestParams {
   const format = (q.format ?? '').trim().toLowerCase();
   if (format && format !== 'pprof') {
-    throw new ProfileDecodeError(
+    throw new DecodeError(
       'LEGACY_FORMAT',
       `format=${format} is not supported`,
       'send pprof (format=pprof) or a push.v1.PushRequest; folded/trie/tree/lines/jfr bodies are not accepted',
@@ -184,10 +184,10 @@ function decodePushJson(b: Uint8Array): PushSeries[] {
   try {
     doc = JSON.parse(utf8.decode(b));
   } catch (e) {
-    throw new ProfileDecodeError('MALFORMED', `invalid push request JSON: ${(e as Error).message}`, 'send push.v1.PushRequest as protobuf or Connect JSON');
+    throw new DecodeError('MALFORMED', `invalid push request JSON: ${(e as Error).message}`, 'send push.v1.PushRequest as protobuf or Connect JSON');
   }
   const bad = (what: string): never => {
-    throw new ProfileDecodeError('MALFORMED', `invalid push request JSON: ${what}`, 'expected {"series":[{"labels":[{"name","value"}],"samples":[{"rawProfile":"<base64>"}]}]}');
+    throw new DecodeError('MALFORMED', `invalid push request JSON: ${what}`, 'expected {"series":[{"labels":[{"name","value"}],"samples":[{"rawProfile":"<base64>"}]}]}');
   };
   if (!doc || typeof doc !== 'object') bad('not an object');
   const list = (doc as { series?: unknown }).series ?? [];

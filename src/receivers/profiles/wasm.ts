@@ -7,7 +7,7 @@
 // so it is dropped and the next call instantiates a fresh one.
 import { instantiateWasm, type AsRuntime } from '../../compute/wasm.js';
 import { DEFAULT_MAX_ITEMS, OUT, decodeFailure, type DecodedPprof, type PprofDecoder } from './decoded.js';
-import { ProfileDecodeError } from './errors.js';
+import { DecodeError } from '../decode-error.js';
 
 interface PprofExports {
   inputPtr(len: number): number;
@@ -46,7 +46,7 @@ export function decodePprofWasm(bytes: Uint8Array, maxItems = DEFAULT_MAX_ITEMS)
   } catch (e) {
     instance = null;
     const msg = e instanceof Error ? e.message : String(e);
-    throw new ProfileDecodeError('TOO_LARGE', `pprof decoder ran out of memory (${msg})`, 'send smaller profiles');
+    throw new DecodeError('TOO_LARGE', `pprof decoder ran out of memory (${msg})`, 'send smaller profiles');
   }
   if (code !== 0) {
     const off = Number(w.headerValue(9));

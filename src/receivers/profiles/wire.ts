@@ -1,8 +1,8 @@
 // A minimal protobuf wire reader for the small envelopes around profiles (Pyroscope push.v1,
 // OTLP ExportProfilesServiceRequest). Every read is bounds-checked and failures throw
-// ProfileDecodeError('MALFORMED'); nothing recurses on the input's structure, so nesting depth
+// DecodeError('MALFORMED'); nothing recurses on the input's structure, so nesting depth
 // cannot exhaust the stack. pprof itself is decoded by assembly/pprof.ts or reference.ts.
-import { ProfileDecodeError } from './errors.js';
+import { DecodeError } from '../decode-error.js';
 
 const TWO32 = 4294967296;
 
@@ -26,12 +26,12 @@ export class Wire {
 
   private spend(): void {
     if (--this.budget.left < 0) {
-      throw new ProfileDecodeError('TOO_LARGE', `${this.what} has too many elements`, 'send smaller batches');
+      throw new DecodeError('TOO_LARGE', `${this.what} has too many elements`, 'send smaller batches');
     }
   }
 
   fail(msg: string): never {
-    throw new ProfileDecodeError('MALFORMED', `malformed ${this.what}: ${msg} at byte ${this.pos}`, `send a valid ${this.what} message`);
+    throw new DecodeError('MALFORMED', `malformed ${this.what}: ${msg} at byte ${this.pos}`, `send a valid ${this.what} message`);
   }
 
   varintParts(): void {
