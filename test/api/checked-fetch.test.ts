@@ -1,17 +1,10 @@
 // The response check of test/setup/validate-responses.ts is in force for every test file: fetch is
 // wrapped, the real server's answers carry the header it keys on, and a drifted answer would fail.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.js';
 import { checkResponse } from '../helpers/api.js';
 
-let srv: TestServer;
-beforeAll(async () => {
-  srv = await startTestServer();
-});
-afterAll(async () => {
-  await srv?.stop();
-  srv?.cleanup();
-});
+const srv = useTestServer();
 
 it('wraps fetch and recognises the real server by its uWebSockets header', async () => {
   expect(globalThis.fetch.name).toBe('checkedFetch');

@@ -1,15 +1,15 @@
 // The real server's /openapi.json: valid OpenAPI 3.1, exactly buildOpenApi() of the routes it
 // mounts, and every answer it gives (success and error) matches it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApi } from '../../src/api/openapi.js';
 import { ENDPOINTS } from '../../src/api/docs.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { apiFetch, checkResponse, documentedRoutes } from '../helpers/api.js';
 
-let srv: TestServer;
+const srv = useTestServer();
 const SERVICE = 'openapi-check';
 const traceId = randomBytes(16).toString('hex');
 const rootId = randomBytes(8).toString('hex');
@@ -59,13 +59,8 @@ async function mounted(): Promise<Set<string>> {
 }
 
 beforeAll(async () => {
-  srv = await startTestServer();
   const res = await postOtlp(srv.otlpHttp, 'traces', otlpJson());
   expect(res.status).toBe(200);
-});
-afterAll(async () => {
-  await srv?.stop();
-  srv?.cleanup();
 });
 
 describe('GET /openapi.json on the real server', () => {

@@ -1,26 +1,21 @@
 // The tds CLI against the real server: each command's JSON output and exit code, the client-side
 // full-scan refusal and its override, and the built binary on the PATH-less `node dist/...` route.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { run } from '../../src/cli/main.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { tracesJson } from '../helpers/otlp-json.js';
 
-let srv: TestServer;
+const srv = useTestServer();
 const now = Date.now() * 1000;
 
 beforeAll(async () => {
-  srv = await startTestServer();
   const spans = Array.from({ length: 5 }, (_v, i) => ({ name: 'GET /items', startUs: now - 60_000_000 + i, durationUs: 1000 + i, error: i === 0 }));
   expect((await postOtlp(srv.otlpHttp, 'traces', tracesJson('cli-svc', spans))).status).toBe(200);
-});
-afterAll(async () => {
-  await srv?.stop();
-  srv?.cleanup();
 });
 
 async function tds(...argv: string[]): Promise<{ code: number; out: any; stdout: string }> {

@@ -1,26 +1,21 @@
 // Malformed, truncated, oversized and gzip-bomb bodies: the right status, the server keeps serving,
 // nothing already stored is lost.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { encodeTraces, messageType, postOtlp } from '../helpers/otlp.js';
 
 // Recent timestamps: the server deletes data older than its retention (72 h) at start.
 const NOW_US = Date.now() * 1000 - 60_000_000;
-let srv: TestServer;
+const srv = useTestServer({ SVC_MAX_BODY_BYTES: String(1024 * 1024) });
 const T0 = NOW_US;
 const traceId = Buffer.from('0af7651916cd43dd8448eb211c80319c', 'hex');
 
 beforeAll(async () => {
-  srv = await startTestServer({ SVC_MAX_BODY_BYTES: String(1024 * 1024) });
   const good = encodeTraces('keeper', [{ traceId, startUs: T0, durationUs: 5 }]);
   expect((await postOtlp(srv.otlpHttp, 'traces', good)).status).toBe(200);
-});
-afterAll(async () => {
-  await srv?.stop();
-  srv?.cleanup();
 });
 
 async function stillServing(): Promise<void> {

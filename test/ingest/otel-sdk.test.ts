@@ -1,6 +1,6 @@
 // Real OpenTelemetry JS SDK exporters against the real server: spans over gRPC, protobuf and JSON,
 // logs and metrics over HTTP and gRPC; everything sent is read back with the right values.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { context, trace, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -14,17 +14,10 @@ import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk
 import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
 import { OTLPMetricExporter as HttpMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { SeverityNumber } from '@opentelemetry/api-logs';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { queryStopped } from '../helpers/db.js';
 
-let srv: TestServer;
-beforeAll(async () => {
-  srv = await startTestServer();
-});
-afterAll(async () => {
-  await srv?.stop();
-  srv?.cleanup();
-});
+const srv = useTestServer();
 
 async function sendTrace(exporter: SpanExporter, service: string): Promise<{ traceId: string; rootId: string; childId: string }> {
   const provider = new BasicTracerProvider({

@@ -1,14 +1,14 @@
 // Profile ingest against the real server: the four Pyroscope paths, raw pprof and push requests
 // from the corpora, OTLP profiles over HTTP and gRPC, a real @pyroscope/nodejs client, and every
 // status of the spec's response list that a self-hosted (open mode) server can give.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import Pyroscope from '@pyroscope/nodejs';
 import { CORPORA_DIR } from '../../src/paths.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, useTestServer } from '../helpers/server.js';
 
 const PPROF = join(CORPORA_DIR, 'pprof');
 const corpus = (p: string) => readFileSync(join(CORPORA_DIR, p));
@@ -16,14 +16,7 @@ const haveCorpora = existsSync(PPROF);
 const CPU = 'pprof/grafana-pyroscope/pkg/og/convert/pprof/testdata/cpu.pb.gz';
 const nowS = Math.floor(Date.now() / 1000);
 
-let srv: TestServer;
-beforeAll(async () => {
-  srv = await startTestServer({ SVC_MAX_BODY_BYTES: String(4 * 1024 * 1024) });
-});
-afterAll(async () => {
-  await srv?.stop();
-  srv?.cleanup();
-});
+const srv = useTestServer({ SVC_MAX_BODY_BYTES: String(4 * 1024 * 1024) });
 
 async function query(sql: string): Promise<Record<string, any>[]> {
   const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql });
