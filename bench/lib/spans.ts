@@ -20,9 +20,10 @@ export function protoRoot(): protobuf.Root {
 }
 
 export type AttrValue = string | number | boolean;
+/** An OTLP KeyValue in the lowerCamelCase object form both OTLP/JSON and protobufjs take (int64 as a string). */
 export const attr = (k: string, v: AttrValue) => ({
   key: k,
-  value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Number.isInteger(v) ? { intValue: v } : { doubleValue: v },
+  value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v },
 });
 
 export interface SpanSpec {

@@ -1,12 +1,9 @@
 // OTLP/JSON request bodies built by hand (lowerCamelCase, hex ids, string int64s), as a collector sends them.
 import { randomBytes } from 'node:crypto';
+import { attr, type AttrValue } from '../../bench/lib/spans.js';
 
-export type JsonAttr = string | number | boolean;
-const attrs = (o: Record<string, JsonAttr>) =>
-  Object.entries(o).map(([key, v]) => ({
-    key,
-    value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v },
-  }));
+export type JsonAttr = AttrValue;
+const attrs = (o: Record<string, JsonAttr>) => Object.entries(o).map(([key, v]) => attr(key, v));
 
 export interface JsonSpan {
   name: string;
