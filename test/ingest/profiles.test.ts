@@ -160,8 +160,15 @@ describe('profile ingest under pressure', () => {
   });
 });
 
+/** Busy work the wall profile must show (kept out of line so it is its own frame). */
+function burn(ms: number, keep: number[][]): void {
+  const end = Date.now() + ms;
+  while (Date.now() < end) keep.push(new Array(500).fill(ms));
+  if (keep.length > 500) keep.splice(0, 250);
+}
+
 describe('a real @pyroscope/nodejs client', () => {
-  it('pushes wall and heap profiles that land', async () => {
+  it('pushes wall and heap profiles that land with the app, its tags and its stacks', async () => {
     Pyroscope.init({
       serverAddress: srv.api,
       appName: 'node-client',
@@ -173,10 +180,8 @@ describe('a real @pyroscope/nodejs client', () => {
     Pyroscope.start();
     const keep: number[][] = [];
     for (let i = 0; i < 25; i++) {
-      const end = Date.now() + 100;
-      while (Date.now() < end) keep.push(new Array(500).fill(i));
-      if (keep.length > 500) keep.splice(0, 250);
-      await new Promise((r) => setImmediate(r));
+      burn(100, keep);
+      await new Promise((r) => setImmediate(r)); // lets the client's flush timer fire
     }
     await Pyroscope.stop();
     let rows: Record<string, any>[] = [];
@@ -187,5 +192,10 @@ describe('a real @pyroscope/nodejs client', () => {
     }
     expect(rows.some((r) => r['profile_type'] === 'wall' && r['unit'] === 'nanoseconds')).toBe(true);
     expect(rows.some((r) => r['profile_type'] === 'inuse_space' && r['unit'] === 'bytes')).toBe(true);
+    const wall = await query(`SELECT any_value(attributes) AS attrs, count_if(list_contains(list_transform(stack, f -> f LIKE '%burn%'), true)) AS burning FROM svc_profiles WHERE service_name = 'node-client' AND profile_type = 'wall'`);
+    expect(JSON.parse(wall[0]!['attrs'])).toMatchObject({ env: 'itest', spy_name: 'nodespy' });
+    expect(wall[0]!['burning']).toBeGreaterThan(0);
+    const heap = await query(`SELECT any_value(attributes) AS attrs FROM svc_profiles WHERE service_name = 'node-client' AND profile_type = 'inuse_space'`);
+    expect(JSON.parse(heap[0]!['attrs'])).toMatchObject({ env: 'itest', 'process.runtime.name': 'nodejs' });
   });
 });
