@@ -418,6 +418,11 @@ function exemplars(v: unknown): string | null {
   return '[' + r + ']';
 }
 
+/** count, sum, min and max of a histogram or exponential-histogram point. */
+function distribution(o: Record<string, unknown>) {
+  return { count: uint64(o['count'], 'count'), sum: optDouble(o['sum'], 'sum'), min: optDouble(o['min'], 'min'), max: optDouble(o['max'], 'max') };
+}
+
 function pointBase(o: J): PointBase {
   return {
     timeUs: micros(field(o, 'timeUnixNano', 'time_unix_nano'), 'timeUnixNano'),
@@ -484,10 +489,7 @@ export function decodeMetricsJson(body: Uint8Array | string, opts?: DecodeOption
               res, sc, mc,
               {
                 ...pointBase(o),
-                count: uint64(o['count'], 'count'),
-                sum: optDouble(o['sum'], 'sum'),
-                min: optDouble(o['min'], 'min'),
-                max: optDouble(o['max'], 'max'),
+                ...distribution(o),
                 bucketCounts: arr(field(o, 'bucketCounts', 'bucket_counts'), 'bucketCounts').map((c) => uint64(c, 'bucketCounts')),
                 explicitBounds: arr(field(o, 'explicitBounds', 'explicit_bounds'), 'explicitBounds').map((b) => double(b, 'explicitBounds')),
               },
@@ -501,10 +503,7 @@ export function decodeMetricsJson(body: Uint8Array | string, opts?: DecodeOption
               res, sc, mc,
               {
                 ...pointBase(o),
-                count: uint64(o['count'], 'count'),
-                sum: optDouble(o['sum'], 'sum'),
-                min: optDouble(o['min'], 'min'),
-                max: optDouble(o['max'], 'max'),
+                ...distribution(o),
                 scale: int32(o['scale'], 'scale'),
                 zeroCount: uint64(field(o, 'zeroCount', 'zero_count'), 'zeroCount'),
                 zeroThreshold: optDouble(field(o, 'zeroThreshold', 'zero_threshold'), 'zeroThreshold') ?? 0,
