@@ -12,35 +12,29 @@ export interface ColumnBatch {
 /** Per service, the earliest and latest timestamp (µs) in a batch; feeds GET /v1/services. */
 export type ServiceSpans = Record<string, [first: number, last: number]>;
 
+/** Widens service `s`'s [first, last] to include [a, b]. */
+function widen(out: ServiceSpans, s: string, a: number, b: number): void {
+  const cur = out[s];
+  if (!cur) out[s] = [a, b];
+  else {
+    if (a < cur[0]) cur[0] = a;
+    if (b > cur[1]) cur[1] = b;
+  }
+}
+
 export function serviceSpans(batches: readonly ColumnBatch[]): ServiceSpans {
   const out: ServiceSpans = {};
   for (const b of batches) {
     const svc = b.columns['service_name'];
     const ts = b.columns['timestamp'];
     if (!svc || !ts) continue;
-    for (let i = 0; i < b.rows; i++) {
-      const s = svc[i] as string;
-      const t = ts[i] as number;
-      const cur = out[s];
-      if (!cur) out[s] = [t, t];
-      else {
-        if (t < cur[0]) cur[0] = t;
-        if (t > cur[1]) cur[1] = t;
-      }
-    }
+    for (let i = 0; i < b.rows; i++) widen(out, svc[i] as string, ts[i] as number, ts[i] as number);
   }
   return out;
 }
 
 export function mergeServiceSpans(into: ServiceSpans, from: ServiceSpans): ServiceSpans {
-  for (const [s, [a, b]] of Object.entries(from)) {
-    const cur = into[s];
-    if (!cur) into[s] = [a, b];
-    else {
-      if (a < cur[0]) cur[0] = a;
-      if (b > cur[1]) cur[1] = b;
-    }
-  }
+  for (const [s, [a, b]] of Object.entries(from)) widen(into, s, a, b);
   return into;
 }
 
