@@ -109,15 +109,19 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
 
   // 2. Which series have points in the closed dirty buckets, and from where each must be fed.
   const inDirty = `(epoch_us(timestamp) // ${BUCKET_US}) IN (${dirty.join(', ')})`;
+  // Each touched series with its saved state, if any: only the states of series with new data are read.
   const touched = await deps.reads.use((c) =>
     readRows(
       c,
-      `SELECT service_name, operation, signal, min(epoch_us(timestamp)) AS first_us FROM ${SERIES.name} ` +
-        `WHERE timestamp >= ${bucketTs(dirty[0]!)} AND timestamp < ${bucketTs(closedLimit)} AND ${inDirty} GROUP BY ALL`,
+      `SELECT t.service_name, t.operation, t.signal, t.first_us, s.first_bucket, s.last_bucket, s.state FROM (` +
+        `SELECT service_name, operation, signal, min(epoch_us(timestamp)) AS first_us FROM ${SERIES.name} ` +
+        `WHERE timestamp >= ${bucketTs(dirty[0]!)} AND timestamp < ${bucketTs(closedLimit)} AND ${inDirty} GROUP BY ALL` +
+        `) AS t LEFT JOIN ${DETECTOR_STATE.name} AS s USING (service_name, operation, signal)`,
     ),
   );
   const states = new Map<string, StateRow>();
-  for (const r of await deps.reads.use((c) => readRows(c, `SELECT service_name, operation, signal, first_bucket, last_bucket, state FROM ${DETECTOR_STATE.name}`))) {
+  for (const r of touched) {
+    if (r['state'] === null) continue;
     states.set(keyOf(String(r['service_name']), String(r['operation']), String(r['signal'])), {
       first: Number(r['first_bucket']),
       last: Number(r['last_bucket']),
