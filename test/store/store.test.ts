@@ -38,7 +38,7 @@ describe('store', () => {
   it('round-trips hostile strings, NULL vs empty, lists and timestamps exactly', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 1 });
-    const nasty = ['a "quoted", comma', 'line1\nline2\r\nline3', '', 'nul\u0000byte', 'ünïcødé ✓ 𝄞', '\\N', 'NULL'];
+    const nasty = ['a "quoted", comma', 'line1\nline2\r\nline3', 'ctl \u0001 quote \u0001\u0001 twice', '\u0001', '', 'nul\u0000byte', 'ünïcødé ✓ 𝄞', '\\N', 'NULL'];
     const batch = spanBatch(nasty.length, (i) => ({ status_message: nasty[i]!, parent_span_id: i % 2 ? null : '' }));
     await w.submit(submitOf(batch));
     const rows = (await store.writer.runAndReadAll(`SELECT status_message, parent_span_id, epoch_us(timestamp) FROM svc_spans ORDER BY span_id`)).getRows();
