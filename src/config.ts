@@ -1,5 +1,6 @@
 // Configuration from the environment, validated before anything starts. Each setting is declared once
 // here with its default and meaning; README.md's table mirrors this list, and a test checks they agree.
+import { availableParallelism } from 'node:os';
 
 export interface Config {
   dataDir: string;
@@ -16,6 +17,8 @@ export interface Config {
   flushIntervalMs: number;
   /** Decode worker threads. */
   workers: number;
+  /** DuckDB's worker threads; 0 = the cores the decode workers leave, at least 1. */
+  duckdbThreads: number;
   queryTimeoutMs: number;
   queryRowCap: number;
   detectIntervalS: number;
@@ -53,6 +56,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_RETENTION_HOURS', key: 'retentionHours', default: '72', doc: 'telemetry older than this is deleted', parse: int(1, 24 * 365 * 10) },
   { env: 'SVC_FLUSH_INTERVAL_MS', key: 'flushIntervalMs', default: '50', doc: 'longest a batch waits for others to share its commit (group commit)', parse: int(0, 10_000) },
   { env: 'SVC_WORKERS', key: 'workers', default: '2', doc: 'decode worker threads', parse: int(1, 64) },
+  { env: 'SVC_DUCKDB_THREADS', key: 'duckdbThreads', default: '0', doc: 'DuckDB worker threads; `0` = the cores `SVC_WORKERS` leaves, at least 1 (on 2 cores: 1, which halves the CPU a small ingest commit costs)', parse: int(0, 256) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
   { env: 'SVC_QUERY_ROW_CAP', key: 'queryRowCap', default: '10000', doc: 'most rows `/v1/query` returns; more is a 400 ROW_CAP error', parse: int(1, 10_000_000) },
   { env: 'SVC_DETECT_INTERVAL_S', key: 'detectIntervalS', default: '300', doc: 'how often the detection pass runs (buckets stay 5 minutes)', parse: int(1, 86_400) },
@@ -78,6 +82,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const k of unknown) problems.push(`${k}: unknown setting (known: ${SETTINGS.map((s) => s.env).join(', ')})`);
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return out as Config;
+}
+
+/** DuckDB's thread count for a configuration: explicit, or the cores the decode workers leave. */
+export function duckdbThreads(config: Pick<Config, 'duckdbThreads' | 'workers'>, cores = availableParallelism()): number {
+  return config.duckdbThreads || Math.max(1, cores - config.workers);
 }
 
 /** Variables read by the CLI, not the server; allowed in the server's environment. */

@@ -1,7 +1,7 @@
 // Assembles the service: store → writer → worker pool → receivers and API. Started downstream first
 // (store before anything that writes to it); if a step fails, what already started is stopped.
 import type * as grpc from '@grpc/grpc-js';
-import type { Config } from './config.js';
+import { duckdbThreads, type Config } from './config.js';
 import { openStore, type Store } from './store/db.js';
 import { createWriter, type Writer } from './store/writer.js';
 import { createReadPool, type ReadPool } from './store/readers.js';
@@ -54,7 +54,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
   };
   let ready = false;
   try {
-    const store = await openStore(config.dataDir);
+    const store = await openStore(config.dataDir, 'default', { threads: duckdbThreads(config) });
     stops.push(() => store.close());
     const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs });
     stops.push(() => writer.flush());
@@ -89,7 +89,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       alertsRoute(reads),
       statusRoute({
         instance: () => ({ version: '0.1.0', node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: 'open' }),
-        storage: () => ({ path: store.path, schema_version: SCHEMA_VERSION, retention_hours: config.retentionHours, disk_free_bytes: admission.diskFree() }),
+        storage: () => ({ path: store.path, schema_version: SCHEMA_VERSION, retention_hours: config.retentionHours, duckdb_threads: duckdbThreads(config), disk_free_bytes: admission.diskFree() }),
         ingest: () => ({ ...writer.stats(), inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize }),
         detection: () => detection.status(),
       }),
