@@ -8,15 +8,15 @@ import type { Store } from './db.js';
 import { inTransaction, sqlString, sqlTimestamp } from './db.js';
 import type { ServiceSpans } from './batch.js';
 import { mergeServiceSpans } from './batch.js';
-import { loadSql } from './csv.js';
-import { DIRTY_BUCKETS, SERVICES, tableByName } from './schema.js';
+import { loadSql, upsertSql } from './csv.js';
+import { DIRTY_BUCKETS, SERVICES, tableByName, type Table } from './schema.js';
 
 /** CSV rows of one table, as encoded by store/csv.ts (in a worker). */
 export interface EncodedPart {
   table: string;
   rows: number;
   csv: Uint8Array;
-  /** Replace rows with the same primary key (INSERT OR REPLACE), in submission order. */
+  /** Replace rows with the same primary key (INSERT OR REPLACE), in submission order; a part holds a key at most once. */
   upsert?: boolean;
 }
 
@@ -64,7 +64,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
 
   async function commit(items: readonly Pending[]): Promise<void> {
     const byTable = new Map<string, Uint8Array[]>();
-    const upserts: EncodedPart[] = [];
+    const upserts = new Map<string, Uint8Array[]>();
     let rows = 0;
     const services: ServiceSpans = {};
     const buckets = new Set<number>();
@@ -72,31 +72,31 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       for (const b of sub.buckets ?? []) buckets.add(b);
       for (const p of sub.parts) {
         if (!p.rows) continue;
-        if (p.upsert) {
-          upserts.push(p); // one statement each, in order, so the latest row of a key wins
-          continue;
-        }
-        let list = byTable.get(p.table);
-        if (!list) byTable.set(p.table, (list = []));
+        // Upsert parts stay one file each, in submission order, so the latest row of a key wins.
+        const into = p.upsert ? upserts : byTable;
+        let list = into.get(p.table);
+        if (!list) into.set(p.table, (list = []));
         list.push(p.csv);
-        rows += p.rows;
+        if (!p.upsert) rows += p.rows;
       }
       mergeServiceSpans(services, sub.services);
     }
     const files: string[] = [];
     const statements: string[] = [];
-    /** Writes one table's CSV to the spool and returns the statement that loads it. */
-    const spool = async (name: string, csv: Uint8Array, verb: 'INSERT' | 'INSERT OR REPLACE') => {
-      const table = tableByName(name);
-      if (!table) throw new Error(`unknown table ${name}`);
+    /** Writes one CSV file to the spool; returns its path. */
+    const spool = async (name: string, csv: Uint8Array) => {
       const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${name}.csv`);
       files.push(file);
       await writeFile(file, csv);
-      return loadSql(table, [file], verb);
+      return file;
     };
     try {
-      for (const [name, chunks] of byTable) statements.push(await spool(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), 'INSERT'));
-      for (const p of upserts) statements.push(await spool(p.table, p.csv, 'INSERT OR REPLACE'));
+      for (const [name, chunks] of byTable) statements.push(loadSql(tableOf(name), [await spool(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))]));
+      for (const [name, parts] of upserts) {
+        const paths: string[] = [];
+        for (const csv of parts) paths.push(await spool(name, csv));
+        statements.push(upsertSql(tableOf(name), paths));
+      }
       statements.push(...upsertServicesSql(services));
       if (buckets.size) statements.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
       if (!statements.length) return;
@@ -171,6 +171,12 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       return run;
     },
   };
+}
+
+function tableOf(name: string): Table {
+  const table = tableByName(name);
+  if (!table) throw new Error(`unknown table ${name}`);
+  return table;
 }
 
 function upsertServicesSql(services: ServiceSpans): string[] {

@@ -3,8 +3,8 @@ import { openStore, type Store } from '../../src/store/db.js';
 import { createWriter } from '../../src/store/writer.js';
 import { encodeCsv } from '../../src/store/csv.js';
 import { HISTOGRAM_FIXTURE, spanBatch } from './fixtures.js';
-import { METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
-import { serviceSpans } from '../../src/store/batch.js';
+import { LOG_TEMPLATES, METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
+import { serviceSpans, type CellValue, type ColumnBatch } from '../../src/store/batch.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -66,6 +66,37 @@ describe('store', () => {
     expect(rows.map((r) => [r[0], Number(r[1]), Number(r[2])])).toEqual([
       ['a', 1_600_000_000_000_000, 1_700_000_000_000_002],
       ['b', 1_700_000_100_000_000, 1_700_000_100_000_001],
+    ]);
+  });
+
+  it('upserts of one group commit: the latest submission of a key wins, other keys stay', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 30 });
+    const templates = (rows: [id: number, count: number][]) => {
+      const columns: Record<string, CellValue[]> = {};
+      for (const c of LOG_TEMPLATES.columns) columns[c.name] = rows.map(() => null);
+      Object.assign(columns, {
+        timestamp: rows.map(() => 1_700_000_000_000_000),
+        first_seen: rows.map(() => 1_700_000_000_000_000),
+        last_seen: rows.map(([, n]) => 1_700_000_000_000_000 + n),
+        service_name: rows.map(() => 'checkout'),
+        template_id: rows.map(([id]) => id),
+        pattern: rows.map(([id]) => `pattern ${id} "<*>"`),
+        count: rows.map(([, n]) => n),
+        error_count: rows.map(() => 0),
+      });
+      const batch: ColumnBatch = { table: LOG_TEMPLATES.name, rows: rows.length, columns };
+      return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(LOG_TEMPLATES, batch)), upsert: true }], services: {} };
+    };
+    await w.submit(templates([[1, 1], [2, 1]]));
+    // Three submissions sharing one commit; key 1 moves twice, key 3 is new, key 2 is untouched.
+    await Promise.all([w.submit(templates([[1, 5], [3, 1]])), w.submit(templates([[1, 9]])), w.submit(templates([[3, 4]]))]);
+    expect(w.stats().commits).toBe(2);
+    const rows = (await store.writer.runAndReadAll(`SELECT template_id, count, pattern FROM svc_log_templates ORDER BY 1`)).getRows();
+    expect(rows.map((r) => [Number(r[0]), Number(r[1]), r[2]])).toEqual([
+      [1, 9, 'pattern 1 "<*>"'],
+      [2, 1, 'pattern 2 "<*>"'],
+      [3, 4, 'pattern 3 "<*>"'],
     ]);
   });
 
