@@ -91,6 +91,8 @@ interface Rec {
   /** slot → distinct sample values (sparse; at most maxSampleSlots slots) */
   samples: (string[] | undefined)[];
   nSampleSlots: number;
+  /** sample_values JSON as last built; undefined once samples or pattern change (rows are built per batch) */
+  sampleJson?: string | null;
   /** slot → numeric stats (sparse; at most maxSampleSlots slots) */
   stats: (SlotStats | undefined)[];
   nStatSlots: number;
@@ -187,7 +189,9 @@ export class LogMiner {
     const out = this.core.mine(svc, n);
     // the engine may have grown its memory: views taken before mine() can be stale, and the views in
     // `out` are only valid until the next engine call (patternBytes below), so copy out what is kept
-    const data = this.core.prepare(0, 0).bytes;
+    const bytesOut = this.core.prepare(0, 0).bytes;
+    // Buffer's decode of a short slice costs about half of TextDecoder's (no subarray, no options).
+    const data = Buffer.from(bytesOut.buffer, bytesOut.byteOffset, bytesOut.byteLength);
     const templateIds = out.ids.slice(0, n);
     const flagsOut = out.flags.slice(0, n);
     const changedIds = out.changed.slice(0, out.changedCount);
@@ -248,14 +252,17 @@ export class LogMiner {
         if (want || lineParams) {
           const s = out.paramStart[base + k]!;
           const len = Math.min(out.paramLen[base + k]!, this.maxValueChars * 4);
-          const v = this.dec.decode(data.subarray(s, s + len)).slice(0, this.maxValueChars);
+          const v = data.toString('utf8', s, s + len).slice(0, this.maxValueChars);
           if (lineParams) lineParams.push(v);
           if (want) {
             if (samples === undefined) {
               r.samples[slot] = samples = [];
               r.nSampleSlots++;
             }
-            if (!samples.includes(v)) samples.push(v);
+            if (!samples.includes(v)) {
+              samples.push(v);
+              r.sampleJson = undefined;
+            }
           }
         }
       }
@@ -267,6 +274,7 @@ export class LogMiner {
       const pat = this.core.patternBytes(id);
       if (!r || !pat) continue;
       r.pattern = this.dec.decode(pat);
+      r.sampleJson = undefined; // labels come from the pattern
       changed.push(this.row(r));
     }
     // evictions (also of templates created in this batch): rows marked evicted, state dropped
@@ -276,6 +284,7 @@ export class LogMiner {
       if (!r) continue;
       const pat = this.core.patternBytes(id);
       if (pat) r.pattern = this.dec.decode(pat);
+      r.sampleJson = undefined;
       evictedRows.push({ ...this.row(r), evicted: true });
       this.recs.delete(id);
       r.dirty = false;
@@ -289,7 +298,8 @@ export class LogMiner {
     };
   }
 
-  private row(r: Rec): TemplateRow {
+  private sampleValues(r: Rec): string | null {
+    if (r.sampleJson !== undefined) return r.sampleJson;
     let sample: string | null = null;
     if (r.nSampleSlots > 0) {
       const o: Record<string, string[]> = {};
@@ -299,6 +309,11 @@ export class LogMiner {
       });
       sample = JSON.stringify(o);
     }
+    return (r.sampleJson = sample);
+  }
+
+  private row(r: Rec): TemplateRow {
+    const sample = this.sampleValues(r);
     return {
       template_id: r.id,
       service_name: r.service,
