@@ -100,6 +100,19 @@ describe('store', () => {
     ]);
   });
 
+  it('marks touched buckets dirty once, and again after an exclusive operation cleared them', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    const dirty = async () => (await store.writer.runAndReadAll(`SELECT bucket FROM svc_dirty_buckets ORDER BY 1`)).getRows().map((r) => Number(r[0]));
+    await w.submit({ ...submitOf(spanBatch(1)), buckets: [5, 6] });
+    await w.submit({ ...submitOf(spanBatch(1)), buckets: [6, 7] });
+    expect(await dirty()).toEqual([5, 6, 7]);
+    // The detection pass consumes marks on the writer connection; late data must mark its bucket again.
+    await w.exclusive(() => store.writer.run('DELETE FROM svc_dirty_buckets'));
+    await w.submit({ ...submitOf(spanBatch(1)), buckets: [6] });
+    expect(await dirty()).toEqual([6]);
+  });
+
   it('a bad submission fails alone; the others in its group commit', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 20 });
