@@ -72,12 +72,13 @@ async function storageLimit(): Promise<number> {
 
 type Sender = (body: Uint8Array) => Promise<boolean>;
 
-async function load(send: Sender, apiBase: string): Promise<{ spansPerSec: number; servicesP99: number; servicesP50: number; errors: number }> {
+async function load(send: Sender, apiBase: string, cpuSeconds: () => number): Promise<{ spansPerSec: number; servicesP99: number; servicesP50: number; errors: number; cpuUsPerSpan: number; cores: number }> {
   let acked = 0;
   let errors = 0;
   let stop = false;
   const lat: number[] = [];
   const started = performance.now();
+  const cpu0 = cpuSeconds();
   const workers = Array.from({ length: CONCURRENCY }, async (_v, w) => {
     let i = w;
     while (!stop) {
@@ -97,7 +98,9 @@ async function load(send: Sender, apiBase: string): Promise<{ spansPerSec: numbe
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
   stop = true;
   await Promise.all([...workers, poller]);
-  return { spansPerSec: acked / ((performance.now() - started) / 1000), servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99), errors };
+  const wall = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds() - cpu0;
+  return { spansPerSec: acked / wall, servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99), errors, cpuUsPerSpan: (cpu * 1e6) / acked, cores: cpu / wall };
 }
 
 async function main(): Promise<void> {
@@ -128,12 +131,13 @@ async function main(): Promise<void> {
           return res.status === 200;
         };
       }
-      const r = await load(send, srv.api);
+      const r = await load(send, srv.api, () => srv.cpuSeconds());
       client?.close();
       const rss = srv.peakRss();
       console.log(
         `end-to-end ${transport.padEnd(20)} ${r.spansPerSec.toFixed(0).padStart(9)} spans/s durable  ` +
           `= ${((100 * r.spansPerSec) / storage).toFixed(0)}% of the storage limit, ${(r.spansPerSec / decodeRate).toFixed(2)}x decode-alone; ` +
+          `server CPU ${r.cpuUsPerSpan.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores); ` +
           `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.errors}`,
       );
     } finally {

@@ -22,6 +22,8 @@ export interface ChildServer {
   cleanup(): void;
   /** Peak resident set size of the server process so far, bytes (Linux). */
   peakRss(): number;
+  /** CPU seconds (user + system, all threads) the server process has used so far (Linux; 0 elsewhere). */
+  cpuSeconds(): number;
 }
 
 export async function startChildServer(env: Record<string, string> = {}, dataDir?: string): Promise<ChildServer> {
@@ -79,6 +81,15 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
       await exited;
     },
     cleanup: tmp.cleanup,
+    cpuSeconds() {
+      try {
+        // Fields 14 and 15 of /proc/<pid>/stat (after the parenthesised name): utime, stime in clock ticks (100 Hz).
+        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        return 0;
+      }
+    },
     peakRss() {
       try {
         const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
