@@ -5,6 +5,9 @@ import type { OtlpTask, IngestResult } from '../pipeline/tasks.js';
 import { runDetect, type DetectOutput, type DetectTask } from '../detect/detect-task.js';
 import { runProfile, type ProfileTask } from '../pipeline/profile-task.js';
 import { runLogs, runLogsInit, type LogsInitTask } from '../pipeline/logs-task.js';
+import { lowerThreadPriority } from './priority.js';
+
+lowerThreadPriority();
 
 export type Task = OtlpTask | ProfileTask | DetectTask | LogsInitTask;
 
