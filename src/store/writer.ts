@@ -58,6 +58,7 @@ interface Pending {
 export function createWriter(store: Store, opts: { flushIntervalMs: number }): Writer {
   let queue: Pending[] = [];
   let timer: NodeJS.Timeout | null = null;
+  let committing = false;
   let chain: Promise<void> = Promise.resolve();
   let fileSeq = 0;
   // Buckets whose dirty mark is committed. Open buckets are touched by every commit; remembering them
@@ -150,7 +151,20 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
   }
 
   function enqueueFlush(): Promise<void> {
-    chain = chain.then(flushNow, flushNow);
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const run = async () => {
+      committing = true;
+      try {
+        await flushNow();
+      } finally {
+        committing = false;
+        // What queued during the commit goes next, at once: under load commits run back to back, each
+        // taking everything that arrived meanwhile, and no submission waits out a timer as well.
+        if (queue.length) void enqueueFlush();
+      }
+    };
+    chain = chain.then(run, run);
     return chain;
   }
 
@@ -159,11 +173,12 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       return new Promise<void>((resolve, reject) => {
         queue.push({ sub, resolve, reject });
         st.pendingSubmissions = queue.length;
-        if (!timer) timer = setTimeout(() => void enqueueFlush(), opts.flushIntervalMs);
+        // An idle writer waits up to flushIntervalMs for others to share the commit; a busy one takes
+        // this submission into the commit after the running one.
+        if (!committing && !timer) timer = setTimeout(() => void enqueueFlush(), opts.flushIntervalMs);
       });
     },
     async flush() {
-      if (timer) clearTimeout(timer);
       await enqueueFlush();
     },
     stats: () => ({ ...st }),

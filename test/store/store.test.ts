@@ -100,6 +100,19 @@ describe('store', () => {
     ]);
   });
 
+  it('a submission arriving during a commit goes into the next one at once, not after the gather timer', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 60_000 });
+    const a = w.submit(submitOf(spanBatch(2)));
+    void w.flush();
+    await new Promise((r) => setImmediate(r)); // the commit of `a` is running now
+    const b = w.submit(submitOf(spanBatch(3, (i) => ({ span_id: `b${i}` }))));
+    const started = performance.now();
+    await Promise.all([a, b]);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(w.stats()).toMatchObject({ commits: 2, rowsCommitted: 5 });
+  });
+
   it('marks touched buckets dirty once, and again after an exclusive operation cleared them', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 1 });
