@@ -1,9 +1,14 @@
 // Bayesian online changepoint detection (Adams & MacKay 2007), the WASM build: the twin of
 // src/detect/bocpd/reference.ts (read that file for the algorithm) over the flat layouts of
 // src/detect/bocpd/layout.ts, mirrored below. Same steps, same state; it differs only in how it
-// computes: binomial runs carry ln Γ(a), ln Γ(b), ln Γ(a+b) from one point to the next (3 ln Γ per
-// point instead of 6) and Gamma–Poisson runs carry ln Γ(alpha), ln(beta/w), ln w, the Student-t Γ ratio comes from a table, and masses are updated in the
-// linear domain (no log of a mass). Answers agree with the reference within float rounding.
+// computes (bench/detect.ts measures the effect):
+// - each observation model has its own growth loop (few live values, no per-run model dispatch);
+// - binomial runs carry ln Γ(a), ln Γ(b), ln Γ(a+b) from one point to the next (3 ln Γ per point
+//   instead of 6), Gamma–Poisson runs ln Γ(alpha), ln(beta/w), ln w; the prior predictive's terms
+//   that do not depend on the point are computed once per call, and its ln Γ are reused by the new run;
+// - the Student-t Γ ratio and 1/κ come from tables indexed by the run's n;
+// - masses are updated in the linear domain (no log of a mass).
+// Answers agree with the reference within float rounding.
 //
 // Boundary: every argument is the address of a Float64Array region the caller wrote into this
 // module's memory (one pinned buffer it allocated once and reuses); nothing is allocated here.
@@ -12,6 +17,7 @@
 const MODEL_BINOMIAL: i32 = 2;
 const MODEL_POISSON: i32 = 3;
 const MODEL_LOGNORMAL: i32 = 1;
+const MODEL_TREND: i32 = 4;
 
 const P_KIND: i32 = 0;
 const P_LOGH: i32 = 1;
@@ -56,15 +62,18 @@ const R_WIDTH: i32 = 10;
 const EVENT_W: i32 = 4;
 
 const HALF_LOG_2PI: f64 = 0.9189385332046728;
-const PI: f64 = 3.141592653589793;
+const INV_PI: f64 = 0.3183098861837907;
 
-// Scratch (log predictive per run) and the Student-t Γ-ratio table, static, never allocated.
+// Scratch per run, static, never allocated; RX moves with its run (copyRun).
 const MAX_RUNS: i32 = 4096;
 const LP: usize = memory.data(8 * (MAX_RUNS + 2)); // log-domain part of each run's predictive
 const LC: usize = memory.data(8 * (MAX_RUNS + 2)); // linear factor of each run's predictive
-const GTAB_N: i32 = 4096;
-const GTAB: usize = memory.data(8 * (GTAB_N + 1));
-let gtabAlpha0: f64 = NaN;
+const RX: usize = memory.data(8 * (MAX_RUNS + 2)); // Gamma–Poisson: the run's gb / w (saves a division per point)
+const TAB_N: i32 = 4096;
+const GTAB: usize = memory.data(8 * (TAB_N + 1)); // Γ(α0 + n/2 + 1/2) / Γ(α0 + n/2)
+const KTAB: usize = memory.data(8 * (TAB_N + 1)); // 1 / (κ0 + n)
+let tabAlpha0: f64 = NaN;
+let tabKappa0: f64 = NaN;
 
 @inline function ld(base: usize, i: i32): f64 {
   return load<f64>(base + (<usize>i << 3));
@@ -72,18 +81,73 @@ let gtabAlpha0: f64 = NaN;
 @inline function sto(base: usize, i: i32, v: f64): void {
   store<f64>(base + (<usize>i << 3), v);
 }
+@inline function runAt(base: usize, r: i32): usize {
+  return base + (<usize>(r * R_WIDTH) << 3);
+}
+/** Moves run `from` (its slots and its scratch) to slot `to`. */
+@inline function copyRun(base: usize, from: i32, to: i32): void {
+  const d = to * R_WIDTH;
+  const o = from * R_WIDTH;
+  for (let j: i32 = 0; j < R_WIDTH; j++) sto(base, d + j, ld(base, o + j));
+  sto(RX, to, ld(RX, from));
+}
 
-// ln: AssemblyScript's Math.log (musl's table-driven log at shrinkLevel 0) measured 6 ns here
-// against 8-10 ns for a table-free atanh series; kept.
+// --- ln, exp and ln Γ, inlined into the loops. Calling AssemblyScript's Math.log / Math.exp
+// (musl's) instead measured 5-15% slower on every model. ln and exp are table-driven like musl's
+// but without its last-bit refinements: |ln error| < 4e-15 and exp within 2 ulp, enough here since
+// ln Γ of the binomial model's 1e4..1e5 already rounds at 1e-11. Tables are filled at start-up. ---
+const LN_BITS: i32 = 7;
+const LN_N: i32 = 1 << LN_BITS;
+const LN_OFF: u64 = 0x3fe6000000000000; // x = 2^k · z with z in [0.6875, 1.375), split in LN_N intervals
+const LN_TAB: usize = memory.data(16 * LN_N); // per interval: 1/c, ln c (c its centre)
+const LN2_HI: f64 = reinterpret<f64>(0x3fe62e42fefa3800); // k · LN2_HI is exact
+const LN2_LO: f64 = reinterpret<f64>(0x3d2ef35793c76730);
+const EXP_N: i32 = 128;
+const EXP_TAB: usize = memory.data(8 * EXP_N); // 2^(j/EXP_N)
+const EXP_INV_STEP: f64 = 184.6649652337873; // EXP_N / ln 2
+const EXP_STEP_HI: f64 = 0.005415212348111709; // ln 2 / EXP_N, 36 bits: kd · EXP_STEP_HI is exact
+const EXP_STEP_LO: f64 = 1.2864023111638346e-14;
+
+function fillMathTables(): void {
+  for (let i: i32 = 0; i < LN_N; i++) {
+    const invc = 1 / reinterpret<f64>(LN_OFF + (<u64>(2 * i + 1) << (51 - LN_BITS)));
+    sto(LN_TAB, 2 * i, invc);
+    sto(LN_TAB, 2 * i + 1, -Math.log(invc));
+  }
+  for (let j: i32 = 0; j < EXP_N; j++) sto(EXP_TAB, j, Math.exp(<f64>j * (0.6931471805599453 / <f64>EXP_N)));
+}
+fillMathTables();
+
+/** ln x: k·ln 2 + ln c + log1p(r), r = z/c − 1 (|r| < 0.004, Taylor to r⁶); Math.log outside the positive normal range. */
 @inline function ln(x: f64): f64 {
-  return Math.log(x);
+  const ix = reinterpret<u64>(x);
+  if (ix - 0x0010000000000000 >= 0x7fe0000000000000) return Math.log(x); // 0, subnormal, < 0, ∞, NaN
+  const tmp = ix - LN_OFF;
+  const i = <i32>((tmp >> (52 - LN_BITS)) & <u64>(LN_N - 1));
+  const k = <f64>(<i64>tmp >> 52);
+  const r = reinterpret<f64>(ix - (tmp & (<u64>0xfff << 52))) * ld(LN_TAB, 2 * i) - 1;
+  const r2 = r * r;
+  const poly = r2 * (-0.5 + r * 0.3333333333333333 + r2 * (-0.25 + r * 0.2 - r2 * 0.16666666666666666));
+  return k * LN2_HI + ld(LN_TAB, 2 * i + 1) + (r + poly) + k * LN2_LO;
+}
+
+/** e^x: 2^(kd/EXP_N) · e^r, |r| ≤ ln 2 / 256 (Taylor to r⁵); Math.exp near under/overflow. */
+@inline function exp(x: f64): f64 {
+  if (!(x > -708 && x < 709)) return Math.exp(x);
+  const kd = nearest<f64>(x * EXP_INV_STEP);
+  const r = x - kd * EXP_STEP_HI - kd * EXP_STEP_LO;
+  const ki = <i64>kd;
+  const scale = reinterpret<f64>(reinterpret<u64>(ld(EXP_TAB, <i32>(ki & (EXP_N - 1)))) + (<u64>(ki >> 7) << 52));
+  const r2 = r * r;
+  return scale * (1 + r + r2 * (0.5 + r * 0.16666666666666666 + r2 * (0.041666666666666664 + r * 0.008333333333333333)));
 }
 
 /**
- * ln Γ(x) for x > 0: Stirling's series with six terms for x ≥ 7 (next term < 7e-14); below 7,
+ * ln Γ(x) for x > 0: Stirling's series for x ≥ 7 (six terms, next term < 7e-14; three from x ≥ 40,
+ * next term < 4e-15: most calls, ~8% faster on the binomial model); below 7,
  * ln Γ(x) = ln Γ(x + 7) − ln(x (x+1) … (x+6)), the product taken as a shallow tree.
  */
-export function lgamma(x: f64): f64 {
+@inline function lnGamma(x: f64): f64 {
   let shift: f64 = 0;
   if (x < 7) {
     const p = x * (x + 1) * ((x + 2) * (x + 3)) * ((x + 4) * (x + 5) * (x + 6));
@@ -93,55 +157,187 @@ export function lgamma(x: f64): f64 {
   const r = 1 / x;
   const r2 = r * r;
   const series =
-    r * (0.08333333333333333 - r2 * (0.002777777777777778 - r2 * (0.0007936507936507937 - r2 * (0.0005952380952380952 - r2 * (0.0008417508417508417 - r2 * 0.0019175269175269176)))));
+    x >= 40
+      ? r * (0.08333333333333333 - r2 * (0.002777777777777778 - r2 * 0.0007936507936507937))
+      : r * (0.08333333333333333 - r2 * (0.002777777777777778 - r2 * (0.0007936507936507937 - r2 * (0.0005952380952380952 - r2 * (0.0008417508417508417 - r2 * 0.0019175269175269176)))));
   return (x - 0.5) * ln(x) - x + HALF_LOG_2PI + series - shift;
 }
 
-/** Γ(α0 + n/2 + 1/2) / Γ(α0 + n/2), tabulated per α0 for n ≤ GTAB_N. */
-function fillGammaTable(alpha0: f64): void {
-  if (alpha0 == gtabAlpha0) return;
-  for (let n: i32 = 0; n <= GTAB_N; n++) {
+/** ln Γ, exported for the accuracy test against the reference (test/detect/engines.test.ts). */
+export function lgamma(x: f64): f64 {
+  return lnGamma(x);
+}
+
+/** Fills the Student-t tables for (α0, κ0), once per configuration. */
+function fillTables(alpha0: f64, kappa0: f64): void {
+  if (alpha0 == tabAlpha0 && kappa0 == tabKappa0) return;
+  for (let n: i32 = 0; n <= TAB_N; n++) {
     const a = alpha0 + 0.5 * <f64>n;
-    sto(GTAB, n, Math.exp(lgamma(a + 0.5) - lgamma(a)));
+    sto(GTAB, n, exp(lnGamma(a + 0.5) - lnGamma(a)));
+    sto(KTAB, n, 1 / (kappa0 + <f64>n));
   }
-  gtabAlpha0 = alpha0;
+  tabAlpha0 = alpha0;
+  tabKappa0 = kappa0;
 }
 
 @inline function gammaHalfRatio(alpha: f64, n: f64): f64 {
-  if (n <= <f64>GTAB_N) return ld(GTAB, <i32>n);
-  return Math.exp(lgamma(alpha + 0.5) - lgamma(alpha));
+  if (n <= <f64>TAB_N) return ld(GTAB, <i32>n);
+  return exp(lnGamma(alpha + 0.5) - lnGamma(alpha));
 }
 
 /**
- * Student-t predictive split as factor · exp(exponent): the factor Γ(α+½)/Γ(α)/√(πνs²) is linear
- * (table + sqrt), the exponent −(α+½)·ln(1 + d²/(νs²)) is the only transcendental. Writes the
- * factor to LC[slot] and returns the exponent.
+ * Student-t predictive (2α degrees of freedom, α = α0 + n/2, ν·s² = nus2) of residual d split as
+ * factor · exp(exponent): the factor Γ(α+½)/Γ(α)/√(πνs²) is linear (table + sqrt), the exponent
+ * −(α+½)·ln(1 + d²/(νs²)) is the only transcendental (ln rather than log1p: its absolute error is
+ * what matters, and musl's log1p divides). Writes the factor to LC[slot], returns the exponent.
  */
+@inline function studentT(alpha: f64, n: f64, nus2: f64, d: f64, slot: i32): f64 {
+  const inv = 1 / nus2;
+  sto(LC, slot, gammaHalfRatio(alpha, n) * Math.sqrt(inv * INV_PI));
+  return -(alpha + 0.5) * ln(1 + d * d * inv);
+}
+
+/** Normal–Gamma predictive of y for a run of n points (mean, M2); n = 0 is the prior predictive. */
 @inline function ngPred(kappa0: f64, alpha0: f64, beta0: f64, mu0: f64, n: f64, mean: f64, m2: f64, y: f64, slot: i32): f64 {
-  const kappa = kappa0 + n;
-  const mu = (kappa0 * mu0 + n * mean) / kappa;
-  const alpha = alpha0 + 0.5 * n;
+  const ik = n <= <f64>TAB_N ? ld(KTAB, <i32>n) : 1 / (kappa0 + n);
   const dm = mean - mu0;
-  const beta = beta0 + 0.5 * m2 + (kappa0 * n * dm * dm) / (2 * kappa);
-  const nus2 = (2 * beta * (kappa + 1)) / kappa;
-  const d = y - mu;
-  sto(LC, slot, gammaHalfRatio(alpha, n) / Math.sqrt(PI * nus2));
-  return -(alpha + 0.5) * Math.log1p((d * d) / nus2);
+  const beta = beta0 + 0.5 * m2 + 0.5 * kappa0 * n * dm * dm * ik;
+  return studentT(alpha0 + 0.5 * n, n, 2 * beta * (1 + ik), y - (kappa0 * mu0 + n * mean) * ik, slot);
 }
 
-@inline function bbLogPred(a: f64, b: f64, k: f64, n: f64): f64 {
-  return lgamma(a + k) + lgamma(b + n - k) - lgamma(a + b + n) - lgamma(a) - lgamma(b) + lgamma(a + b);
+/** Trend run of n points, u points after its start: predictive of y (see trendStep in reference.ts), then the update. */
+function trendStep(o: usize, alpha0: f64, n: f64, u: f64, y: f64, slot: i32): f64 {
+  const v00 = ld(o, R_C1);
+  const v01 = ld(o, R_C2);
+  const v11 = ld(o, R_C3);
+  const g0 = v00 + v01 * u;
+  const g1 = v01 + v11 * u;
+  const s = 1 + g0 + g1 * u;
+  const e = y - (ld(o, R_S1) + ld(o, R_S2) * u);
+  const beta = ld(o, R_S3);
+  const lp = studentT(alpha0 + 0.5 * n, n, 2 * beta * s, e, slot);
+  sto(o, R_S1, ld(o, R_S1) + (g0 * e) / s);
+  sto(o, R_S2, ld(o, R_S2) + (g1 * e) / s);
+  sto(o, R_S3, beta + (0.5 * e * e) / s);
+  sto(o, R_C1, v00 - (g0 * g0) / s);
+  sto(o, R_C2, v01 - (g0 * g1) / s);
+  sto(o, R_C3, v11 - (g1 * g1) / s);
+  return lp;
 }
 
-@inline function gpLogPred(alpha: f64, beta: f64, k: f64, w: f64): f64 {
-  const kw = k * w;
-  const bw = beta / w;
-  return lgamma(alpha + kw) - lgamma(alpha) - lgamma(kw + 1) + alpha * ln(bw / (bw + 1)) - kw * ln(bw + 1) + ln(w);
+@inline function absorbRaw(o: usize, rawX: f64, rawW: f64): void {
+  sto(o, R_RAWSUM, ld(o, R_RAWSUM) + rawX);
+  sto(o, R_RAWW, ld(o, R_RAWW) + rawW);
+}
+
+// --- growth: every run absorbs the point; LP[r] (and LC[r]) get its predictive; returns max LP ---
+
+function growBinomial(base: usize, nRuns: i32, a0: f64, b0: f64, k: f64, nn: f64, rawX: f64, rawW: f64, maxLP: f64): f64 {
+  for (let r: i32 = 0; r < nRuns; r++) {
+    const o = runAt(base, r);
+    const s1 = ld(o, R_S1) + k;
+    const s2 = ld(o, R_S2) + nn - k;
+    const c1old = ld(o, R_C1);
+    const c1 = k == 0 ? c1old : lnGamma(a0 + s1); // a bucket without errors leaves a as is
+    const c2 = lnGamma(b0 + s2);
+    const c3 = lnGamma(a0 + b0 + s1 + s2);
+    const lp = c1 + c2 - c3 - c1old - ld(o, R_C2) + ld(o, R_C3);
+    sto(o, R_S1, s1);
+    sto(o, R_S2, s2);
+    sto(o, R_C1, c1);
+    sto(o, R_C2, c2);
+    sto(o, R_C3, c3);
+    absorbRaw(o, rawX, rawW);
+    sto(LP, r, lp);
+    sto(LC, r, 1);
+    if (lp > maxLP) maxLP = lp;
+  }
+  return maxLP;
 }
 
 @inline function isPow2(n: f64): bool {
   const i = <i32>n;
   return n < 1073741824 && (i & (i - 1)) == 0;
+}
+
+/**
+ * Gamma–Poisson runs (caches c1 = ln Γ(alpha), c2 = ln(beta / w), c3 = ln w): between refreshes
+ * of w, alpha grows by k·w and beta / w by 1, so they roll forward with one ln Γ and one ln.
+ */
+function growPoisson(base: usize, nRuns: i32, ga0: f64, gb: f64, k0: f64, k: f64, rawX: f64, rawW: f64, maxLP: f64): f64 {
+  for (let r: i32 = 0; r < nRuns; r++) {
+    const o = runAt(base, r);
+    const sum = ld(o, R_S1);
+    const cnt = ld(o, R_S2);
+    let w = ld(o, R_S3);
+    let gbw = ld(RX, r);
+    let c1old: f64;
+    let lbw: f64;
+    let lw: f64;
+    if (isPow2(cnt)) {
+      w = 1 / (1 + (ga0 + sum) / (gb + cnt) / k0);
+      gbw = gb / w;
+      sto(o, R_S3, w);
+      sto(RX, r, gbw);
+      c1old = lnGamma(ga0 + w * sum);
+      lbw = ln(gbw + cnt);
+      lw = ln(w);
+      sto(o, R_C3, lw);
+    } else {
+      c1old = ld(o, R_C1);
+      lbw = ld(o, R_C2);
+      lw = ld(o, R_C3);
+    }
+    const kw = k * w;
+    const alpha = ga0 + w * sum;
+    const c2 = ln(gbw + cnt + 1);
+    let c1 = c1old; // a zero count leaves alpha as is, and ln Γ(0 + 1) = 0
+    let lp = alpha * (lbw - c2) + lw;
+    if (kw > 0) {
+      c1 = lnGamma(alpha + kw);
+      lp += c1 - c1old - lnGamma(kw + 1) - kw * c2;
+    }
+    sto(o, R_S1, sum + k);
+    sto(o, R_S2, cnt + 1);
+    sto(o, R_C1, c1);
+    sto(o, R_C2, c2);
+    absorbRaw(o, rawX, rawW);
+    sto(LP, r, lp);
+    sto(LC, r, 1);
+    if (lp > maxLP) maxLP = lp;
+  }
+  return maxLP;
+}
+
+function growNormal(base: usize, nRuns: i32, kappa0: f64, alpha0: f64, beta0: f64, mu0: f64, y: f64, rawX: f64, rawW: f64, maxLP: f64): f64 {
+  for (let r: i32 = 0; r < nRuns; r++) {
+    const o = runAt(base, r);
+    const n = ld(o, R_S1);
+    const mean = ld(o, R_S2);
+    const m2 = ld(o, R_S3);
+    const lp = ngPred(kappa0, alpha0, beta0, mu0, n, mean, m2, y, r);
+    const n1 = n + 1;
+    const d = y - mean;
+    const mean1 = mean + d / n1;
+    sto(o, R_S1, n1);
+    sto(o, R_S2, mean1);
+    sto(o, R_S3, m2 + d * (y - mean1));
+    absorbRaw(o, rawX, rawW);
+    sto(LP, r, lp);
+    if (lp > maxLP) maxLP = lp;
+  }
+  return maxLP;
+}
+
+function growTrend(base: usize, nRuns: i32, alpha0: f64, t: f64, y: f64, rawX: f64, rawW: f64, maxLP: f64): f64 {
+  for (let r: i32 = 0; r < nRuns; r++) {
+    const o = runAt(base, r);
+    const lp = trendStep(o, alpha0, ld(o, R_RAWW), t - ld(o, R_START), y, r);
+    absorbRaw(o, rawX, rawW);
+    sto(LP, r, lp);
+    if (lp > maxLP) maxLP = lp;
+  }
+  return maxLP;
 }
 
 @inline function meanOf(kind: i32, sum: f64, w: f64): f64 {
@@ -152,7 +348,7 @@ function fillGammaTable(alpha0: f64): void {
 function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize, ev: usize, seriesIndex: f64): i32 {
   const kind = <i32>ld(p, P_KIND);
   const logH = ld(p, P_LOGH);
-  const log1mH = ld(p, P_LOG1MH);
+  const grow = exp(ld(p, P_LOG1MH));
   const threshold = ld(p, P_THRESHOLD);
   const minLag = ld(p, P_MINLAG);
   const maxRuns = <i32>ld(p, P_MAXRUNS);
@@ -176,9 +372,28 @@ function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize
   let segSum = ld(st, S_SEGSUM);
   let segW = ld(st, S_SEGW);
   const base: usize = st + (<usize>S_HEADER << 3);
+  const births: i32 = kind == MODEL_TREND ? 2 : 1;
   let written: i32 = 0;
   let lastEvent: i32 = -1;
-  if (kind != MODEL_BINOMIAL && kind != MODEL_POISSON) fillGammaTable(alpha0);
+  const studentModel = kind != MODEL_BINOMIAL && kind != MODEL_POISSON;
+  if (studentModel) fillTables(alpha0, kappa0);
+  // prior-predictive terms that do not depend on the point (Gamma–Poisson: once mu0 is known)
+  const lgA0 = kind == MODEL_BINOMIAL ? lnGamma(a0) : 0;
+  const bbPrior = kind == MODEL_BINOMIAL ? lgA0 + lnGamma(b0) - lnGamma(a0 + b0) : 0;
+  const lgGa0 = kind == MODEL_POISSON ? lnGamma(ga0) : 0;
+  let gb: f64 = 0; // Gamma prior rate ga0 / mu0
+  let w0: f64 = 0; // a new run's tempering weight
+  let lB0: f64 = 0; // ln(gb / w0)
+  let lB1: f64 = 0; // ln(gb / w0 + 1)
+  let lw0: f64 = 0; // ln w0
+  if (kind == MODEL_POISSON && nRuns > 0) {
+    gb = ga0 / mu0;
+    w0 = 1 / (1 + mu0 / k0);
+    lB0 = ln(gb / w0);
+    lB1 = ln(gb / w0 + 1);
+    lw0 = ln(w0);
+    for (let r: i32 = 0; r < nRuns; r++) sto(RX, r, gb / ld(runAt(base, r), R_S3));
+  }
 
   for (let i = from; i < to; i++, t++) {
     const x = ld(xs, i);
@@ -201,125 +416,86 @@ function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize
       k = x;
     } else if (kind == MODEL_LOGNORMAL) {
       if (!(x >= 0 && x < Infinity)) continue;
-      y = Math.log1p(x);
+      y = ln(1 + x); // log1p's relative accuracy near 0 is not needed: y's absolute error is what counts
     } else {
       if (!(x - x == 0)) continue;
       y = (x - loc) / scale;
     }
     if (nRuns == 0) {
-      mu0 = kind == MODEL_POISSON ? Math.max(k, 1) : y;
       cLast = t;
+      if (kind == MODEL_POISSON) {
+        mu0 = Math.max(k, 1);
+        gb = ga0 / mu0;
+        w0 = 1 / (1 + mu0 / k0);
+        lB0 = ln(gb / w0);
+        lB1 = ln(gb / w0 + 1);
+        lw0 = ln(w0);
+      } else mu0 = y;
     }
 
-    // predictive of run r = LC[r] * exp(LP[r]); slot nRuns holds the prior predictive (new run)
+    // prior predictive (a change at t); the new run's caches reuse its ln Γ terms (c1..c3)
     let lp0: f64;
-    if (kind == MODEL_BINOMIAL) lp0 = bbLogPred(a0, b0, k, nn);
-    else if (kind == MODEL_POISSON) lp0 = gpLogPred(ga0, ga0 / mu0, k, 1 / (1 + mu0 / k0));
-    else lp0 = ngPred(kappa0, alpha0, beta0, mu0, 0, 0, 0, y, nRuns);
-    if (kind == MODEL_BINOMIAL || kind == MODEL_POISSON) sto(LC, nRuns, 1);
-    sto(LP, nRuns, lp0);
+    let c1: f64 = 0;
+    let c2: f64 = 0;
+    let c3: f64 = 0;
+    if (kind == MODEL_BINOMIAL) {
+      c1 = k == 0 ? lgA0 : lnGamma(a0 + k);
+      c2 = lnGamma(b0 + nn - k);
+      c3 = lnGamma(a0 + b0 + nn);
+      lp0 = c1 + c2 - c3 - bbPrior;
+      sto(LC, nRuns, 1);
+    } else if (kind == MODEL_POISSON) {
+      const kw = k * w0;
+      c1 = lnGamma(ga0 + kw);
+      lp0 = c1 - lgGa0 - lnGamma(kw + 1) + ga0 * (lB0 - lB1) - kw * lB1 + lw0;
+      sto(LC, nRuns, 1);
+    } else lp0 = ngPred(kappa0, alpha0, beta0, mu0, 0, 0, 0, y, nRuns);
 
-    // pass 1: log predictive of every run (into LP), stats absorb x_t
-    let maxLP: f64 = lp0;
-    for (let r: i32 = 0; r < nRuns; r++) {
-      const o: usize = base + (<usize>(r * R_WIDTH) << 3);
-      let lp: f64;
-      if (kind == MODEL_BINOMIAL) {
-        const s1 = ld(o, R_S1) + k;
-        const s2 = ld(o, R_S2) + nn - k;
-        const c1 = k == 0 ? ld(o, R_C1) : lgamma(a0 + s1); // a bucket without errors leaves a as is
-        const c2 = lgamma(b0 + s2);
-        const c3 = lgamma(a0 + b0 + s1 + s2);
-        lp = c1 + c2 - c3 - ld(o, R_C1) - ld(o, R_C2) + ld(o, R_C3);
-        sto(o, R_S1, s1);
-        sto(o, R_S2, s2);
-        sto(o, R_C1, c1);
-        sto(o, R_C2, c2);
-        sto(o, R_C3, c3);
-        sto(LC, r, 1);
-      } else if (kind == MODEL_POISSON) {
-        // caches: c1 = ln Γ(alpha), c2 = ln(beta / w), c3 = ln w; between refreshes of w,
-        // alpha grows by k·w and beta / w by 1, so they roll forward with one ln Γ and one ln
-        const sum = ld(o, R_S1);
-        const cnt = ld(o, R_S2);
-        const gb = ga0 / mu0;
-        let w = ld(o, R_S3);
-        let c1old: f64;
-        let lbw: f64;
-        let lw: f64;
-        if (isPow2(cnt)) {
-          w = 1 / (1 + (ga0 + sum) / (gb + cnt) / k0);
-          sto(o, R_S3, w);
-          c1old = lgamma(ga0 + w * sum);
-          lbw = ln(gb / w + cnt);
-          lw = ln(w);
-          sto(o, R_C3, lw);
-        } else {
-          c1old = ld(o, R_C1);
-          lbw = ld(o, R_C2);
-          lw = ld(o, R_C3);
-        }
-        const kw = k * w;
-        const alpha = ga0 + w * sum;
-        const c2 = ln(gb / w + cnt + 1);
-        let c1 = c1old; // a zero count leaves alpha as is, and ln Γ(0 + 1) = 0
-        lp = alpha * (lbw - c2) + lw;
-        if (kw > 0) {
-          c1 = lgamma(alpha + kw);
-          lp += c1 - c1old - lgamma(kw + 1) - kw * c2;
-        }
-        sto(o, R_S1, sum + k);
-        sto(o, R_S2, cnt + 1);
-        sto(o, R_C1, c1);
-        sto(o, R_C2, c2);
-        sto(LC, r, 1);
-      } else {
-        const n = ld(o, R_S1);
-        const mean = ld(o, R_S2);
-        const m2 = ld(o, R_S3);
-        lp = ngPred(kappa0, alpha0, beta0, mu0, n, mean, m2, y, r);
-        const n1 = n + 1;
-        const d = y - mean;
-        const mean1 = mean + d / n1;
-        sto(o, R_S1, n1);
-        sto(o, R_S2, mean1);
-        sto(o, R_S3, m2 + d * (y - mean1));
-      }
-      sto(LP, r, lp);
-      sto(o, R_RAWSUM, ld(o, R_RAWSUM) + rawX);
-      sto(o, R_RAWW, ld(o, R_RAWW) + rawW);
-      if (lp > maxLP) maxLP = lp;
-    }
-    // pass 2: masses in the linear domain, scaled by the best predictive (no log of a mass)
-    const grow = Math.exp(log1mH);
+    // predictive of run r = LC[r] * exp(LP[r])
+    let maxLP: f64;
+    if (kind == MODEL_BINOMIAL) maxLP = growBinomial(base, nRuns, a0, b0, k, nn, rawX, rawW, lp0);
+    else if (kind == MODEL_POISSON) maxLP = growPoisson(base, nRuns, ga0, gb, k0, k, rawX, rawW, lp0);
+    else if (kind == MODEL_TREND) maxLP = growTrend(base, nRuns, alpha0, t, y, rawX, rawW, lp0);
+    else maxLP = growNormal(base, nRuns, kappa0, alpha0, beta0, mu0, y, rawX, rawW, lp0);
+
+    // masses in the linear domain, scaled by the best predictive (no log of a mass)
     let z: f64 = 0;
     for (let r: i32 = 0; r < nRuns; r++) {
-      const o: usize = base + (<usize>(r * R_WIDTH) << 3);
-      const m = ld(o, R_MASS) * grow * ld(LC, r) * Math.exp(ld(LP, r) - maxLP);
+      const o = runAt(base, r);
+      const m = ld(o, R_MASS) * grow * ld(LC, r) * exp(ld(LP, r) - maxLP);
       sto(o, R_MASS, m);
       z += m;
     }
-    {
-      const o: usize = base + (<usize>(nRuns * R_WIDTH) << 3);
-      const m: f64 = nRuns == 0 ? 1 : ld(LC, nRuns) * Math.exp(logH + lp0 - maxLP);
-      sto(o, R_MASS, m);
-      z += m;
+    // the new run(s), appended last; the trend model starts a level, then a line
+    const m0: f64 = (nRuns == 0 ? 1 : ld(LC, nRuns) * exp(logH + lp0 - maxLP)) / <f64>births;
+    for (let q: i32 = 0; q < births; q++) {
+      const o = runAt(base, nRuns);
+      sto(o, R_MASS, m0);
+      z += m0;
       sto(o, R_START, t);
       if (kind == MODEL_BINOMIAL) {
         sto(o, R_S1, k);
         sto(o, R_S2, nn - k);
         sto(o, R_S3, 0);
-        sto(o, R_C1, lgamma(a0 + k));
-        sto(o, R_C2, lgamma(b0 + nn - k));
-        sto(o, R_C3, lgamma(a0 + b0 + nn));
+        sto(o, R_C1, c1);
+        sto(o, R_C2, c2);
+        sto(o, R_C3, c3);
       } else if (kind == MODEL_POISSON) {
-        const w = 1 / (1 + mu0 / k0);
         sto(o, R_S1, k);
         sto(o, R_S2, 1);
-        sto(o, R_S3, w);
-        sto(o, R_C1, lgamma(ga0 + w * k));
-        sto(o, R_C2, ln(ga0 / mu0 / w + 1));
-        sto(o, R_C3, ln(w));
+        sto(o, R_S3, w0);
+        sto(RX, nRuns, gb / w0);
+        sto(o, R_C1, c1);
+        sto(o, R_C2, lB1);
+        sto(o, R_C3, lw0);
+      } else if (kind == MODEL_TREND) {
+        sto(o, R_S1, mu0);
+        sto(o, R_S2, 0);
+        sto(o, R_S3, beta0);
+        sto(o, R_C1, 1 / kappa0);
+        sto(o, R_C2, 0);
+        sto(o, R_C3, q == 1 ? 1 / kappa0 : 0); // the second run is the line: its slope is free
+        trendStep(o, alpha0, 0, 0, y, nRuns);
       } else {
         sto(o, R_S1, 1);
         sto(o, R_S2, y);
@@ -336,16 +512,14 @@ function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize
     const iz = 1 / z;
     let kept: i32 = 0;
     for (let r: i32 = 0; r < nRuns; r++) {
-      const o = r * R_WIDTH;
-      const m = ld(base, o + R_MASS) * iz;
+      const m = ld(base, r * R_WIDTH + R_MASS) * iz;
       if (!(m >= eps)) continue;
-      const d = kept * R_WIDTH;
-      if (d != o) for (let j: i32 = 1; j < R_WIDTH; j++) sto(base, d + j, ld(base, o + j));
-      sto(base, d + R_MASS, m);
+      if (kept != r) copyRun(base, r, kept);
+      sto(base, kept * R_WIDTH + R_MASS, m);
       kept++;
     }
     nRuns = kept;
-    if (nRuns > maxRuns) {
+    while (nRuns > maxRuns + 1 - births) {
       let minR: i32 = 0;
       let minLM: f64 = Infinity;
       for (let r: i32 = 0; r < nRuns; r++) {
@@ -357,10 +531,7 @@ function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize
       }
       const into: i32 = minR > 0 ? minR - 1 : 1;
       sto(base, into * R_WIDTH + R_MASS, ld(base, into * R_WIDTH + R_MASS) + minLM);
-      for (let r = minR; r < nRuns - 1; r++) {
-        const d = r * R_WIDTH;
-        for (let j: i32 = 0; j < R_WIDTH; j++) sto(base, d + j, ld(base, d + R_WIDTH + j));
-      }
+      for (let r = minR; r < nRuns - 1; r++) copyRun(base, r + 1, r);
       nRuns--;
     }
 

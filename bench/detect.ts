@@ -3,7 +3,8 @@
 // five-minute points (one day) per signal model, through the public batch API (packing included).
 // Series are synthetic (seeded): noise around a level, a step in every fourth series, a few gaps.
 // The pass is timed on one thread and split over one worker thread per core (each with its own WASM
-// instance, as in the service's pool). Targets (issue 6): WASM ≥ 3x the reference; pass < 1 s.
+// instance, as in the service's pool). Target (issue 6): WASM ≥ 3x the reference for every model;
+// the pass target (< 1 s over 10,000 series) is the steady pass of bench/detect-pass.ts.
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -45,24 +46,38 @@ function makeSeries(signal: Signal, n: number, seed: number): SeriesInput[] {
   return out;
 }
 
+interface Timing {
+  cpu: number;
+  wall: number;
+}
+
+/** One run of fn: ms of this process's CPU time (user + system) and of wall time. */
+function once(fn: () => void): Timing {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  fn();
+  const wall = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  return { cpu: (c.user + c.system) / 1000, wall };
+}
+
 /**
- * Best of several runs, in ms of this process's CPU time (user + system) and of wall time. The
- * machine is shared (2 cores, other builds running): CPU time is what the detector costs, wall time
- * what a caller waited; the minimum of each is the least disturbed run.
+ * Best of several runs of each function, the runs of all of them interleaved (a, b, a, b, ...) so
+ * that load from elsewhere on the shared machine (2 cores) falls on all alike and their ratio
+ * holds. CPU time is what the detector costs, wall time what a caller waited; the minimum of each
+ * is the least disturbed run.
  */
-function time(fn: () => void, reps = 5): { cpu: number; wall: number } {
-  fn(); // warm-up
-  let cpu = Infinity;
-  let wall = Infinity;
+function time(fns: Array<() => void>, reps = 7): Timing[] {
+  for (const fn of fns) fn(); // warm-up
+  const best = fns.map(() => ({ cpu: Infinity, wall: Infinity }));
   for (let i = 0; i < reps; i++) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    fn();
-    wall = Math.min(wall, performance.now() - t0);
-    const c = process.cpuUsage(c0);
-    cpu = Math.min(cpu, (c.user + c.system) / 1000);
+    fns.forEach((fn, k) => {
+      const t = once(fn);
+      best[k]!.cpu = Math.min(best[k]!.cpu, t.cpu);
+      best[k]!.wall = Math.min(best[k]!.wall, t.wall);
+    });
   }
-  return { cpu, wall };
+  return best;
 }
 
 /** Worker side: builds its share of the series once, then runs the batch on each 'go'. */
@@ -114,9 +129,8 @@ async function main(): Promise<void> {
     const ts = new BocpdDetector(signal, { engine: 'ts' });
     const wasm = new BocpdDetector(signal, { engine: 'wasm' });
     const pts = sample.length * N_POINTS;
-    const tTs = time(() => ts.runBatch(sample)).cpu;
-    const tWasm = time(() => wasm.runBatch(sample)).cpu;
-    const pass = time(() => wasm.runBatch(all), 3);
+    const [tTs, tWasm] = time([() => ts.runBatch(sample), () => wasm.runBatch(sample)]).map((t) => t.cpu) as [number, number];
+    const [pass] = time([() => wasm.runBatch(all)], 3) as [Timing];
     const par = await parallelPass(signal, threads);
     const ratio = tTs / tWasm;
     worstRatio = Math.min(worstRatio, ratio);
@@ -126,9 +140,10 @@ async function main(): Promise<void> {
       `${signal.padEnd(15)} ${wasm.config.model.padEnd(9)} ${fmt(pts / (tTs / 1000)).padStart(12)} ${fmt(pts / (tWasm / 1000)).padStart(12)}   ${ratio.toFixed(2).padStart(5)}x | ${pass.wall.toFixed(0).padStart(5)} ms wall (${pass.cpu.toFixed(0)} ms CPU) | ${par.toFixed(0).padStart(5)} ms wall`,
     );
   }
-  console.log('(pts/s from CPU time, best of 5; WASM and TS on the same input in the same run; the machine may be shared)');
+  console.log('(pts/s from CPU time, best of 7 runs of each, WASM and TS runs interleaved on the same input; the machine may be shared)');
   console.log(`worst WASM/TS ratio ${worstRatio.toFixed(2)}x (target >= 3x: ${worstRatio >= 3 ? 'met' : 'NOT met'})`);
-  console.log(`slowest 10,000-series pass: ${worstWall.toFixed(0)} ms on 1 thread, ${worstPar.toFixed(0)} ms on ${threads} (target < 1000 ms: ${worstPar < 1000 ? 'met' : 'NOT met'} with ${threads} threads, ${worstWall < 1000 ? 'met' : 'NOT met'} on 1)`);
+  console.log(`slowest full-history pass (10,000 series x 288 points, what a first start feeds): ${worstWall.toFixed(0)} ms on 1 thread, ${worstPar.toFixed(0)} ms on ${threads}`);
+  console.log('(the 1 s target is for the steady pass, one new bucket per series from saved states: bench/detect-pass.ts)');
 }
 
 if (isMainThread) await main();

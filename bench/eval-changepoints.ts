@@ -3,8 +3,10 @@
 // TCPD (../shared/corpora/tcpd): every series, F1 (margin 5) and cover scored exactly as TCPDBench's
 // metrics.py (src/detect/bocpd/metrics.ts), next to TCPDBench's published bocpd (default and
 // oracle-tuned) and "zero" scores. TCPD values are not service signals: they go through the generic
-// Normal–Gamma (Student-t) model after standardisation (mean, standard deviation of the series). Multivariate series: each dimension is detected on its own and the change points are
-// pooled (a point within 5 of one already kept is dropped).
+// signal's model (Normal–Gamma regression, each regime a level or a line, Student-t predictive)
+// after standardisation (mean, standard deviation of the series). Multivariate series: each
+// dimension is detected on its own and the change points are pooled (a point within 5 of one
+// already kept is dropped).
 //
 // NAB realAWSCloudwatch (../shared/corpora/nab): 5-minute cloud metrics with labelled anomaly windows;
 // same model and configuration; per series the windows hit (≥ 1 change point inside) and the false
@@ -68,7 +70,7 @@ function tcpd(): void {
     ocov: readCsvTable(join(res, 'oracle_cover_combined_full.csv')),
   };
   const names = readdirSync(join(dir, 'datasets')).sort();
-  console.log('TCPD — generic Normal–Gamma / Student-t model on standardised values ((x - mean) / sd); F1 margin 5, TCPDBench scoring');
+  console.log(`TCPD — generic signal (${config.model} model) on standardised values ((x - mean) / sd); F1 margin 5, TCPDBench scoring`);
   console.log('series               n  dim  #cp |   F1  cover | bocpd-def F1/cov | bocpd-oracle F1/cov | zero F1/cov (ours, published)');
   const rows: Array<{ f1: number; cov: number; pd: number; pdc: number; po: number; poc: number; zf: number; zc: number; zfp: number; zcp: number }> = [];
   let zeroDiff = 0;
@@ -132,7 +134,7 @@ function nab(label: string, detectFn: (values: number[]) => number[]): void {
 
 console.log(`bocpd eval — engine ${engine}; configuration${override ? ' (OVERRIDDEN, exploration only)' : ''}: ${JSON.stringify(config)}`);
 tcpd();
-nab('generic model, the TCPD configuration', detect);
+nab(`generic signal (${config.model} model), the TCPD configuration`, detect);
 // The same 5-minute cloud metrics through a service signal's configuration: the latency / profile
 // model (Student-t on ln(1 + x), 8 runs), as the scheduled pass would run it on a positive series.
 const service = new BocpdDetector({ ...SIGNAL_CONFIG.latency_p95, ...override }, { engine });

@@ -2,10 +2,15 @@
 // segment means, stationary noise gives nothing, low-traffic bursts and gaps are not shifts.
 // Runs on the WASM engine (the default); engines.test.ts pins the TypeScript twin to it.
 import { describe, expect, it } from 'vitest';
-import { BocpdDetector, detectChanges, standardScaling, worsening, type ChangePoint } from '../../src/detect/bocpd/index.js';
+import { BocpdDetector, detectChanges, standardScaling, worsening, type ChangePoint, type ModelName } from '../../src/detect/bocpd/index.js';
 import { countSeries, errorSeries, lognormalSeries, normalSeries } from './synth.js';
 
 const SEEDS = [1, 2, 3, 4, 5];
+
+/** The generic detector as the TCPD evaluation runs it (standardised values), optionally with another model. */
+function generic(values: Float64Array, model?: ModelName): ChangePoint[] {
+  return detectChanges({ values }, { ...new BocpdDetector('generic').config, ...(model ? { model } : {}), ...standardScaling(values) });
+}
 
 function only(changes: ChangePoint[]): ChangePoint {
   expect(changes).toHaveLength(1);
@@ -50,10 +55,23 @@ describe('bocpd: steps are found at their first bucket', () => {
     expect(c.after).toBeGreaterThan(15);
   });
 
-  it.each(SEEDS)('generic (normal) model: a 4 sd shift at point 80 (seed %i)', (seed) => {
+  it.each(SEEDS)('generic model: a 4 sd shift at point 80 (seed %i)', (seed) => {
     const values = normalSeries(seed, 200, 80, 4);
-    const c = only(detectChanges({ values }, { ...new BocpdDetector('generic').config, ...standardScaling(values) }));
-    expect(c.index).toBe(80);
+    expect(only(generic(values)).index).toBe(80);
+  });
+
+  it.each(SEEDS)('generic model: a 4 sd step on a linear trend is found at its first point (seed %i)', (seed) => {
+    const values = normalSeries(seed, 300).map((v, i) => v + 0.02 * i + (i >= 120 ? 4 : 0));
+    expect(only(generic(values)).index).toBe(120);
+  });
+
+  it('generic model: a slope reversal is found within 8 points of the turn, where levels alone see nothing', () => {
+    // rise 0.1 per point for 100 points, then fall as fast; noise sd 0.3
+    const turn = (seed: number): Float64Array => normalSeries(seed, 200).map((v, i) => 0.3 * v + (i < 100 ? 0.1 * i : 10 - 0.1 * (i - 100)));
+    const found = SEEDS.filter((seed) => generic(turn(seed)).some((c) => c.index >= 100 && c.index <= 108)).length;
+    const foundByLevels = SEEDS.filter((seed) => generic(turn(seed), 'normal').some((c) => c.index >= 100 && c.index <= 108)).length;
+    expect(found).toBeGreaterThanOrEqual(4);
+    expect(foundByLevels).toBe(0);
   });
 
   it('a drop and a rise are both reported; worsening() keeps the rise only', () => {
@@ -85,8 +103,10 @@ describe('bocpd: no shift in stationary noise', () => {
     expect(detectChanges({ values: countSeries(seed, 288, 2, 0.1) }, 'error_log_rate')).toEqual([]);
   });
   it.each(SEEDS)('generic N(0, 1), 500 points (seed %i)', (seed) => {
-    const values = normalSeries(seed, 500);
-    expect(detectChanges({ values }, { ...new BocpdDetector('generic').config, ...standardScaling(values) })).toEqual([]);
+    expect(generic(normalSeries(seed, 500))).toEqual([]);
+  });
+  it.each(SEEDS)('generic: a steady linear trend is one regime (seed %i)', (seed) => {
+    expect(generic(normalSeries(seed, 200).map((v, i) => 0.3 * v + 0.05 * i))).toEqual([]);
   });
 });
 

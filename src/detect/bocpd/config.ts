@@ -16,14 +16,14 @@ export interface DetectorConfig {
   spread: number;
   /** Points that must follow the first point of a new regime before it is reported (>= 0). */
   minLag: number;
-  /** Run-length hypotheses kept per series; bounds the cost per point. */
+  /** Run-length hypotheses kept per series; bounds the cost per point (trend: maxRuns - 1 between points). */
   maxRuns: number;
   /** Runs whose posterior mass falls below eps are pruned. */
   eps: number;
   /** normal model: values are used as (x - loc) / scale. */
   loc: number;
   scale: number;
-  /** Normal–Gamma prior (normal and lognormal models); the prior mean is the first observation. */
+  /** Normal–Gamma prior (normal, lognormal, trend); the prior mean is the first observation, a trend's slope has prior 0 and the level's kappa0. */
   kappa0: number;
   alpha0: number;
   beta0: number;
@@ -79,7 +79,10 @@ export const SIGNAL_CONFIG: Readonly<Record<Signal, DetectorConfig>> = {
   profile_cost: { ...BASE_CONFIG, ...SERVICE, model: 'lognormal', beta0: 0.1 },
   log_volume: { ...BASE_CONFIG, ...SERVICE, model: 'poisson' },
   error_log_rate: { ...BASE_CONFIG, ...SERVICE, model: 'poisson' },
-  generic: { ...BASE_CONFIG, model: 'normal' },
+  // Arbitrary series (TCPD, NAB): a regime is a level or a line. On TCPD, with the shared settings and
+  // priors above unchanged, mean F1 / cover 0.85 / 0.78 against 0.77 / 0.74 with levels only ('normal'),
+  // and 26 instead of 25 of NAB's 30 windows with fewer false positives (bench/eval-changepoints.ts)
+  generic: { ...BASE_CONFIG, model: 'trend' },
 };
 
 export function validateConfig(c: DetectorConfig): void {

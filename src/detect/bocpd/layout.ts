@@ -3,7 +3,7 @@
 
 /** Observation models. The numeric values cross the WASM boundary. */
 export const MODEL = {
-  /** Normal–Gamma (Student-t predictive) on (x - loc) / scale: generic univariate series. */
+  /** Normal–Gamma (Student-t predictive) on (x - loc) / scale, each regime a level. */
   normal: 0,
   /** Normal–Gamma on ln(1 + x): latency p95, profile cost (positive, multiplicative noise). */
   lognormal: 1,
@@ -11,6 +11,11 @@ export const MODEL = {
   binomial: 2,
   /** Gamma–Poisson (negative binomial predictive) on counts: log volume, error log count. */
   poisson: 3,
+  /**
+   * Normal–Gamma linear regression (Student-t predictive) on (x - loc) / scale: each regime is a level
+   * or a line, both hypotheses started at every point (generic series, which often trend).
+   */
+  trend: 4,
 } as const;
 export type ModelName = keyof typeof MODEL;
 
@@ -54,13 +59,14 @@ export const S = {
 export const R = {
   mass: 0, // posterior probability of this run length (normalised, >= eps)
   start: 1,
-  s1: 2, // normal: n; binomial: sum effective errors; poisson: sum counts
-  s2: 3, // normal: mean; binomial: sum effective successes; poisson: number of points
-  s3: 4, // normal: M2 (sum of squared deviations); poisson: tempering weight w
+  s1: 2, // normal: n; binomial: sum effective errors; poisson: sum counts; trend: level at start
+  s2: 3, // normal: mean; binomial: sum effective successes; poisson: number of points; trend: slope
+  s3: 4, // normal: M2 (sum of squared deviations); poisson: tempering weight w; trend: beta
   rawSum: 5, // raw units since start: errors, or sum of values
-  rawW: 6, // calls, or number of observed points
+  rawW: 6, // calls, or number of observed points (trend: its n)
   // binomial: ln Γ(a), ln Γ(b), ln Γ(a + b) of the run's posterior, carried so the next point needs
-  // three ln Γ instead of six; poisson: ln Γ(alpha), ln(beta / w), ln w
+  // three ln Γ instead of six; poisson: ln Γ(alpha), ln(beta / w), ln w; trend: V00, V01, V11 (the
+  // posterior covariance of (level, slope) over the noise variance; V11 = 0 in a level regime)
   c1: 7,
   c2: 8,
   c3: 9,
