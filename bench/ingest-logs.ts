@@ -3,6 +3,7 @@
 // against decode → mine → CSV, measured in the same run.
 import { loghubLines, encodeLogs } from './lib/logs.js';
 import { serverEnv, startChildServer } from './lib/server.js';
+import { poster } from './lib/post.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { createMiner } from '../src/pipeline/logminer/index.js';
@@ -46,15 +47,14 @@ async function main(): Promise<void> {
     let acked = 0;
     let refused = 0;
     let stop = false;
+    const post = poster(srv.otlpHttp, '/v1/logs', 'application/x-protobuf', CONCURRENCY);
     const started = performance.now();
     const cpu0 = srv.cpuSeconds();
     const senders = Array.from({ length: CONCURRENCY }, async (_v, w) => {
       let i = w;
       while (!stop) {
         const body = bodies[i++ % bodies.length]!;
-        const res = await fetch(`${srv.otlpHttp}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: body as Uint8Array<ArrayBuffer> });
-        await res.arrayBuffer();
-        if (res.status === 200) acked += BATCH;
+        if ((await post(body)) === 200) acked += BATCH;
         else refused++;
       }
     });

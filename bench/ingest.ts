@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realisticBatch } from './lib/spans.js';
 import { serverEnv, startChildServer } from './lib/server.js';
+import { poster } from './lib/post.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { loadSql } from '../src/store/csv.js';
@@ -72,13 +73,14 @@ async function storageLimit(): Promise<number> {
 
 type Sender = (body: Uint8Array) => Promise<boolean>;
 
-async function load(send: Sender, apiBase: string, cpuSeconds: () => number): Promise<{ spansPerSec: number; servicesP99: number; servicesP50: number; errors: number; cpuUsPerSpan: number; cores: number }> {
+async function load(send: Sender, apiBase: string, cpuSeconds: () => number): Promise<{ spansPerSec: number; servicesP99: number; servicesP50: number; errors: number; cpuUsPerSpan: number; cores: number; loadCores: number }> {
   let acked = 0;
   let errors = 0;
   let stop = false;
   const lat: number[] = [];
   const started = performance.now();
   const cpu0 = cpuSeconds();
+  const own0 = process.cpuUsage();
   const workers = Array.from({ length: CONCURRENCY }, async (_v, w) => {
     let i = w;
     while (!stop) {
@@ -100,7 +102,9 @@ async function load(send: Sender, apiBase: string, cpuSeconds: () => number): Pr
   await Promise.all([...workers, poller]);
   const wall = (performance.now() - started) / 1000;
   const cpu = cpuSeconds() - cpu0;
-  return { spansPerSec: acked / wall, servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99), errors, cpuUsPerSpan: (cpu * 1e6) / acked, cores: cpu / wall };
+  const own = process.cpuUsage(own0);
+  const loadCores = (own.user + own.system) / 1e6 / wall;
+  return { spansPerSec: acked / wall, servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99), errors, cpuUsPerSpan: (cpu * 1e6) / acked, cores: cpu / wall, loadCores };
 }
 
 async function main(): Promise<void> {
@@ -125,11 +129,8 @@ async function main(): Promise<void> {
             c.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, Buffer.from(body), (err) => resolve(!err)),
           );
       } else {
-        send = async (body) => {
-          const res = await fetch(`${srv.otlpHttp}/v1/traces`, { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: body as Uint8Array<ArrayBuffer> });
-          await res.arrayBuffer();
-          return res.status === 200;
-        };
+        const post = poster(srv.otlpHttp, '/v1/traces', 'application/x-protobuf', CONCURRENCY);
+        send = async (body) => (await post(body)) === 200;
       }
       const r = await load(send, srv.api, () => srv.cpuSeconds());
       client?.close();
@@ -137,7 +138,7 @@ async function main(): Promise<void> {
       console.log(
         `end-to-end ${transport.padEnd(20)} ${r.spansPerSec.toFixed(0).padStart(9)} spans/s durable  ` +
           `= ${((100 * r.spansPerSec) / storage).toFixed(0)}% of the storage limit, ${(r.spansPerSec / decodeRate).toFixed(2)}x decode-alone; ` +
-          `server CPU ${r.cpuUsPerSpan.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores); ` +
+          `server CPU ${r.cpuUsPerSpan.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); ` +
           `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.errors}`,
       );
     } finally {
