@@ -97,6 +97,10 @@ interface Rec {
   stats: (SlotStats | undefined)[];
   nStatSlots: number;
   dirty: boolean;
+  /** when the row was last drained (ms since the epoch; 0 = never) */
+  drainedAt: number;
+  /** pattern or samples changed since the row was last drained */
+  stale: boolean;
 }
 
 const ERROR_TEXTS = new Set(['ERROR', 'ERR', 'FATAL', 'CRITICAL', 'CRIT', 'ALERT', 'EMERG', 'EMERGENCY', 'SEVERE', 'PANIC']);
@@ -214,7 +218,7 @@ export class LogMiner {
         const example = typeof body === 'string' ? body.slice(0, this.maxExampleChars) : this.dec.decode(body.subarray(0, this.maxExampleChars * 4));
         r = {
           id, service, pattern: '', example: example.slice(0, this.maxExampleChars), severity: null,
-          first: t, last: t, count: 0, errors: 0, samples: [], nSampleSlots: 0, stats: [], nStatSlots: 0, dirty: false,
+          first: t, last: t, count: 0, errors: 0, samples: [], nSampleSlots: 0, stats: [], nStatSlots: 0, dirty: false, drainedAt: 0, stale: true,
         };
         this.recs.set(id, r);
       }
@@ -262,6 +266,7 @@ export class LogMiner {
             if (!samples.includes(v)) {
               samples.push(v);
               r.sampleJson = undefined;
+              r.stale = true;
             }
           }
         }
@@ -275,6 +280,7 @@ export class LogMiner {
       if (!r || !pat) continue;
       r.pattern = this.dec.decode(pat);
       r.sampleJson = undefined; // labels come from the pattern
+      r.stale = true;
       changed.push(this.row(r));
     }
     // evictions (also of templates created in this batch): rows marked evicted, state dropped
@@ -329,14 +335,25 @@ export class LogMiner {
     };
   }
 
-  /** Rows of templates touched since the last call (their counts / last_seen moved): to upsert. */
-  drainDirty(): TemplateRow[] {
+  /**
+   * Rows of templates touched since they were last drained: to upsert. A template that is new, or
+   * whose pattern or samples changed, comes at once; one whose counts / last_seen merely moved comes
+   * at most every `countsEveryMs` (the rest stay pending), so a busy template is not rewritten by
+   * every batch.
+   */
+  drainDirty(countsEveryMs = 0, now = Date.now()): TemplateRow[] {
     const rows: TemplateRow[] = [];
+    const pending: Rec[] = [];
     for (const r of this.dirty) {
-      if (r.dirty) rows.push(this.row(r));
-      r.dirty = false;
+      if (!r.dirty) continue;
+      if (r.stale || now - r.drainedAt >= countsEveryMs) {
+        rows.push(this.row(r));
+        r.dirty = false;
+        r.stale = false;
+        r.drainedAt = now;
+      } else pending.push(r);
     }
-    this.dirty = [];
+    this.dirty = pending;
     return rows;
   }
 
@@ -393,7 +410,7 @@ export class LogMiner {
         id, service: r.service_name, pattern: this.dec.decode(pat), example: r.example_body ?? null,
         severity: r.severity_text ?? null, first: toMicros(r.first_seen, last), last,
         count: Number(r.count ?? 0), errors: Number(r.error_count ?? 0), samples: [], nSampleSlots: 0, stats: [],
-        nStatSlots: 0, dirty: false,
+        nStatSlots: 0, dirty: false, drainedAt: 0, stale: false,
       };
       if (r.sample_values) {
         try {

@@ -1,0 +1,60 @@
+// Which template rows ingest writes back to svc_log_templates, and when.
+import { describe, expect, it } from 'vitest';
+import { createMiner } from '../../src/pipeline/logminer/index.js';
+import { mineLogs } from '../../src/pipeline/logs-task.js';
+import { LOGS } from '../../src/store/schema.js';
+import type { ColumnBatch } from '../../src/store/batch.js';
+
+describe('drainDirty', () => {
+  it('new templates come at once; count-only changes at most every interval, with the summed counts', () => {
+    const m = createMiner();
+    const t0 = 1_000_000;
+    m.mineBatch('svc', ['user 1 logged in', 'user 2 logged in']);
+    const first = m.drainDirty(5_000, t0);
+    expect(first.map((r) => [r.pattern, r.count])).toEqual([['user <*> logged in', 2]]);
+    // Values already sampled: counts alone move. (A new value would change the samples: at once.)
+    m.mineBatch('svc', ['user 1 logged in']);
+    expect(m.drainDirty(5_000, t0 + 1_000)).toEqual([]); // within the interval: pending
+    m.mineBatch('svc', ['user 2 logged in']);
+    expect(m.drainDirty(5_000, t0 + 5_000).map((r) => r.count)).toEqual([4]);
+    expect(m.drainDirty(5_000, t0 + 20_000)).toEqual([]); // nothing touched since
+  });
+
+  it('a template with a new sample value comes at once, within the interval', () => {
+    const m = createMiner();
+    m.mineBatch('svc', ['user 1 logged in']);
+    expect(m.drainDirty(5_000, 0)).toHaveLength(1);
+    m.mineBatch('svc', ['user 7 logged in']);
+    expect(m.drainDirty(5_000, 1).map((r) => JSON.parse(r.sample_values!))).toEqual([{ user: ['1', '7'] }]);
+  });
+
+  it('a template whose pattern changed comes at once, within the interval', () => {
+    const m = createMiner();
+    m.mineBatch('svc', ['disk sda full']);
+    expect(m.drainDirty(5_000, 0)).toHaveLength(1);
+    m.mineBatch('svc', ['disk sdb full']); // same shape, a new value: the pattern generalises
+    const rows = m.drainDirty(5_000, 1);
+    expect(rows.map((r) => [r.pattern, r.count])).toEqual([['disk <*> full', 2]]);
+  });
+});
+
+function logBatch(service: string, bodies: string[]): ColumnBatch {
+  const columns: ColumnBatch['columns'] = {};
+  for (const c of LOGS.columns) columns[c.name] = bodies.map(() => null);
+  columns['service_name'] = bodies.map(() => service);
+  columns['body'] = [...bodies];
+  columns['timestamp'] = bodies.map((_b, i) => 1_700_000_000_000_000 + i);
+  return { table: LOGS.name, rows: bodies.length, columns };
+}
+
+describe('mineLogs', () => {
+  it('returns evicted templates marked evicted, so the table records the eviction', () => {
+    const m = createMiner({ maxTemplatesPerService: 2 });
+    mineLogs(m, logBatch('svc', ['alpha one', 'beta two three']));
+    const rows = mineLogs(m, logBatch('svc', ['gamma four five six']));
+    const evicted = rows.filter((r) => r.evicted);
+    expect(evicted).toHaveLength(1);
+    expect(evicted[0]!.pattern).toBe('alpha one');
+    expect(rows.some((r) => !r.evicted && r.pattern === 'gamma four five six')).toBe(true);
+  });
+});
