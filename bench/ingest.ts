@@ -2,14 +2,13 @@
 // HTTP/protobuf, against references measured in the same run on the same spans: decoding alone
 // (one core) and the storage limit (the fastest bulk load of the same rows into DuckDB found).
 // Also reports the server's peak RSS and GET /v1/services p99 latency while the load runs.
-import * as grpc from '@grpc/grpc-js';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realisticBatch } from './lib/spans.js';
 import { serverEnv, startChildServer } from './lib/server.js';
-import { poster } from './lib/post.js';
+import { grpcUnary, poster } from './lib/post.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { loadSql } from '../src/store/csv.js';
@@ -120,20 +119,17 @@ async function main(): Promise<void> {
     const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
     try {
       let send: Sender;
-      let client: grpc.Client | undefined;
+      let close = () => {};
       if (transport === 'otlp-grpc') {
-        client = new grpc.Client(srv.otlpGrpc, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 64 << 20 });
-        const c = client;
-        send = (body) =>
-          new Promise((resolve) =>
-            c.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, Buffer.from(body), (err) => resolve(!err)),
-          );
+        const client = grpcUnary(srv.otlpGrpc, '/opentelemetry.proto.collector.trace.v1.TraceService/Export');
+        send = async (body) => (await client.send(body)) === 0;
+        close = () => client.close();
       } else {
         const post = poster(srv.otlpHttp, '/v1/traces', 'application/x-protobuf', CONCURRENCY);
         send = async (body) => (await post(body)) === 200;
       }
       const r = await load(send, srv.api, () => srv.cpuSeconds());
-      client?.close();
+      close();
       const rss = srv.peakRss();
       console.log(
         `end-to-end ${transport.padEnd(20)} ${r.spansPerSec.toFixed(0).padStart(9)} spans/s durable  ` +
