@@ -3,7 +3,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { duckdbThreads, type Config } from './config.js';
 import { openStore, type Store } from './store/db.js';
-import { createWriter, type Writer } from './store/writer.js';
+import { createWriter, type EncodedPart, type Writer } from './store/writer.js';
 import { createReadPool, type ReadPool } from './store/readers.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
@@ -68,6 +68,11 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => pool.destroy());
     const logPool: Pool = createPool(1);
     stops.push(() => logPool.destroy());
+    // Template counts held back between batches are committed before the miner goes away.
+    stops.push(async () => {
+      const parts = (await logPool.run({ kind: 'logs-flush' })) as EncodedPart[];
+      if (parts.length) await writer.submit({ parts, services: {} });
+    });
     // Template ids are stable across restarts: the miner starts from the stored templates.
     const templates = await reads.use((c) => readRows(c, `SELECT * EXCLUDE (timestamp) FROM ${LOG_TEMPLATES.name}`));
     await logPool.run({ kind: 'logs-init', rows: templates });

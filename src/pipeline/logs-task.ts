@@ -7,6 +7,8 @@ import type { ColumnBatch } from '../store/batch.js';
 import { LOG_TEMPLATES, LOGS } from '../store/schema.js';
 import { failure, runOtlp } from './otlp-task.js';
 import type { IngestResult, OtlpTask } from './tasks.js';
+import { encodeBatches } from './encode.js';
+import type { EncodedPart } from '../store/writer.js';
 
 export interface LogsInitTask {
   kind: 'logs-init';
@@ -22,6 +24,16 @@ let miner: LogMiner | null = null;
  * `count(*)` over svc_logs by template_id).
  */
 export const COUNTS_EVERY_MS = 5_000;
+
+/** At shutdown: the template rows still pending (counts held back by COUNTS_EVERY_MS). */
+export interface LogsFlushTask {
+  kind: 'logs-flush';
+}
+
+export function runLogsFlush(): EncodedPart[] {
+  const rows = miner?.drainDirty(0) ?? [];
+  return rows.length ? encodeBatches([templatesBatch(rows)]).parts : [];
+}
 
 export function runLogsInit(task: LogsInitTask): number {
   miner = createMiner();

@@ -10,6 +10,7 @@ import { SeverityNumber } from '@opentelemetry/api-logs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { logsJson } from '../helpers/otlp-json.js';
+import { queryStopped } from '../helpers/db.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -85,6 +86,22 @@ describe('log template mining at ingest', () => {
     expect(rows).toHaveLength(4);
     expect(rows[0]!['len']).toBe(1024 * 1024); // the body is kept whole; matching uses a prefix
     expect(rows.every((r) => typeof r['template_id'] === 'number')).toBe(true);
+  });
+
+  it('commits template counts held back between batches when it stops: counts in the table are exact', async () => {
+    // The second batch only moves counts, which ingest writes back at most every few seconds.
+    await emit('counter', lines(6));
+    await emit('counter', lines(6));
+    expect(await srv.stop()).toBe(0);
+    const rows = await queryStopped(
+      srv.dataDir,
+      `SELECT t.template_id, t.count, (SELECT count(*) FROM svc_logs l WHERE l.template_id = t.template_id) AS logged ` +
+        `FROM svc_log_templates t WHERE t.service_name = 'counter'`,
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect(Number(r['count'])).toBe(Number(r['logged']));
+    expect(rows.reduce((a, r) => a + Number(r['count']), 0)).toBe(12);
+    srv = await startTestServer({}, srv.dataDir);
   });
 
   it('keeps template ids across a restart and never reuses one', async () => {
