@@ -58,7 +58,7 @@ interface Pending {
 export function createWriter(store: Store, opts: { flushIntervalMs: number }): Writer {
   let queue: Pending[] = [];
   let timer: NodeJS.Timeout | null = null;
-  let committing = false;
+  let busy = false; // a flush is running
   let chain: Promise<void> = Promise.resolve();
   let fileSeq = 0;
   // Buckets whose dirty mark is committed. Open buckets are touched by every commit; remembering them
@@ -154,11 +154,11 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
     if (timer) clearTimeout(timer);
     timer = null;
     const run = async () => {
-      committing = true;
+      busy = true;
       try {
         await flushNow();
       } finally {
-        committing = false;
+        busy = false;
         // What queued during the commit goes next, at once: under load commits run back to back, each
         // taking everything that arrived meanwhile, and no submission waits out a timer as well.
         if (queue.length) void enqueueFlush();
@@ -175,7 +175,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
         st.pendingSubmissions = queue.length;
         // An idle writer waits up to flushIntervalMs for others to share the commit; a busy one takes
         // this submission into the commit after the running one.
-        if (!committing && !timer) timer = setTimeout(() => void enqueueFlush(), opts.flushIntervalMs);
+        if (!busy && !timer) timer = setTimeout(() => void enqueueFlush(), opts.flushIntervalMs);
       });
     },
     async flush() {
