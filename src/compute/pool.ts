@@ -7,9 +7,15 @@ import { DIST_SRC } from '../paths.js';
 
 export type Pool = Piscina;
 
-export function createPool(threads: number, file = 'compute/worker.js'): Pool {
+export interface PoolOptions {
+  /** Run the threads at a lower CPU priority (compute/priority.ts). */
+  lowPriority?: boolean;
+}
+
+export function createPool(threads: number, opts: PoolOptions = {}, file = 'compute/worker.js'): Pool {
   return new Piscina({
     filename: pathToFileURL(join(DIST_SRC, file)).href,
+    workerData: { lowPriority: opts.lowPriority ?? false },
     minThreads: threads,
     maxThreads: threads,
     // Tasks queue while all workers are busy. The queue is bounded by admission control (bytes in

@@ -1,7 +1,8 @@
 // Pool threads do batch work (decoding, mining, detection); the event loop answers the API and
 // acknowledges commits. On a saturated machine the kernel shares the cores out evenly between
 // runnable threads, so an API request waited behind the decode workers. Linux's nice value is per
-// thread, so each pool thread lowers its own: it then runs whenever a core would otherwise be idle.
+// thread, so each thread of the decode pool lowers its own (compute/pool.ts, `lowPriority`): it then
+// yields to the event loop and DuckDB when both want a core.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 

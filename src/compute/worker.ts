@@ -6,9 +6,10 @@ import { runDetect, type DetectOutput, type DetectTask } from '../detect/detect-
 import { runProfile, type ProfileTask } from '../pipeline/profile-task.js';
 import { runLogs, runLogsFlush, runLogsInit, type LogsFlushTask, type LogsInitTask } from '../pipeline/logs-task.js';
 import type { EncodedPart } from '../store/writer.js';
+import { workerData } from 'piscina';
 import { lowerThreadPriority } from './priority.js';
 
-lowerThreadPriority();
+if ((workerData as { lowPriority?: boolean } | undefined)?.lowPriority) lowerThreadPriority();
 
 export type Task = OtlpTask | ProfileTask | DetectTask | LogsInitTask | LogsFlushTask;
 
