@@ -54,7 +54,8 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
   };
   let ready = false;
   try {
-    const store = await openStore(config.dataDir, 'default', { threads: duckdbThreads(config) });
+    const threads = duckdbThreads(config);
+    const store = await openStore(config.dataDir, 'default', { threads });
     stops.push(() => store.close());
     const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs });
     stops.push(() => writer.flush());
@@ -97,7 +98,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       alertsRoute(reads),
       statusRoute({
         instance: () => ({ version: '0.1.0', node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: 'open' }),
-        storage: () => ({ path: store.path, schema_version: SCHEMA_VERSION, retention_hours: config.retentionHours, duckdb_threads: duckdbThreads(config), disk_free_bytes: admission.diskFree() }),
+        storage: () => ({ path: store.path, schema_version: SCHEMA_VERSION, retention_hours: config.retentionHours, duckdb_threads: threads, disk_free_bytes: admission.diskFree() }),
         ingest: () => ({ ...writer.stats(), inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize }),
         detection: () => detection.status(),
       }),
