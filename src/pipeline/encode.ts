@@ -5,15 +5,13 @@ import { encodeCsv } from '../store/csv.js';
 import { tableByName } from '../store/schema.js';
 import type { EncodedPart } from '../store/writer.js';
 
-const utf8 = new TextEncoder();
-
 export function encodeBatches(batches: readonly ColumnBatch[]): { parts: EncodedPart[]; services: ServiceSpans; buckets: number[] } {
   const parts: EncodedPart[] = [];
   for (const b of batches) {
     if (!b.rows) continue;
     const table = tableByName(b.table);
     if (!table) throw new Error(`decoder produced rows for unknown table ${b.table}`);
-    const part: EncodedPart = { table: b.table, rows: b.rows, csv: utf8.encode(encodeCsv(table, b)) };
+    const part: EncodedPart = { table: b.table, rows: b.rows, csv: encodeCsv(table, b) };
     // A table with a primary key holds the latest row per key (log templates as counts move).
     if (table.primaryKey) part.upsert = true;
     parts.push(part);
