@@ -35,21 +35,30 @@ function quantile(xs: number[], q: number): number {
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN;
 }
 
-/** One bulk load of the CSV files into a fresh svc_spans (one commit per file, like group commits), rows/s. */
-async function bulkLoad(dir: string, files: readonly string[], rows: number, threads: number): Promise<number> {
+interface Limit {
+  /** Rows/s into the WAL: the load alone, below the checkpoint threshold. */
+  load: number;
+  /** Rows/s with the checkpoint that moves them into the database file, which sustained ingest pays too. */
+  sustained: number;
+}
+
+/** One bulk load of the CSV files into a fresh svc_spans (one commit per file, like group commits). */
+async function bulkLoad(dir: string, files: readonly string[], rows: number, threads: number): Promise<Limit> {
   const inst = await DuckDBInstance.create(join(dir, `lake-${threads}.duckdb`), { checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD, threads: String(threads) });
   const conn = await inst.connect();
   await conn.run(createTableSql(SPANS));
   const start = performance.now();
   for (const f of files) await conn.run(loadSql(SPANS, [f]));
-  const rate = rows / ((performance.now() - start) / 1000);
+  const loaded = performance.now();
+  await conn.run('CHECKPOINT');
+  const done = performance.now();
   conn.closeSync();
   inst.closeSync();
-  return rate;
+  return { load: rows / ((loaded - start) / 1000), sustained: rows / ((done - start) / 1000) };
 }
 
 /** The fastest of the bulk loads tried: the store's CSV form and checkpoint threshold, on 1 and 2 threads. */
-async function storageLimit(): Promise<number> {
+async function storageLimit(): Promise<Limit> {
   const dir = mkdtempSync(join(tmpdir(), 'tds-bench-'));
   try {
     const files: string[] = [];
@@ -61,10 +70,11 @@ async function storageLimit(): Promise<number> {
       files.push(f);
       rows += parts.reduce((a, p) => a + p.rows, 0);
     }
-    const rates = [];
+    const rates: Limit[] = [];
     for (const threads of [1, 2]) rates.push(await bulkLoad(dir, files, rows, threads));
-    console.log(`           bulk load on 1 and 2 DuckDB threads: ${rates.map((r) => r.toFixed(0)).join(' and ')} spans/s`);
-    return Math.max(...rates);
+    const show = (k: keyof Limit) => rates.map((r) => r[k].toFixed(0)).join(' and ');
+    console.log(`           bulk load on 1 and 2 DuckDB threads: ${show('load')} spans/s; with the checkpoint: ${show('sustained')}`);
+    return { load: Math.max(...rates.map((r) => r.load)), sustained: Math.max(...rates.map((r) => r.sustained)) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -113,7 +123,8 @@ async function main(): Promise<void> {
   const storage = await storageLimit();
   console.log(`reference  decode alone (1 core)            ${decodeRate.toFixed(0).padStart(9)} spans/s`);
   console.log(`reference  decode + CSV encode (1 core)     ${workerRate.toFixed(0).padStart(9)} spans/s`);
-  console.log(`reference  storage limit (read_csv INSERT)  ${storage.toFixed(0).padStart(9)} spans/s`);
+  console.log(`reference  storage limit (read_csv INSERT)  ${storage.load.toFixed(0).padStart(9)} spans/s`);
+  console.log(`reference  ... with its checkpoint          ${storage.sustained.toFixed(0).padStart(9)} spans/s`);
 
   for (const transport of ['otlp-http/protobuf', 'otlp-grpc'] as const) {
     const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
@@ -133,7 +144,7 @@ async function main(): Promise<void> {
       const rss = srv.peakRss();
       console.log(
         `end-to-end ${transport.padEnd(20)} ${r.spansPerSec.toFixed(0).padStart(9)} spans/s durable  ` +
-          `= ${((100 * r.spansPerSec) / storage).toFixed(0)}% of the storage limit, ${(r.spansPerSec / decodeRate).toFixed(2)}x decode-alone; ` +
+          `= ${((100 * r.spansPerSec) / storage.load).toFixed(0)}% of the storage limit (${((100 * r.spansPerSec) / storage.sustained).toFixed(0)}% with its checkpoint), ${(r.spansPerSec / decodeRate).toFixed(2)}x decode-alone; ` +
           `server CPU ${r.cpuUsPerSpan.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); ` +
           `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.errors}`,
       );
