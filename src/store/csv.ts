@@ -30,17 +30,17 @@ function text(v: string): string {
   return v.indexOf(NUL) === -1 ? v : v.replaceAll(NUL, '\uFFFD');
 }
 
-/**
- * The output bytes. Cells are written straight into one buffer: measured here on realistic spans,
- * building the CSV as a JS string and encoding it cost ~4.3 µs a span, mostly flattening the
- * string of ~20,000 pieces; writing bytes costs ~1.8.
- */
 // Buffer's own UTF-8 writer, as `write` calls it after argument checks (a call per cell).
 interface Utf8Buffer extends Buffer {
   utf8Write(s: string, offset: number): number;
 }
 const alloc = (n: number) => Buffer.allocUnsafe(n) as Utf8Buffer;
 
+/**
+ * The output bytes. Cells are written straight into one buffer: measured here on realistic spans,
+ * building the CSV as a JS string and encoding it cost ~4.3 µs a span, mostly flattening the
+ * string of ~20,000 pieces; writing bytes costs ~1.8.
+ */
 class Sink {
   b = alloc(1 << 16);
   n = 0;
@@ -157,6 +157,7 @@ function encoderFor(table: Table): RowEncoder {
 
 /** Encodes a batch as UTF-8 CSV rows (no header) in the table's column order. */
 export function encodeCsv(table: Table, batch: ColumnBatch): Uint8Array {
+  sink.n = 0; // nothing left over from a batch whose encoding threw
   encoderFor(table)(sink, table.columns.map((c) => batch.columns[c.name] as readonly CellValue[] | undefined), batch.rows);
   return sink.take();
 }

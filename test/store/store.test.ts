@@ -35,6 +35,15 @@ describe('store', () => {
     }
   });
 
+  it('encodes a batch the same after an encoding that threw halfway (no bytes carried over)', () => {
+    const good = spanBatch(3, () => ({}));
+    const before = encodeCsv(SPANS, good);
+    // A number where a VARCHAR belongs, in the last row: two rows are written before it throws.
+    const bad = spanBatch(3, (i) => (i === 2 ? { status_message: 42 as unknown as string } : {}));
+    expect(() => encodeCsv(SPANS, bad)).toThrow();
+    expect(Buffer.from(encodeCsv(SPANS, good)).equals(Buffer.from(before))).toBe(true);
+  });
+
   it('round-trips hostile strings, NULL vs empty, lists and timestamps exactly', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 1 });
