@@ -9,6 +9,7 @@
 // microseconds, lists as JSON text; `loadSql` converts both back.
 import type { ColumnBatch, CellValue } from './batch.js';
 import type { Column, Table } from './schema.js';
+import { writeDecimal } from './decimal.js';
 
 // NUL cannot live in a DuckDB CSV field; it is replaced, like other undecodable input, by U+FFFD.
 // Only VARCHAR cells can hold it: JSON text escapes every control character.
@@ -77,23 +78,7 @@ class Sink {
   int(v: unknown): void {
     if (typeof v !== 'number' || !Number.isSafeInteger(v)) return this.utf8(String(v));
     this.room(17);
-    const b = this.b;
-    let n = this.n;
-    if (v < 0) {
-      b[n++] = 0x2d;
-      v = -v;
-    }
-    let x = v as number;
-    let d = 1;
-    for (let y = x; y >= 10; y = Math.floor(y / 10)) d++;
-    let k = n + d;
-    this.n = k;
-    while (x >= 10) {
-      const q = Math.floor(x / 10);
-      b[--k] = 48 + (x - q * 10);
-      x = q;
-    }
-    b[--k] = 48 + x;
+    this.n = writeDecimal(this.b, this.n, v);
   }
 
   /** The bytes written, as their own exact-size copy (a view would drag the whole buffer along). */

@@ -30,6 +30,7 @@ import {
   type SummaryPoint,
 } from './normalise.js';
 import { MalformedError, type DecodeOptions, type DecodeResult } from './batch.js';
+import { writeDecimal } from '../../store/decimal.js';
 
 /** Deepest AnyValue nesting accepted (protobuf's own default recursion limit is 100). */
 export const MAX_DEPTH = 64;
@@ -310,22 +311,7 @@ class Out {
   /** Appends a safe integer in decimal. */
   int(v: number): void {
     this.ensure(24);
-    const b = this.b;
-    let n = this.n;
-    if (v < 0) {
-      b[n++] = 0x2d;
-      v = -v;
-    }
-    let d = 1;
-    for (let x = v; x >= 10; x = Math.floor(x / 10)) d++;
-    let k = n + d;
-    this.n = k;
-    while (v >= 10) {
-      const q = Math.floor(v / 10);
-      b[--k] = 48 + (v - q * 10);
-      v = q;
-    }
-    b[--k] = 48 + v;
+    this.n = writeDecimal(this.b, this.n, v);
   }
 
   /** Comma unless the last byte opened an object or array. */
