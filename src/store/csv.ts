@@ -9,7 +9,7 @@
 // microseconds, lists as JSON text; `loadSql` converts both back.
 import type { ColumnBatch, CellValue } from './batch.js';
 import type { Column, Table } from './schema.js';
-import { writeDecimal } from './decimal.js';
+import { ByteSink } from './byte-sink.js';
 
 // NUL cannot live in a DuckDB CSV field; it is replaced, like other undecodable input, by U+FFFD.
 // Only VARCHAR cells can hold it: JSON text escapes every control character.
@@ -31,43 +31,20 @@ function text(v: string): string {
   return v.indexOf(NUL) === -1 ? v : v.replaceAll(NUL, '\uFFFD');
 }
 
-// Buffer's own UTF-8 writer, as `write` calls it after argument checks (a call per cell).
-interface Utf8Buffer extends Buffer {
-  utf8Write(s: string, offset: number): number;
-}
-const alloc = (n: number) => Buffer.allocUnsafe(n) as Utf8Buffer;
-
 /**
  * The output bytes. Cells are written straight into one buffer: measured here on realistic spans,
  * building the CSV as a JS string and encoding it cost ~4.3 µs a span, mostly flattening the
  * string of ~20,000 pieces; writing bytes costs ~1.8.
  */
-class Sink {
-  b = alloc(1 << 16);
-  n = 0;
-
-  room(k: number): void {
-    if (this.n + k <= this.b.length) return;
-    let size = this.b.length * 2;
-    while (size < this.n + k) size *= 2;
-    const nb = alloc(size);
-    this.b.copy(nb, 0, 0, this.n);
-    this.b = nb;
-  }
-
-  byte(c: number): void {
-    if (this.n >= this.b.length) this.room(1);
-    this.b[this.n++] = c;
-  }
-
+class Sink extends ByteSink {
   /** A string as UTF-8 (lone surrogates become U+FFFD, as TextEncoder does). */
   utf8(s: string): void {
-    this.room(s.length * 3);
+    this.ensure(s.length * 3);
     this.n += this.b.utf8Write(s, this.n);
   }
 
   quoted(s: string): void {
-    this.room(s.length * 3 + 2);
+    this.ensure(s.length * 3 + 2);
     const b = this.b;
     b[this.n++] = 1;
     this.n += b.utf8Write(s, this.n);
@@ -77,8 +54,7 @@ class Sink {
   /** A number that should be an integer, in decimal; anything else as JS prints it. */
   int(v: unknown): void {
     if (typeof v !== 'number' || !Number.isSafeInteger(v)) return this.utf8(String(v));
-    this.room(17);
-    this.n = writeDecimal(this.b, this.n, v);
+    this.decimal(v);
   }
 
   /** The bytes written, as their own exact-size copy (a view would drag the whole buffer along). */
@@ -86,12 +62,12 @@ class Sink {
     const out = new Uint8Array(this.n);
     out.set(this.b.subarray(0, this.n));
     this.n = 0;
-    if (this.b.length > 1 << 24) this.b = alloc(1 << 16); // give back an outsized buffer
+    this.shrink();
     return out;
   }
 }
 
-const sink = new Sink();
+const sink = new Sink(1 << 16, 1 << 24);
 
 /** JS for one cell of column j (value in `v`), written to `s`. */
 function cellCode(col: Column, j: number): string {

@@ -30,14 +30,12 @@ import {
   type SummaryPoint,
 } from './normalise.js';
 import { MalformedError, type DecodeOptions, type DecodeResult } from './batch.js';
-import { writeDecimal } from '../../store/decimal.js';
+import { ByteSink, type NodeBuffer } from '../../store/byte-sink.js';
 
 /** Deepest AnyValue nesting accepted (protobuf's own default recursion limit is 100). */
 export const MAX_DEPTH = 64;
 
-interface Utf8Buffer extends Buffer {
-  utf8Slice(start: number, end: number): string;
-  latin1Slice(start: number, end: number): string;
+interface Utf8Buffer extends NodeBuffer {
   hexSlice(start: number, end: number): string;
   base64Slice(start: number, end: number): string;
 }
@@ -258,9 +256,7 @@ function readHex(end: number): string {
 // string values are copied with JSON escaping, never decoded to JS strings), then turned into one
 // flat string per column value with a single native slice.
 
-class Out {
-  b: Utf8Buffer = Buffer.allocUnsafe(8192) as Utf8Buffer;
-  n = 0;
+class Out extends ByteSink {
   nonAscii = false;
 
   reset(): void {
@@ -270,22 +266,8 @@ class Out {
 
   /** Gives back memory after an unusually large record. */
   trim(): void {
-    if (this.b.length > 1 << 20) this.b = Buffer.allocUnsafe(8192) as Utf8Buffer;
+    this.shrink();
     this.reset();
-  }
-
-  ensure(k: number): void {
-    if (this.n + k <= this.b.length) return;
-    let size = this.b.length * 2;
-    while (size < this.n + k) size *= 2;
-    const nb = Buffer.allocUnsafe(size) as Utf8Buffer;
-    nb.set(this.b.subarray(0, this.n));
-    this.b = nb;
-  }
-
-  byte(c: number): void {
-    if (this.n >= this.b.length) this.ensure(1);
-    this.b[this.n++] = c;
   }
 
   /** Appends an ASCII-only string (digits, literals, base64, hex). */
@@ -306,12 +288,6 @@ class Out {
     let n = this.n;
     for (let i = 0; i < k; i++) b[n++] = x[i]!;
     this.n = n;
-  }
-
-  /** Appends a safe integer in decimal. */
-  int(v: number): void {
-    this.ensure(24);
-    this.n = writeDecimal(this.b, this.n, v);
   }
 
   /** Comma unless the last byte opened an object or array. */
@@ -399,11 +375,11 @@ ESC[0x09] = 0x74;
 ESC[0x22] = 0x22;
 ESC[0x5c] = 0x5c;
 
-const A = new Out(); // attributes of the current record
-const E = new Out(); // events of the current span / exemplars of the current point
-const L = new Out(); // links of the current span
-const R = new Out(); // resource attributes
-const V = new Out(); // log bodies
+const A = new Out(8192, 1 << 20); // attributes of the current record
+const E = new Out(8192, 1 << 20); // events of the current span / exemplars of the current point
+const L = new Out(8192, 1 << 20); // links of the current span
+const R = new Out(8192, 1 << 20); // resource attributes
+const V = new Out(8192, 1 << 20); // log bodies
 
 // ------------------------------------------------------------------ picked keys
 
@@ -463,7 +439,7 @@ function anyValue(o: Out, end: number, depth: number, want: boolean): void {
         v64(end);
         const v = int64Value();
         o.n = st;
-        if (typeof v === 'number') o.int(v);
+        if (typeof v === 'number') o.decimal(v);
         else o.ascii(String(v));
         if (want) LASTV = v;
         break;
@@ -703,7 +679,7 @@ function event(end: number, wantException: boolean): string | null {
   E.lit(L_EV_NAME);
   E.jsonStr(ns, ne);
   E.lit(L_EV_TS);
-  E.int(tUs);
+  E.decimal(tUs);
   E.lit(L_ATTRS);
   writeRanges(E, ep && EXC_PK, ep);
   E.byte(0x7d);
@@ -744,7 +720,7 @@ function link(end: number): void {
   L.lit(L_ATTRS);
   writeRanges(L, null, null);
   L.lit(L_FLAGS);
-  L.int(flags);
+  L.decimal(flags);
   L.byte(0x7d);
   P = end;
 }
@@ -997,7 +973,7 @@ function exemplar(end: number): void {
   }
   E.byte(E.n === 0 ? 0x5b : 0x2c);
   E.lit(L_EX_TS);
-  E.int(tUs);
+  E.decimal(tUs);
   E.lit(L_EX_VALUE);
   E.ascii(value);
   E.lit(L_EX_TRACE);
