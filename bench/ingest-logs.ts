@@ -4,6 +4,7 @@
 import { loghubLines, encodeLogs } from './lib/logs.js';
 import { serverEnv, startChildServer } from './lib/server.js';
 import { poster } from './lib/post.js';
+import { sustain } from './lib/sustain.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { createMiner } from '../src/pipeline/logminer/index.js';
@@ -44,29 +45,18 @@ async function main(): Promise<void> {
 
   const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
   try {
-    let acked = 0;
-    let refused = 0;
-    let stop = false;
     const post = poster(srv.otlpHttp, '/v1/logs', 'application/x-protobuf', CONCURRENCY);
-    const started = performance.now();
-    const cpu0 = srv.cpuSeconds();
-    const senders = Array.from({ length: CONCURRENCY }, async (_v, w) => {
-      let i = w;
-      while (!stop) {
-        const body = bodies[i++ % bodies.length]!;
-        if ((await post(body)) === 200) acked += BATCH;
-        else refused++;
-      }
+    const r = await sustain({
+      bodies,
+      perBody: BATCH,
+      concurrency: CONCURRENCY,
+      seconds: SECONDS,
+      send: async (body) => (await post(body)) === 200,
+      serverCpuSeconds: () => srv.cpuSeconds(),
     });
-    await new Promise((r) => setTimeout(r, SECONDS * 1000));
-    stop = true;
-    await Promise.all(senders);
-    const wall = (performance.now() - started) / 1000;
-    const cpu = srv.cpuSeconds() - cpu0;
-    const rate = acked / wall;
     console.log(
-      `end-to-end otlp-http/protobuf logs, mined   ${rate.toFixed(0).padStart(9)} lines/s durable (${(rate / mined).toFixed(2)}x the one-core mined reference); ` +
-        `server CPU ${((cpu * 1e6) / acked).toFixed(1)} µs a line (${(cpu / wall).toFixed(2)} cores); peak RSS ${(srv.peakRss() / 2 ** 20).toFixed(0)} MiB; refused ${refused}`,
+      `end-to-end otlp-http/protobuf logs, mined   ${r.rate.toFixed(0).padStart(9)} lines/s durable (${(r.rate / mined).toFixed(2)}x the one-core mined reference); ` +
+        `server CPU ${r.cpuUsPerItem.toFixed(1)} µs a line (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); peak RSS ${(srv.peakRss() / 2 ** 20).toFixed(0)} MiB; refused ${r.refused}`,
     );
   } finally {
     await srv.stop();

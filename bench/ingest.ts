@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { realisticBatch } from './lib/spans.js';
 import { serverEnv, startChildServer } from './lib/server.js';
 import { grpcUnary, poster } from './lib/post.js';
+import { sustain, type Sustained } from './lib/sustain.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { loadSql } from '../src/store/csv.js';
@@ -82,21 +83,10 @@ async function storageLimit(): Promise<Limit> {
 
 type Sender = (body: Uint8Array) => Promise<boolean>;
 
-async function load(send: Sender, apiBase: string, cpuSeconds: () => number): Promise<{ spansPerSec: number; servicesP99: number; servicesP50: number; errors: number; cpuUsPerSpan: number; cores: number; loadCores: number }> {
-  let acked = 0;
-  let errors = 0;
+/** Sustained load, with GET /v1/services timed every 50 ms while it runs. */
+async function load(send: Sender, apiBase: string, serverCpuSeconds: () => number): Promise<Sustained & { servicesP50: number; servicesP99: number }> {
   let stop = false;
   const lat: number[] = [];
-  const started = performance.now();
-  const cpu0 = cpuSeconds();
-  const own0 = process.cpuUsage();
-  const workers = Array.from({ length: CONCURRENCY }, async (_v, w) => {
-    let i = w;
-    while (!stop) {
-      if (await send(bodies[i++ % bodies.length]!)) acked += BATCH;
-      else errors++;
-    }
-  });
   const poller = (async () => {
     while (!stop) {
       const t = performance.now();
@@ -106,14 +96,10 @@ async function load(send: Sender, apiBase: string, cpuSeconds: () => number): Pr
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  const r = await sustain({ bodies, perBody: BATCH, concurrency: CONCURRENCY, seconds: SECONDS, send, serverCpuSeconds });
   stop = true;
-  await Promise.all([...workers, poller]);
-  const wall = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds() - cpu0;
-  const own = process.cpuUsage(own0);
-  const loadCores = (own.user + own.system) / 1e6 / wall;
-  return { spansPerSec: acked / wall, servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99), errors, cpuUsPerSpan: (cpu * 1e6) / acked, cores: cpu / wall, loadCores };
+  await poller;
+  return { ...r, servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99) };
 }
 
 async function main(): Promise<void> {
@@ -143,10 +129,10 @@ async function main(): Promise<void> {
       close();
       const rss = srv.peakRss();
       console.log(
-        `end-to-end ${transport.padEnd(20)} ${r.spansPerSec.toFixed(0).padStart(9)} spans/s durable  ` +
-          `= ${((100 * r.spansPerSec) / storage.load).toFixed(0)}% of the storage limit (${((100 * r.spansPerSec) / storage.sustained).toFixed(0)}% with its checkpoint), ${(r.spansPerSec / decodeRate).toFixed(2)}x decode-alone; ` +
-          `server CPU ${r.cpuUsPerSpan.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); ` +
-          `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.errors}`,
+        `end-to-end ${transport.padEnd(20)} ${r.rate.toFixed(0).padStart(9)} spans/s durable  ` +
+          `= ${((100 * r.rate) / storage.load).toFixed(0)}% of the storage limit (${((100 * r.rate) / storage.sustained).toFixed(0)}% with its checkpoint), ${(r.rate / decodeRate).toFixed(2)}x decode-alone; ` +
+          `server CPU ${r.cpuUsPerItem.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); ` +
+          `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.refused}`,
       );
     } finally {
       await srv.stop();
