@@ -225,9 +225,11 @@ function trendStep(o: usize, alpha0: f64, n: f64, u: f64, y: f64, slot: i32): f6
   return lp;
 }
 
-@inline function absorbRaw(o: usize, rawX: f64, rawW: f64): void {
+/** Run r (at o) absorbs the point's raw sums and records the point's predictive lp. */
+@inline function settle(o: usize, r: i32, lp: f64, rawX: f64, rawW: f64): void {
   sto(o, R_RAWSUM, ld(o, R_RAWSUM) + rawX);
   sto(o, R_RAWW, ld(o, R_RAWW) + rawW);
+  sto(LP, r, lp);
 }
 
 // --- growth: every run absorbs the point; LP[r] (and LC[r]) get its predictive; returns max LP ---
@@ -247,8 +249,7 @@ function growBinomial(base: usize, nRuns: i32, a0: f64, b0: f64, k: f64, nn: f64
     sto(o, R_C1, c1);
     sto(o, R_C2, c2);
     sto(o, R_C3, c3);
-    absorbRaw(o, rawX, rawW);
-    sto(LP, r, lp);
+    settle(o, r, lp, rawX, rawW);
     sto(LC, r, 1);
     if (lp > maxLP) maxLP = lp;
   }
@@ -301,8 +302,7 @@ function growPoisson(base: usize, nRuns: i32, ga0: f64, gb: f64, k0: f64, k: f64
     sto(o, R_S2, cnt + 1);
     sto(o, R_C1, c1);
     sto(o, R_C2, c2);
-    absorbRaw(o, rawX, rawW);
-    sto(LP, r, lp);
+    settle(o, r, lp, rawX, rawW);
     sto(LC, r, 1);
     if (lp > maxLP) maxLP = lp;
   }
@@ -322,8 +322,7 @@ function growNormal(base: usize, nRuns: i32, kappa0: f64, alpha0: f64, beta0: f6
     sto(o, R_S1, n1);
     sto(o, R_S2, mean1);
     sto(o, R_S3, m2 + d * (y - mean1));
-    absorbRaw(o, rawX, rawW);
-    sto(LP, r, lp);
+    settle(o, r, lp, rawX, rawW);
     if (lp > maxLP) maxLP = lp;
   }
   return maxLP;
@@ -333,8 +332,7 @@ function growTrend(base: usize, nRuns: i32, alpha0: f64, t: f64, y: f64, rawX: f
   for (let r: i32 = 0; r < nRuns; r++) {
     const o = runAt(base, r);
     const lp = trendStep(o, alpha0, ld(o, R_RAWW), t - ld(o, R_START), y, r);
-    absorbRaw(o, rawX, rawW);
-    sto(LP, r, lp);
+    settle(o, r, lp, rawX, rawW);
     if (lp > maxLP) maxLP = lp;
   }
   return maxLP;
