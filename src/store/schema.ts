@@ -352,6 +352,9 @@ export function createTableSql(t: Table): string {
   return `CREATE TABLE IF NOT EXISTS ${t.name} (\n${cols.join(',\n')}\n)`;
 }
 
-export function tableByName(name: string): Table | undefined {
-  return ALL_TABLES.find((t) => t.name === name);
+/** The table named `name`; throws for a name the schema does not have (rows meant for it cannot be stored). */
+export function tableByName(name: string): Table {
+  const table = ALL_TABLES.find((t) => t.name === name);
+  if (!table) throw new Error(`unknown table ${name}`);
+  return table;
 }

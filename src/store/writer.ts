@@ -9,7 +9,7 @@ import { inTransaction, sqlString, sqlTimestamp } from './db.js';
 import type { ServiceSpans } from './batch.js';
 import { mergeServiceSpans } from './batch.js';
 import { loadSql, upsertSql } from './csv.js';
-import { DIRTY_BUCKETS, SERVICES, tableByName, type Table } from './schema.js';
+import { DIRTY_BUCKETS, SERVICES, tableByName } from './schema.js';
 
 /** CSV rows of one table, as encoded by store/csv.ts (in a worker). */
 export interface EncodedPart {
@@ -96,11 +96,11 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       return file;
     };
     try {
-      for (const [name, chunks] of byTable) statements.push(loadSql(tableOf(name), [await spool(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))]));
+      for (const [name, chunks] of byTable) statements.push(loadSql(tableByName(name), [await spool(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))]));
       for (const [name, parts] of upserts) {
         const paths: string[] = [];
         for (const csv of parts) paths.push(await spool(name, csv));
-        statements.push(upsertSql(tableOf(name), paths));
+        statements.push(upsertSql(tableByName(name), paths));
       }
       const merge = mergeServicesSql(services);
       if (merge) statements.push(merge);
@@ -196,12 +196,6 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       return run;
     },
   };
-}
-
-function tableOf(name: string): Table {
-  const table = tableByName(name);
-  if (!table) throw new Error(`unknown table ${name}`);
-  return table;
 }
 
 /** One MERGE (a statement costs DuckDB ~1.5 ms however small): widen known services, add new ones. */

@@ -39,7 +39,7 @@ const jsonl = (p: string) => readFileSync(p, 'utf8').split('\n').filter((l) => l
 
 function expectSchemaShaped(r: DecodeResult): void {
   for (const b of r.batches) {
-    const t = tableByName(b.table)!;
+    const t = tableByName(b.table);
     expect(Object.keys(b.columns)).toEqual(t.columns.map((c) => c.name));
     for (const c of t.columns) {
       expect(b.columns[c.name]!.length).toBe(b.rows);

@@ -20,7 +20,7 @@ async function fresh(): Promise<{ store: Store; dir: string }> {
 }
 
 function submitOf(batch: ReturnType<typeof spanBatch>) {
-  const table = tableByName(batch.table)!;
+  const table = tableByName(batch.table);
   return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(table, batch)) }], services: serviceSpans([batch]) };
 }
 
