@@ -4,6 +4,7 @@ import { createMiner } from '../../src/pipeline/logminer/index.js';
 import { mineLogs } from '../../src/pipeline/logs-task.js';
 import { LOGS } from '../../src/store/schema.js';
 import type { ColumnBatch } from '../../src/store/batch.js';
+import { batchOf } from '../store/fixtures.js';
 
 describe('drainDirty', () => {
   it('new templates come at once; count-only changes at most every interval, with the summed counts', () => {
@@ -39,12 +40,7 @@ describe('drainDirty', () => {
 });
 
 function logBatch(service: string, bodies: string[]): ColumnBatch {
-  const columns: ColumnBatch['columns'] = {};
-  for (const c of LOGS.columns) columns[c.name] = bodies.map(() => null);
-  columns['service_name'] = bodies.map(() => service);
-  columns['body'] = [...bodies];
-  columns['timestamp'] = bodies.map((_b, i) => 1_700_000_000_000_000 + i);
-  return { table: LOGS.name, rows: bodies.length, columns };
+  return batchOf(LOGS, bodies.map((body, i) => ({ service_name: service, body, timestamp: 1_700_000_000_000_000 + i })));
 }
 
 describe('mineLogs', () => {

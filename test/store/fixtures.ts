@@ -1,10 +1,15 @@
 import type { CellValue, ColumnBatch } from '../../src/store/batch.js';
 import { METRICS_HISTOGRAM, SPANS, type Table } from '../../src/store/schema.js';
 
-function defaults(table: Table, i: number): Record<string, CellValue> {
-  const row: Record<string, CellValue> = {};
-  for (const c of table.columns) row[c.name] = null;
-  return Object.assign(row, {
+/** A batch of `table` from row objects; a column a row leaves out is null. */
+export function batchOf(table: Table, rows: readonly Record<string, CellValue>[]): ColumnBatch {
+  const columns: Record<string, CellValue[]> = {};
+  for (const c of table.columns) columns[c.name] = rows.map((r) => r[c.name] ?? null);
+  return { table: table.name, rows: rows.length, columns };
+}
+
+function spanDefaults(i: number): Record<string, CellValue> {
+  return {
     timestamp: 1_700_000_000_000_000 + i * 1000,
     service_name: 'checkout',
     trace_id: i.toString(16).padStart(32, '0'),
@@ -14,18 +19,12 @@ function defaults(table: Table, i: number): Record<string, CellValue> {
     status_code: 0,
     duration_us: 1000 + i,
     is_error: false,
-  });
+  };
 }
 
 /** A span batch of n rows; `over` changes any column of row i. */
 export function spanBatch(n: number, over: (i: number) => Record<string, CellValue> = () => ({})): ColumnBatch {
-  const columns: Record<string, CellValue[]> = {};
-  for (const c of SPANS.columns) columns[c.name] = [];
-  for (let i = 0; i < n; i++) {
-    const row = { ...defaults(SPANS, i), ...over(i) };
-    for (const c of SPANS.columns) columns[c.name]!.push(row[c.name] ?? null);
-  }
-  return { table: SPANS.name, rows: n, columns };
+  return batchOf(SPANS, Array.from({ length: n }, (_v, i) => ({ ...spanDefaults(i), ...over(i) })));
 }
 
 const hist: Record<string, CellValue[]> = {};

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/db.js';
 import { createWriter } from '../../src/store/writer.js';
 import { encodeCsv } from '../../src/store/csv.js';
-import { HISTOGRAM_FIXTURE, spanBatch } from './fixtures.js';
+import { HISTOGRAM_FIXTURE, batchOf, spanBatch } from './fixtures.js';
 import { LOG_TEMPLATES, METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
-import { serviceSpans, type CellValue, type ColumnBatch } from '../../src/store/batch.js';
+import { serviceSpans } from '../../src/store/batch.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -83,19 +83,19 @@ describe('store', () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 30 });
     const templates = (rows: [id: number, count: number][]) => {
-      const columns: Record<string, CellValue[]> = {};
-      for (const c of LOG_TEMPLATES.columns) columns[c.name] = rows.map(() => null);
-      Object.assign(columns, {
-        timestamp: rows.map(() => 1_700_000_000_000_000),
-        first_seen: rows.map(() => 1_700_000_000_000_000),
-        last_seen: rows.map(([, n]) => 1_700_000_000_000_000 + n),
-        service_name: rows.map(() => 'checkout'),
-        template_id: rows.map(([id]) => id),
-        pattern: rows.map(([id]) => `pattern ${id} "<*>"`),
-        count: rows.map(([, n]) => n),
-        error_count: rows.map(() => 0),
-      });
-      const batch: ColumnBatch = { table: LOG_TEMPLATES.name, rows: rows.length, columns };
+      const batch = batchOf(
+        LOG_TEMPLATES,
+        rows.map(([id, n]) => ({
+          timestamp: 1_700_000_000_000_000,
+          first_seen: 1_700_000_000_000_000,
+          last_seen: 1_700_000_000_000_000 + n,
+          service_name: 'checkout',
+          template_id: id,
+          pattern: `pattern ${id} "<*>"`,
+          count: n,
+          error_count: 0,
+        })),
+      );
       return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(LOG_TEMPLATES, batch)), upsert: true }], services: {} };
     };
     await w.submit(templates([[1, 1], [2, 1]]));
