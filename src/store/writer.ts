@@ -2,7 +2,7 @@
 // submitter's promise resolves only after that transaction committed (DuckDB syncs its WAL at
 // commit), so an acknowledged batch survives a crash. One flush runs at a time on the writer
 // connection; submissions arriving meanwhile share the next one.
-import { writeFile, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from './db.js';
 import { inTransaction, sqlString, sqlTimestamp } from './db.js';
@@ -89,17 +89,26 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
     const files: string[] = [];
     const statements: string[] = [];
     /** Writes one CSV file to the spool; returns its path. */
-    const spool = async (name: string, csv: Uint8Array) => {
+    const spool = async (name: string, chunks: readonly Uint8Array[]) => {
       const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${name}.csv`);
       files.push(file);
-      await writeFile(file, csv);
+      // Written as they came (writev), not concatenated first: that copy of every commit's rows caused
+      // a third of the event loop's full garbage collections (116 → 77 in 15 s of OTLP/HTTP load).
+      const fh = await open(file, 'w');
+      try {
+        const { bytesWritten } = await fh.writev(chunks as Uint8Array[]);
+        const size = chunks.reduce((a, c) => a + c.byteLength, 0);
+        if (bytesWritten !== size) throw new Error(`spool file ${file}: wrote ${bytesWritten} of ${size} bytes`);
+      } finally {
+        await fh.close();
+      }
       return file;
     };
     try {
-      for (const [name, chunks] of byTable) statements.push(loadSql(tableByName(name), [await spool(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))]));
+      for (const [name, chunks] of byTable) statements.push(loadSql(tableByName(name), [await spool(name, chunks)]));
       for (const [name, parts] of upserts) {
         const paths: string[] = [];
-        for (const csv of parts) paths.push(await spool(name, csv));
+        for (const csv of parts) paths.push(await spool(name, [csv]));
         statements.push(upsertSql(tableByName(name), paths));
       }
       const merge = mergeServicesSql(services);
