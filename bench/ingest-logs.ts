@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const t0 = Date.now() * 1000 - 600_000_000;
   const bodies: Uint8Array[] = [];
   for (let off = 0; off + BATCH <= lines.length; off += BATCH) bodies.push(encodeLogs(`svc-${(off / BATCH) % 8}`, lines.slice(off, off + BATCH), t0 + off));
-  console.log(`log lines: ${source}; batches of ${BATCH}; ${CONCURRENCY.join(' and ')} concurrent senders; ${SECONDS}s per run`);
+  console.log(`log lines: ${source}; batches of ${BATCH}; ${CONCURRENCY.join(' and ')} concurrent senders; ${SECONDS}s per run after 5s of warm-up`);
 
   let k = 0;
   const plain = perSecond(3, () => {

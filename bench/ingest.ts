@@ -19,7 +19,7 @@ import { loadSql } from '../src/store/csv.js';
 import { STORE_CHECKPOINT_THRESHOLD } from '../src/store/db.js';
 import { SPANS, createTableSql } from '../src/store/schema.js';
 
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 30);
 const BATCH = 512;
 const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '12,32').split(',').map(Number);
 const T0 = Date.now() * 1000 - 3_600_000_000;
@@ -101,7 +101,7 @@ async function load(send: Sender, concurrency: number, apiBase: string, serverCp
 }
 
 async function main(): Promise<void> {
-  console.log(`realistic span: ${spanBytes.toFixed(0)} bytes on the wire; batches of ${BATCH}; ${CONCURRENCY.join(' and ')} concurrent senders; ${SECONDS}s per run`);
+  console.log(`realistic span: ${spanBytes.toFixed(0)} bytes on the wire; batches of ${BATCH}; ${CONCURRENCY.join(' and ')} concurrent senders; ${SECONDS}s per run after 5s of warm-up`);
   const decodeRate = timed(3, () => decodeOtlp('traces', 'protobuf', bodies[0]!).accepted);
   const workerRate = timed(3, () => encodeBatches(decodeOtlp('traces', 'protobuf', bodies[0]!).batches).parts[0]!.rows);
   const storage = await storageLimit();
