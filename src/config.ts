@@ -19,6 +19,8 @@ export interface Config {
   workers: number;
   /** DuckDB's worker threads; 0 = the cores the decode workers leave, at least 1. */
   duckdbThreads: number;
+  /** DuckDB's memory limit (e.g. `2GB`); empty = DuckDB's default, 80% of the machine's memory. */
+  duckdbMemoryLimit: string;
   queryTimeoutMs: number;
   queryRowCap: number;
   detectIntervalS: number;
@@ -43,6 +45,11 @@ const int = (min: number, max: number) => (raw: string): number => {
 };
 const port = int(0, 65535);
 const str = (raw: string): string => raw;
+const memory = (raw: string): string => {
+  const v = raw.trim();
+  if (v !== '' && !/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(v)) throw new Error('must be a size such as 512MB or 2GB, or empty');
+  return v;
+};
 const MiB = 1024 * 1024;
 
 export const SETTINGS: readonly Setting[] = [
@@ -57,6 +64,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_FLUSH_INTERVAL_MS', key: 'flushIntervalMs', default: '50', doc: 'longest a batch waits for others to share its commit (group commit)', parse: int(0, 10_000) },
   { env: 'SVC_WORKERS', key: 'workers', default: '2', doc: 'decode worker threads', parse: int(1, 64) },
   { env: 'SVC_DUCKDB_THREADS', key: 'duckdbThreads', default: '0', doc: 'DuckDB worker threads; `0` = the cores `SVC_WORKERS` leaves, at least 1 (on 2 cores: 1, which halves the CPU a small ingest commit costs)', parse: int(0, 256) },
+  { env: 'SVC_DUCKDB_MEMORY_LIMIT', key: 'duckdbMemoryLimit', default: '', doc: "DuckDB's memory limit, e.g. `2GB` (its buffer cache, ingest loads and queries; beyond it DuckDB spills to `SVC_DATA_DIR` or fails the query); unset = DuckDB's default, 80% of the machine's memory", parse: memory },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
   { env: 'SVC_QUERY_ROW_CAP', key: 'queryRowCap', default: '10000', doc: 'most rows `/v1/query` returns; more is a 400 ROW_CAP error', parse: int(1, 10_000_000) },
   { env: 'SVC_DETECT_INTERVAL_S', key: 'detectIntervalS', default: '300', doc: 'how often the detection pass runs (buckets stay 5 minutes)', parse: int(1, 86_400) },

@@ -29,6 +29,8 @@ export function tenantDir(dataDir: string, tenant: string): string {
 export interface StoreOptions {
   /** DuckDB worker threads (global to the instance: ingest loads and queries alike). */
   threads?: number;
+  /** DuckDB's memory_limit, e.g. '2GB'; unset keeps DuckDB's default (80% of the machine's memory). */
+  memoryLimit?: string;
 }
 
 export async function openStore(dataDir: string, tenant = 'default', opts: StoreOptions = {}): Promise<Store> {
@@ -48,6 +50,7 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   const instance = await DuckDBInstance.create(path, {
     checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD,
     ...(opts.threads ? { threads: String(opts.threads) } : {}),
+    ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
   });
   const writer = await instance.connect();
   try {

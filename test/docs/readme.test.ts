@@ -13,7 +13,8 @@ describe('README.md', () => {
     for (const s of SETTINGS) {
       const row = readme.split('\n').find((l) => l.startsWith(`| \`${s.env}\` |`));
       expect(row, `${s.env} is missing from the configuration table`).toBeDefined();
-      expect(row).toContain(`| \`${s.default}\` |`);
+      // An empty default reads "unset" in the table.
+      expect(row).toContain(s.default === '' ? '| unset |' : `| \`${s.default}\` |`);
     }
   });
 

@@ -1,3 +1,4 @@
+// DuckDB's share of the machine: its threads and its memory limit, from the configuration to the instance.
 import { describe, expect, it } from 'vitest';
 import { duckdbThreads, loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/db.js';
@@ -15,12 +16,22 @@ describe('DuckDB threads', () => {
     expect(() => loadConfig({ SVC_DUCKDB_THREADS: '-1' })).toThrow(/SVC_DUCKDB_THREADS/);
   });
 
-  it('opens the store with that many threads', async () => {
+  it('takes a memory limit as a size, or nothing for DuckDB\'s default', () => {
+    expect(loadConfig({}).duckdbMemoryLimit).toBe('');
+    expect(loadConfig({ SVC_DUCKDB_MEMORY_LIMIT: '512MB' }).duckdbMemoryLimit).toBe('512MB');
+    expect(loadConfig({ SVC_DUCKDB_MEMORY_LIMIT: '1.5 GiB' }).duckdbMemoryLimit).toBe('1.5 GiB');
+    for (const bad of ['lots', '2 parsecs', '-1GB', "1GB'; DROP TABLE svc_spans; --"]) {
+      expect(() => loadConfig({ SVC_DUCKDB_MEMORY_LIMIT: bad })).toThrow(/SVC_DUCKDB_MEMORY_LIMIT/);
+    }
+  });
+
+  it('opens the store with that many threads and that memory limit', async () => {
     const t = tempDir();
-    const store = await openStore(t.dir, 'default', { threads: 3 });
+    const store = await openStore(t.dir, 'default', { threads: 3, memoryLimit: '512MB' });
     try {
-      const rows = (await store.writer.runAndReadAll(`SELECT current_setting('threads')`)).getRows();
+      const rows = (await store.writer.runAndReadAll(`SELECT current_setting('threads'), current_setting('memory_limit')`)).getRows();
       expect(Number(rows[0]![0])).toBe(3);
+      expect(String(rows[0]![1])).toMatch(/^(488\.2 MiB|512\.0 MB)$/);
     } finally {
       await store.close();
       t.cleanup();
