@@ -4,17 +4,16 @@
 // against a fresh server, for 30 s by default: a log checkpoint stops commits for ~2 s about every
 // 12 s, and a shorter window that missed one overstated the sustained rate.
 import { loghubLines, encodeLogs } from './lib/logs.js';
-import { serverEnv, startChildServer } from './lib/server.js';
+import { withBenchServer } from './lib/server.js';
 import { poster } from './lib/post.js';
-import { sustain } from './lib/sustain.js';
+import { runPlan, senderCounts, sustain } from './lib/sustain.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { createMiner } from '../src/pipeline/logminer/index.js';
 import { mineLogs } from '../src/pipeline/logs-task.js';
 
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 30);
 const BATCH = 1000;
-const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '8,16').split(',').map(Number);
+const CONCURRENCY = senderCounts([8, 16]);
 
 function perSecond(seconds: number, fn: () => number): number {
   const end = performance.now() + seconds * 1000;
@@ -29,7 +28,7 @@ async function main(): Promise<void> {
   const t0 = Date.now() * 1000 - 600_000_000;
   const bodies: Uint8Array[] = [];
   for (let off = 0; off + BATCH <= lines.length; off += BATCH) bodies.push(encodeLogs(`svc-${(off / BATCH) % 8}`, lines.slice(off, off + BATCH), t0 + off));
-  console.log(`log lines: ${source}; batches of ${BATCH}; ${CONCURRENCY.join(' and ')} concurrent senders; ${SECONDS}s per run after 5s of warm-up`);
+  console.log(`log lines: ${source}; batches of ${BATCH}; ${runPlan(CONCURRENCY)}`);
 
   let k = 0;
   const plain = perSecond(3, () => {
@@ -46,14 +45,12 @@ async function main(): Promise<void> {
   console.log(`with       decode + mine + CSV (1 core)     ${mined.toFixed(0).padStart(9)} lines/s  (mining adds ${(1e6 / mined - 1e6 / plain).toFixed(2)} µs a line, ${((plain / mined - 1) * 100).toFixed(0)}%)`);
 
   for (const senders of CONCURRENCY) {
-    const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
-    try {
+    await withBenchServer(async (srv) => {
       const post = poster(srv.otlpHttp, '/v1/logs', 'application/x-protobuf', senders);
       const r = await sustain({
         bodies,
         perBody: BATCH,
         concurrency: senders,
-        seconds: SECONDS,
         send: async (body) => (await post(body)) === 200,
         serverCpuSeconds: () => srv.cpuSeconds(),
       });
@@ -62,10 +59,7 @@ async function main(): Promise<void> {
           `ack p50 ${r.ackP50.toFixed(0)} ms p99 ${r.ackP99.toFixed(0)} ms; server CPU ${r.cpuUsPerItem.toFixed(1)} µs a line (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); ` +
           `peak RSS ${(srv.peakRss() / 2 ** 20).toFixed(0)} MiB; refused ${r.refused}`,
       );
-    } finally {
-      await srv.stop();
-      srv.cleanup();
-    }
+    });
   }
 }
 

@@ -10,18 +10,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realisticBatch } from './lib/spans.js';
-import { serverEnv, startChildServer } from './lib/server.js';
+import { withBenchServer } from './lib/server.js';
 import { grpcUnary, poster } from './lib/post.js';
-import { quantile, sustain, type Sustained } from './lib/sustain.js';
+import { quantile, runPlan, senderCounts, sustain, type Sustained } from './lib/sustain.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { loadSql } from '../src/store/csv.js';
 import { STORE_CHECKPOINT_THRESHOLD } from '../src/store/db.js';
 import { SPANS, createTableSql } from '../src/store/schema.js';
 
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 30);
 const BATCH = 512;
-const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '12,32').split(',').map(Number);
+const CONCURRENCY = senderCounts([12, 32]);
 const T0 = Date.now() * 1000 - 3_600_000_000;
 const bodies = Array.from({ length: 32 }, (_v, i) => realisticBatch(BATCH, T0 + i * 10_000_000));
 const spanBytes = bodies.reduce((a, b) => a + b.length, 0) / (bodies.length * BATCH);
@@ -94,14 +93,14 @@ async function load(send: Sender, concurrency: number, apiBase: string, serverCp
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
-  const r = await sustain({ bodies, perBody: BATCH, concurrency, seconds: SECONDS, send, serverCpuSeconds });
+  const r = await sustain({ bodies, perBody: BATCH, concurrency, send, serverCpuSeconds });
   stop = true;
   await poller;
   return { ...r, servicesP50: quantile(lat, 0.5), servicesP99: quantile(lat, 0.99) };
 }
 
 async function main(): Promise<void> {
-  console.log(`realistic span: ${spanBytes.toFixed(0)} bytes on the wire; batches of ${BATCH}; ${CONCURRENCY.join(' and ')} concurrent senders; ${SECONDS}s per run after 5s of warm-up`);
+  console.log(`realistic span: ${spanBytes.toFixed(0)} bytes on the wire; batches of ${BATCH}; ${runPlan(CONCURRENCY)}`);
   const decodeRate = timed(3, () => decodeOtlp('traces', 'protobuf', bodies[0]!).accepted);
   const workerRate = timed(3, () => encodeBatches(decodeOtlp('traces', 'protobuf', bodies[0]!).batches).parts[0]!.rows);
   const storage = await storageLimit();
@@ -130,8 +129,7 @@ async function main(): Promise<void> {
 
 /** One sustained run against a fresh server. */
 async function run(transport: 'otlp-http/protobuf' | 'otlp-grpc', senders: number): Promise<Awaited<ReturnType<typeof load>> & { rss: number }> {
-  const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
-  try {
+  return withBenchServer(async (srv) => {
     let send: Sender;
     let close = () => {};
     if (transport === 'otlp-grpc') {
@@ -145,10 +143,7 @@ async function run(transport: 'otlp-http/protobuf' | 'otlp-grpc', senders: numbe
     const r = await load(send, senders, srv.api, () => srv.cpuSeconds());
     close();
     return { ...r, rss: srv.peakRss() };
-  } finally {
-    await srv.stop();
-    srv.cleanup();
-  }
+  });
 }
 
 await main();

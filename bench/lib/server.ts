@@ -105,3 +105,14 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
 export function serverEnv(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('SVC_') && e[1] !== undefined));
 }
+
+/** Runs `fn` against a fresh server as the ingest benchmarks configure it (SVC_* of this process on top), then stops and removes it. */
+export async function withBenchServer<T>(fn: (srv: ChildServer) => Promise<T>): Promise<T> {
+  const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
+  try {
+    return await fn(srv);
+  } finally {
+    await srv.stop();
+    srv.cleanup();
+  }
+}

@@ -1,17 +1,29 @@
 // Sustained load for the end-to-end ingest benchmarks: `concurrency` closed-loop senders cycle
-// through the bodies for `seconds`; the server's CPU and the load generator's own are measured over
+// through the bodies for SECONDS; the server's CPU and the load generator's own are measured over
 // the same window, so the figures come out per acknowledged item. Closed-loop senders offer at most
 // `concurrency` requests at a time, so the rate they see is capped by concurrency / acknowledgement
 // latency (Little's law) before the server is: the benchmarks run several sender counts.
+
+/** Seconds measured in each run (BENCH_SECONDS), after WARMUP_SECONDS that are not counted. */
+export const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 30);
+export const WARMUP_SECONDS = 5;
+
+/** The sender counts to run: BENCH_CONCURRENCY (a comma list) or the benchmark's own. */
+export function senderCounts(defaults: readonly number[]): number[] {
+  const raw = process.env['BENCH_CONCURRENCY'];
+  return raw ? raw.split(',').map(Number) : [...defaults];
+}
+
+/** How the runs are made, for a benchmark's header line. */
+export function runPlan(senders: readonly number[]): string {
+  return `${senders.join(' and ')} concurrent senders; ${SECONDS}s per run after ${WARMUP_SECONDS}s of warm-up`;
+}
 
 export interface SustainOptions {
   bodies: readonly Uint8Array[];
   /** Items (spans, lines) in each body. */
   perBody: number;
   concurrency: number;
-  /** Measured for this long, after a warm-up of `warmupSeconds` (default 5) that is not counted. */
-  seconds: number;
-  warmupSeconds?: number;
   /** Sends one body; true when it was acknowledged. */
   send(body: Uint8Array): Promise<boolean>;
   /** CPU seconds the server has used so far. */
@@ -54,14 +66,14 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
     }
   });
   // An empty store and a WAL far from its first checkpoint would flatter the first seconds.
-  await new Promise((r) => setTimeout(r, (o.warmupSeconds ?? 5) * 1000));
+  await new Promise((r) => setTimeout(r, WARMUP_SECONDS * 1000));
   acked = 0;
   refused = 0;
   acks = [];
   const started = performance.now();
   const cpu0 = o.serverCpuSeconds();
   const own0 = process.cpuUsage();
-  await new Promise((r) => setTimeout(r, o.seconds * 1000));
+  await new Promise((r) => setTimeout(r, SECONDS * 1000));
   const wall = (performance.now() - started) / 1000;
   const cpu = o.serverCpuSeconds() - cpu0;
   const own = process.cpuUsage(own0);

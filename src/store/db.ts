@@ -29,7 +29,7 @@ export function tenantDir(dataDir: string, tenant: string): string {
 export interface StoreOptions {
   /** DuckDB worker threads (global to the instance: ingest loads and queries alike). */
   threads?: number;
-  /** DuckDB's memory_limit, e.g. '2GB'; unset keeps DuckDB's default (80% of the machine's memory). */
+  /** DuckDB's memory_limit, e.g. '2GB'; unset or empty keeps DuckDB's default (80% of the machine's memory). */
   memoryLimit?: string;
 }
 
