@@ -147,6 +147,22 @@ describe('store', () => {
     expect(Number(n)).toBe(4);
   });
 
+  it('stores span and trace ids uncompressed, other strings as DuckDB chooses, also after reopening', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    let store = await openStore(t.dir);
+    await store.close();
+    store = await openStore(t.dir);
+    cleanups.push(() => store.close());
+    // Low-cardinality names (dictionary or constant) next to unique ids.
+    await createWriter(store, { flushIntervalMs: 1 }).submit(submitOf(spanBatch(3000, (i) => ({ span_id: (i + 1).toString(16).padStart(16, '0') }))));
+    await store.writer.run('CHECKPOINT');
+    const seg = (await store.writer.runAndReadAll(`SELECT column_name, list(DISTINCT compression ORDER BY compression) FROM pragma_storage_info('svc_spans') WHERE segment_type = 'VARCHAR' GROUP BY ALL`)).getRowsJS();
+    const methods = new Map(seg.map((r) => [String(r[0]), (r[1] as string[]).join(',')]));
+    for (const id of ['trace_id', 'span_id', 'parent_span_id']) expect(methods.get(id)).toBe('Uncompressed');
+    expect(methods.get('service_name')).not.toBe('Uncompressed');
+  });
+
   it('reopens a file with its data and refuses one from a newer schema', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
