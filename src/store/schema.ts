@@ -39,7 +39,7 @@ const c = (name: string, type: ColumnType, required = false): Column => ({ name,
  * A span's trace or span id: random hex, so DuckDB's dictionary analysis at every checkpoint is
  * wasted work and FSST halves it at best. Stored uncompressed (measured here on realistic spans,
  * DuckDB 1.5.6): the checkpoint costs ~3.6 instead of ~3.9-4.8 µs a row, a scan for one trace_id
- * takes 3-4 ms instead of 13 per 500k spans, and the table is ~35% larger. Tables created before
+ * takes 3-4 ms instead of 13-14 per 500k spans, and the table is ~35% larger. Tables created before
  * this keep DuckDB's automatic choice (DuckDB cannot alter a column's compression); results are the same.
  */
 const spanId = (name: string, required = false): Column => ({ name, type: 'VARCHAR', required, compression: 'uncompressed' });
