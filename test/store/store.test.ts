@@ -154,8 +154,8 @@ describe('store', () => {
     await store.close();
     store = await openStore(t.dir);
     cleanups.push(() => store.close());
-    // Low-cardinality names (dictionary or constant) next to unique ids.
-    await createWriter(store, { flushIntervalMs: 1 }).submit(submitOf(spanBatch(3000, (i) => ({ span_id: (i + 1).toString(16).padStart(16, '0') }))));
+    // Low-cardinality names (dictionary or constant) next to unique ids, parents included.
+    await createWriter(store, { flushIntervalMs: 1 }).submit(submitOf(spanBatch(3000, (i) => ({ parent_span_id: (i + 7).toString(16).padStart(16, '0') }))));
     await store.writer.run('CHECKPOINT');
     const seg = (await store.writer.runAndReadAll(`SELECT column_name, list(DISTINCT compression ORDER BY compression) FROM pragma_storage_info('svc_spans') WHERE segment_type = 'VARCHAR' GROUP BY ALL`)).getRowsJS();
     const methods = new Map(seg.map((r) => [String(r[0]), (r[1] as string[]).join(',')]));
