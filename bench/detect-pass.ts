@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     };
     await spans(newest);
     const writer = createWriter(store, { flushIntervalMs: 5 });
-    const reads = await createReadPool(store.instance, 4);
+    const reads = await createReadPool(store, 4);
     const pool = createPool(2);
     const deps = { store, writer, reads, pool, graceS: 0 };
     await pool.run({ kind: 'detect', signal: 'latency_p95', series: [{ points: '[]', from: 0, length: 4, missing: 'none' }] }); // start the threads

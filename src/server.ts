@@ -61,9 +61,9 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => writer.flush());
     // The query pool locks the database's configuration (external access off but for the spool):
     // every global setting must be applied before it opens.
-    const queries = await QueryPool.open(store.instance, { size: 2, timeoutMs: config.queryTimeoutMs, rowCap: config.queryRowCap, spoolDir: store.spoolDir });
+    const queries = await QueryPool.open(store, { size: 2, timeoutMs: config.queryTimeoutMs, rowCap: config.queryRowCap, spoolDir: store.spoolDir });
     stops.push(() => queries.close());
-    const reads: ReadPool = await createReadPool(store.instance, 4);
+    const reads: ReadPool = await createReadPool(store, 4);
     stops.push(() => reads.close());
     // The decode pool yields to the event loop and DuckDB under a saturated CPU (API latency under
     // load halved); the one log miner thread does not: it is the serial path of every log record, and

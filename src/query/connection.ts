@@ -13,7 +13,8 @@
 //     (threads, memory_limit, TimeZone...) must be applied BEFORE prepareQueryConnection is called.
 //   - ATTACH of a file inside an allowed directory, and COPY TO into it, still work: refusing those
 //     statements is the guard's job.
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Connector } from '../store/db.js';
 import { resolve, sep } from 'node:path';
 
 export interface PrepareOptions {
@@ -34,12 +35,12 @@ async function setting(conn: DuckDBConnection, name: 'lock_configuration' | 'ena
 }
 
 /**
- * Opens a connection for `/v1/query` on `instance`. The first call locks the instance down
+ * Opens a connection for `/v1/query` on the store. The first call locks its DuckDB instance down
  * (external access off except `spoolDir`, extension auto-install/auto-load off, configuration locked);
  * later calls find it locked, check it is locked down as expected and just connect.
  */
-export async function prepareQueryConnection(instance: DuckDBInstance, opts: PrepareOptions = {}): Promise<DuckDBConnection> {
-  const conn = await instance.connect();
+export async function prepareQueryConnection(store: Connector, opts: PrepareOptions = {}): Promise<DuckDBConnection> {
+  const conn = await store.connect();
   try {
     if ((await setting(conn, 'lock_configuration')) !== true) {
       if (opts.spoolDir !== undefined) {

@@ -2,7 +2,8 @@
 // runs each query on its own threads; the node bindings run every call on the libuv thread pool
 // (UV_THREADPOOL_SIZE, default 4, shared with fs and the ingest writer), so keep N below that size.
 // Requests beyond N wait in a bounded queue; beyond the queue they are refused with OVERLOADED.
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Connector } from '../store/db.js';
 import { ApiError } from '../api/errors.js';
 import { prepareQueryConnection, type PrepareOptions } from './connection.js';
 import { checkSelect } from './guard.js';
@@ -27,11 +28,11 @@ export class QueryPool {
     this.free = [...all];
   }
 
-  static async open(instance: DuckDBInstance, opts: QueryPoolOptions): Promise<QueryPool> {
+  static async open(store: Connector, opts: QueryPoolOptions): Promise<QueryPool> {
     const size = Math.max(1, opts.size ?? 2);
     const conns: DuckDBConnection[] = [];
     try {
-      for (let i = 0; i < size; i++) conns.push(await prepareQueryConnection(instance, opts));
+      for (let i = 0; i < size; i++) conns.push(await prepareQueryConnection(store, opts));
     } catch (err) {
       for (const c of conns) c.closeSync();
       throw err;

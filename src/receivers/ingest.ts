@@ -18,22 +18,28 @@ export interface IngestContext {
 
 /** Decodes and commits; resolves after the rows are durable. Throws ApiError on failure. */
 export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'> | Omit<ProfileTask, 'maxBytes'>): Promise<IngestSuccess> {
+  // The writer waits for rows on their way rather than commit fewer than a row group (store/writer.ts).
+  const arrived = ctx.writer.expect();
+  let committed: Promise<void> | null = null;
   let result: IngestResult;
   try {
-    const pool = task.kind === 'otlp' && task.signal === 'logs' ? ctx.logPool : ctx.pool;
-    const b = task.body;
-    const transferList = ownsBuffer(b) ? [b.buffer as ArrayBuffer] : undefined;
-    result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes }, transferList ? { transferList } : {})) as IngestResult;
-  } catch (err) {
-    throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later', 1);
-  }
-  if (!result.ok) throw failureToApiError(result);
-  if (result.parts.length) {
     try {
-      await ctx.writer.submit({ parts: result.parts, services: result.services, buckets: result.buckets });
+      const pool = task.kind === 'otlp' && task.signal === 'logs' ? ctx.logPool : ctx.pool;
+      const b = task.body;
+      const transferList = ownsBuffer(b) ? [b.buffer as ArrayBuffer] : undefined;
+      result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes }, transferList ? { transferList } : {})) as IngestResult;
     } catch (err) {
-      throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later', 1);
+      throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later', 1);
     }
+    if (!result.ok) throw failureToApiError(result);
+    if (result.parts.length) committed = ctx.writer.submit({ parts: result.parts, services: result.services, buckets: result.buckets });
+  } finally {
+    arrived(); // after submit, which queues synchronously, so a commit this starts includes these rows
+  }
+  try {
+    await committed;
+  } catch (err) {
+    throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later', 1);
   }
   return result;
 }

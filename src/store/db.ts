@@ -1,7 +1,7 @@
 // A tenant-scoped store handle: one DuckDB database file and the connections over it. Open mode has
 // one tenant ("default", SVC_DATA_DIR/lake.duckdb); the hosted variant opens one file per tenant
-// (SVC_DATA_DIR/tenants/<id>/lake.duckdb), so isolation is structural. The file is named lake.duckdb
-// so its catalog is `lake`: `svc_spans`, `lake.svc_spans` and `main.svc_spans` all resolve.
+// (SVC_DATA_DIR/tenants/<id>/lake.duckdb), so isolation is structural. The file is attached as
+// `lake` and every connection USEs it: `svc_spans`, `lake.svc_spans` and `main.svc_spans` all resolve.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -17,10 +17,31 @@ export interface Store {
   readonly instance: DuckDBInstance;
   /** The single writer connection: all appends, retention and detection writes go through it. */
   readonly writer: DuckDBConnection;
+  /** A new connection whose default database is the store's (`lake`); the instance's own default is an empty in-memory one. */
+  connect(): Promise<DuckDBConnection>;
   close(): Promise<void>;
 }
 
+/** Whatever hands out connections to the store: a Store, or a DuckDBInstance opened on the file itself (tests, tools). */
+export interface Connector {
+  connect(): Promise<DuckDBConnection>;
+}
+
 export const STORE_CHECKPOINT_THRESHOLD = '256MB';
+
+/**
+ * Rows per row group of the store file (DuckDB's default is 122,880). A commit that brings at least
+ * this many rows to a table is written compressed straight into the database file, and its WAL entry
+ * only points at those blocks (DuckDB's optimistic write), instead of going through the WAL and being
+ * compressed later by a checkpoint that stops every commit while it runs. Group commits under load
+ * are 5,000-20,000 rows; measured in raw DuckDB on realistic spans, commits of 16,384 rows: 104,000
+ * rows/s with the default and its checkpoint, 138,000 at 8,192 (156,000 at 16,384, 112,000 at 4,096:
+ * every row group has a fixed cost a column), ~25% more disk.
+ */
+export const STORE_ROW_GROUP_SIZE = 8192;
+
+/** The store file's catalog name: its tables are `lake.<table>`, and `main.<table>` and bare too. */
+const CATALOG = 'lake';
 
 export function tenantDir(dataDir: string, tenant: string): string {
   return tenant === 'default' ? resolve(dataDir) : resolve(dataDir, 'tenants', tenant);
@@ -47,13 +68,28 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   // as with 1 (per-thread sink states merged at the end; measured 13.5 vs 7 µs a span), so on a
   // small machine the decode workers' cores are not given to DuckDB as well. Queries still overlap:
   // each connection's query runs on its own calling thread.
-  const instance = await DuckDBInstance.create(path, {
+  // The row group size is an ATTACH option only (not remembered by the file), hence an in-memory
+  // default database with the file attached as `lake`, and every connection's USE.
+  // max_vacuum_tasks=0: each optimistic write ends in a partly filled row group, and a checkpoint
+  // would otherwise merge neighbours by rewriting them (measured: commits of 20,480 rows, 16,384-row
+  // groups: a 4 s checkpoint every 500,000 rows, 64,000 rows/s, against 144,000 without). Row groups
+  // whose rows are all deleted (retention) are still dropped.
+  const instance = await DuckDBInstance.create(':memory:', {
     checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD,
+    max_vacuum_tasks: '0',
+    temp_directory: `${path}.tmp`,
     ...(opts.threads ? { threads: String(opts.threads) } : {}),
     ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
   });
+  const connect = async () => {
+    const conn = await instance.connect();
+    await conn.run(`USE ${CATALOG}`);
+    return conn;
+  };
   const writer = await instance.connect();
   try {
+    await writer.run(`ATTACH ${sqlString(path)} AS ${CATALOG} (ROW_GROUP_SIZE ${STORE_ROW_GROUP_SIZE})`);
+    await writer.run(`USE ${CATALOG}`);
     await migrate(writer);
   } catch (err) {
     writer.closeSync();
@@ -68,6 +104,7 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
     spoolDir,
     instance,
     writer,
+    connect,
     async close() {
       if (closed) return;
       closed = true;

@@ -1,15 +1,16 @@
 // Connections for the service's own reads (services, traces, diagnosis, anomalies). DuckDB runs
 // each query on its own threads; a few connections let independent reads overlap.
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Connector } from './db.js';
 
 export interface ReadPool {
   use<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
   close(): void;
 }
 
-export async function createReadPool(instance: DuckDBInstance, size: number): Promise<ReadPool> {
+export async function createReadPool(store: Connector, size: number): Promise<ReadPool> {
   const free: DuckDBConnection[] = [];
-  for (let i = 0; i < size; i++) free.push(await instance.connect());
+  for (let i = 0; i < size; i++) free.push(await store.connect());
   const all = [...free];
   const waiters: ((c: DuckDBConnection) => void)[] = [];
   const release = (c: DuckDBConnection) => {

@@ -1,11 +1,14 @@
 // Group commit: submissions from concurrent requests are loaded in one transaction, and each
 // submitter's promise resolves only after that transaction committed (DuckDB syncs its WAL at
 // commit), so an acknowledged batch survives a crash. One flush runs at a time on the writer
-// connection; submissions arriving meanwhile share the next one.
+// connection; submissions arriving meanwhile share the next one. A free writer commits at once when
+// a row group's worth of rows for one table is queued, since DuckDB writes such a commit straight
+// into the database file (see STORE_ROW_GROUP_SIZE), or when no submission is on its way (expect());
+// otherwise it waits for those, up to flushIntervalMs.
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from './db.js';
-import { inTransaction, sqlString, sqlTimestamp } from './db.js';
+import { inTransaction, sqlString, sqlTimestamp, STORE_ROW_GROUP_SIZE } from './db.js';
 import type { ServiceSpans } from './batch.js';
 import { mergeServiceSpans } from './batch.js';
 import { loadSql, upsertSql } from './csv.js';
@@ -44,6 +47,11 @@ export interface Writer {
   submit(sub: Submission): Promise<void>;
   /** Commits whatever is pending now. */
   flush(): Promise<void>;
+  /**
+   * Announces a submission on its way (being decoded): a free writer holding less than a row group
+   * waits for it, up to flushIntervalMs. Call the returned function once it is submitted or given up.
+   */
+  expect(): () => void;
   stats(): WriterStats;
   /** Runs `fn` on the writer connection between commits (retention, detection writes). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
@@ -55,10 +63,14 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-export function createWriter(store: Store, opts: { flushIntervalMs: number }): Writer {
+export function createWriter(store: Store, opts: { flushIntervalMs: number; rowGroupRows?: number }): Writer {
+  const rowGroupRows = opts.rowGroupRows ?? STORE_ROW_GROUP_SIZE;
   let queue: Pending[] = [];
+  /** Rows queued per table (appends only). */
+  let queuedRows = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
-  let busy = false; // a flush is running
+  let busy = false; // a flush is running or about to
+  let expected = 0; // submissions on their way
   let chain: Promise<void> = Promise.resolve();
   let fileSeq = 0;
   // Buckets whose dirty mark is committed. Open buckets are touched by every commit; remembering them
@@ -136,6 +148,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
     timer = null;
     const items = queue;
     queue = [];
+    queuedRows = new Map();
     st.pendingSubmissions = 0;
     if (!items.length) return;
     try {
@@ -160,6 +173,18 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
     }
   }
 
+  const start = () => {
+    busy = true; // claimed at once: what is submitted until the commit starts joins it
+    void enqueueFlush();
+  };
+
+  /** Starts a commit of what is queued: now if it fills a row group or nothing more is on its way, else after flushIntervalMs. */
+  function schedule(): void {
+    if (busy || !queue.length) return;
+    if (!expected || [...queuedRows.values()].some((n) => n >= rowGroupRows)) start();
+    else timer ??= setTimeout(start, opts.flushIntervalMs);
+  }
+
   function enqueueFlush(): Promise<void> {
     if (timer) clearTimeout(timer);
     timer = null;
@@ -169,9 +194,11 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
         await flushNow();
       } finally {
         busy = false;
-        // What queued during the commit goes next, at once: under load commits run back to back, each
-        // taking everything that arrived meanwhile, and no submission waits out a timer as well.
-        if (queue.length) void enqueueFlush();
+        // What queued during the commit goes next. Under load that is usually a row group's worth, at
+        // once; less waits for what is being decoded: with 32 senders, commits back to back held ~5,000
+        // spans, went through the WAL, and a checkpoint stopped all commits for ~1.5 s every few seconds
+        // (70,000-76,000 spans/s, ack p99 ~1.4 s, against 82,000-93,000 and ~0.25 s).
+        schedule();
       }
     };
     chain = chain.then(run, run);
@@ -183,13 +210,22 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number }): W
       return new Promise<void>((resolve, reject) => {
         queue.push({ sub, resolve, reject });
         st.pendingSubmissions = queue.length;
-        // An idle writer waits up to flushIntervalMs for others to share the commit; a busy one takes
-        // this submission into the commit after the running one.
-        if (!busy && !timer) timer = setTimeout(() => void enqueueFlush(), opts.flushIntervalMs);
+        for (const p of sub.parts) if (!p.upsert && p.rows) queuedRows.set(p.table, (queuedRows.get(p.table) ?? 0) + p.rows);
+        schedule();
       });
     },
     async flush() {
       await enqueueFlush();
+    },
+    expect() {
+      expected++;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        expected--;
+        schedule();
+      };
     },
     stats: () => ({ ...st }),
     exclusive<T>(fn: () => Promise<T>): Promise<T> {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/db.js';
+import { existsSync, statSync } from 'node:fs';
+import { openStore, STORE_ROW_GROUP_SIZE, type Store } from '../../src/store/db.js';
 import { createWriter } from '../../src/store/writer.js';
 import { encodeCsv } from '../../src/store/csv.js';
 import { HISTOGRAM_FIXTURE, batchOf, spanBatch } from './fixtures.js';
@@ -25,12 +26,16 @@ function submitOf(batch: ReturnType<typeof spanBatch>) {
 }
 
 describe('store', () => {
-  it('creates the nine spec tables, reachable bare, as lake.<t> and main.<t>', async () => {
+  it('creates the nine spec tables, reachable bare, as lake.<t> and main.<t>, on the writer and on new connections', async () => {
     const { store } = await fresh();
-    for (const t of SPEC_TABLES) {
-      for (const name of [t.name, `lake.${t.name}`, `main.${t.name}`]) {
-        const r = await store.writer.runAndReadAll(`SELECT count(*) FROM ${name}`);
-        expect(Number(r.getRows()[0]![0])).toBe(0);
+    const other = await store.connect();
+    cleanups.push(() => other.closeSync());
+    for (const conn of [store.writer, other]) {
+      for (const t of SPEC_TABLES) {
+        for (const name of [t.name, `lake.${t.name}`, `main.${t.name}`]) {
+          const r = await conn.runAndReadAll(`SELECT count(*) FROM ${name}`);
+          expect(Number(r.getRows()[0]![0])).toBe(0);
+        }
       }
     }
   });
@@ -110,17 +115,53 @@ describe('store', () => {
     ]);
   });
 
-  it('a submission arriving during a commit goes into the next one at once, not after the gather timer', async () => {
+  it('a submission arriving during a commit goes next at once when it fills a row group or nothing more is on its way', async () => {
     const { store } = await fresh();
-    const w = createWriter(store, { flushIntervalMs: 60_000 });
-    const a = w.submit(submitOf(spanBatch(2)));
-    void w.flush();
+    const w = createWriter(store, { flushIntervalMs: 60_000, rowGroupRows: 3 });
+    const a = w.submit(submitOf(spanBatch(2))); // nothing else on its way: commits at once
     await new Promise((r) => setImmediate(r)); // the commit of `a` is running now
-    const b = w.submit(submitOf(spanBatch(3, (i) => ({ span_id: `b${i}` }))));
-    const started = performance.now();
-    await Promise.all([a, b]);
-    expect(performance.now() - started).toBeLessThan(10_000);
+    const arriving = w.expect();
+    const small = w.submit(submitOf(spanBatch(2, (i) => ({ span_id: `s${i}` }))));
+    await a;
+    await new Promise((r) => setTimeout(r, 50));
+    // Two rows do not fill a row group of three and more are on their way: they wait (the timer is a minute).
+    expect(w.stats()).toMatchObject({ commits: 1, pendingSubmissions: 1 });
+    const more = w.submit(submitOf(spanBatch(1, (i) => ({ span_id: `m${i}` }))));
+    await Promise.all([small, more]);
     expect(w.stats()).toMatchObject({ commits: 2, rowsCommitted: 5 });
+    // Once nothing more is on its way, what is queued commits, however small.
+    const last = w.submit(submitOf(spanBatch(1, (i) => ({ span_id: `l${i}` }))));
+    arriving();
+    await last;
+    expect(w.stats()).toMatchObject({ commits: 3, rowsCommitted: 6 });
+  });
+
+  it('writes a commit of a row group or more straight into the database file, not through the WAL', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    const walBytes = () => (existsSync(`${store.path}.wal`) ? statSync(`${store.path}.wal`).size : 0);
+    // A first commit into an empty table takes the direct path at any size, so the full one goes first.
+    const start = walBytes();
+    await w.submit(submitOf(spanBatch(STORE_ROW_GROUP_SIZE, (i) => ({ span_id: `f${i}` }))));
+    const fullRowGroup = walBytes() - start;
+    await w.submit(submitOf(spanBatch(STORE_ROW_GROUP_SIZE - 1)));
+    const belowRowGroup = walBytes() - start - fullRowGroup;
+    expect(belowRowGroup).toBeGreaterThan(STORE_ROW_GROUP_SIZE * 50); // the rows themselves
+    expect(fullRowGroup).toBeLessThan(belowRowGroup / 10); // pointers to blocks written already
+    const n = (await store.writer.runAndReadAll('SELECT count(*), count(DISTINCT span_id) FROM svc_spans')).getRows()[0]!;
+    expect(n.map(Number)).toEqual([2 * STORE_ROW_GROUP_SIZE - 1, 2 * STORE_ROW_GROUP_SIZE - 1]);
+  });
+
+  it('keeps partly filled row groups at a checkpoint instead of rewriting neighbours to merge them', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    const extra = 1000;
+    for (const k of [0, 1]) await w.submit(submitOf(spanBatch(STORE_ROW_GROUP_SIZE + extra, (i) => ({ span_id: `${k}-${i}` }))));
+    const groups = async () => (await store.writer.runAndReadAll(`SELECT row_group_id, max(count) FROM pragma_storage_info('svc_spans') GROUP BY 1 ORDER BY 1`)).getRows().map((r) => Number(r[1]));
+    const expected = [STORE_ROW_GROUP_SIZE, extra, STORE_ROW_GROUP_SIZE, extra];
+    expect(await groups()).toEqual(expected);
+    await store.writer.run('CHECKPOINT');
+    expect(await groups()).toEqual(expected);
   });
 
   it('marks touched buckets dirty once, and again after an exclusive operation cleared them', async () => {
