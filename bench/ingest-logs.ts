@@ -13,7 +13,7 @@ import { createMiner } from '../src/pipeline/logminer/index.js';
 import { mineLogs } from '../src/pipeline/logs-task.js';
 
 const BATCH = 1000;
-const CONCURRENCY = senderCounts([8, 16]);
+const CONCURRENCY = senderCounts([8, 16, 32]);
 
 function perSecond(seconds: number, fn: () => number): number {
   const end = performance.now() + seconds * 1000;

@@ -5,19 +5,19 @@
 //
 //   node dist/bench/query.js [--spans 5000000] [--iterations 30] [--dir /tmp/tds-bench-query] [--http URL] [--json]
 //
-// The store is generated with DuckDB SQL into <dir>/lake.duckdb (reused when it already holds the
+// The store is opened as the server opens it and generated with DuckDB SQL into <dir>/lake.duckdb (reused when it holds the
 // requested number of spans). Runners share one interface: `raw` (runAndReadAll + DuckDB's own JSON
 // conversion), `guarded` (QueryPool.query: guard + streamed run + JSON conversion), and, with
 // `--http URL`, `http` (POST URL/v1/query, text/plain; the server must serve the same store, e.g.
-// started in this process on `store.instance`).
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+// started in this process on the same store).
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer } from '../src/server.js';
 import { loadConfig } from '../src/config.js';
 import { checkSelect } from '../src/query/guard.js';
 import { QueryPool } from '../src/query/pool.js';
-import { ALL_TABLES, createTableSql } from '../src/store/schema.js';
+import { openStore, type Store } from '../src/store/db.js';
 
 interface Args {
   spans: number;
@@ -150,20 +150,19 @@ function quantile(sorted: number[], q: number): number {
 
 const ms = (x: number): string => x.toFixed(2);
 
-async function openBenchStore(args: Args): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection; generatedMs: number | null }> {
+/** The store as the server opens it (its row group size included), with the generated spans. */
+async function openBenchStore(args: Args): Promise<{ store: Store; generatedMs: number | null }> {
   mkdirSync(args.dir, { recursive: true });
-  const path = join(args.dir, 'lake.duckdb');
-  const fresh = !existsSync(path);
-  const instance = await DuckDBInstance.create(path);
-  const writer = await instance.connect();
-  for (const t of ALL_TABLES) await writer.run(createTableSql(t));
+  const fresh = !existsSync(join(args.dir, 'lake.duckdb'));
+  const store = await openStore(args.dir);
+  const writer = store.writer;
   const count = Number((await writer.runAndReadAll('SELECT count(*) FROM svc_spans')).getRows()[0]![0]);
-  if (!fresh && count === args.spans) return { instance, writer, generatedMs: null };
+  if (!fresh && count === args.spans) return { store, generatedMs: null };
   const t0 = performance.now();
   await writer.run('DELETE FROM svc_spans');
   await writer.run(generateSql(args.spans));
   await writer.run('CHECKPOINT');
-  return { instance, writer, generatedMs: performance.now() - t0 };
+  return { store, generatedMs: performance.now() - t0 };
 }
 
 interface ScanFigures {
@@ -235,7 +234,7 @@ async function measureServer(dir: string, iterations: number): Promise<Results> 
     SVC_QUERY_TIMEOUT_MS: '60000',
   });
   const running = await startServer(config, () => {});
-  const raw = await running.store.instance.connect();
+  const raw = await running.store.connect();
   try {
     return await measure([rawRunner(raw), httpRunner(`http://127.0.0.1:${running.ports.api}`)], iterations);
   } finally {
@@ -246,7 +245,8 @@ async function measureServer(dir: string, iterations: number): Promise<Results> 
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const { instance, writer, generatedMs } = await openBenchStore(args);
+  const { store, generatedMs } = await openBenchStore(args);
+  const writer = store.writer;
   const total = Number((await writer.runAndReadAll('SELECT count(*) FROM svc_spans')).getRows()[0]![0]);
 
   // Zone maps: a narrow literal bound vs the same rows selected through a function of the column.
@@ -263,8 +263,8 @@ async function main(): Promise<void> {
   );
 
   // The query path as the server runs it (this locks the instance's configuration).
-  const pool = await QueryPool.open(instance, { size: 2, timeoutMs: 60_000, rowCap: 100_000, spoolDir: join(args.dir, 'spool') });
-  const raw = await instance.connect();
+  const pool = await QueryPool.open(store, { size: 2, timeoutMs: 60_000, rowCap: 100_000, spoolDir: store.spoolDir });
+  const raw = await store.connect();
   const runners: Runner[] = [rawRunner(raw), guardedRunner(pool)];
   if (args.http) runners.push(httpRunner(args.http));
 
@@ -286,8 +286,7 @@ async function main(): Promise<void> {
 
   pool.close();
   raw.closeSync();
-  writer.closeSync();
-  instance.closeSync();
+  await store.close();
   const served = await measureServer(args.dir, args.iterations);
 
   if (args.json) {

@@ -136,6 +136,15 @@ describe('store', () => {
     expect(w.stats()).toMatchObject({ commits: 3, rowsCommitted: 6 });
   });
 
+  it('does not wait for submissions on their way when they would not fill a row group either', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 60_000, rowGroupRows: 100 });
+    const arriving = w.expect();
+    await w.submit(submitOf(spanBatch(2))); // 2 queued + ~2 on the way < 100: commits now, not in a minute
+    expect(w.stats()).toMatchObject({ commits: 1, rowsCommitted: 2 });
+    arriving();
+  });
+
   it('writes a commit of a row group or more straight into the database file, not through the WAL', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 1 });
