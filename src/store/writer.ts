@@ -72,6 +72,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
   let busy = false; // a flush is running or about to
   let expected = 0; // submissions on their way
   let rowsPerSubmission = 0; // moving average, to guess what those bring
+  let lastFilled = false; // the last commit held a row group's worth for some table
   let chain: Promise<void> = Promise.resolve();
   let fileSeq = 0;
   // Buckets whose dirty mark is committed. Open buckets are touched by every commit; remembering them
@@ -149,6 +150,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     timer = null;
     const items = queue;
     queue = [];
+    lastFilled = Math.max(...queuedRows.values(), 0) >= rowGroupRows;
     queuedRows = new Map();
     st.pendingSubmissions = 0;
     if (!items.length) return;
@@ -183,11 +185,15 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
    * Starts a commit of what is queued: now if it fills a row group, or if what is on its way would
    * not fill one either (waiting would only stop commits overlapping decoding: 8 senders of 1,000 log
    * lines did 80,000 instead of 96,000-100,000 lines/s); else after flushIntervalMs at the latest.
+   * After a commit that filled one, the next waits too: those on their way are not all counted yet
+   * (acknowledged senders' next batches are still in transit), and with 16 log senders commits then
+   * alternated between 7,000 lines through the WAL and 9,000 written directly, with a 3 s checkpoint
+   * (98,000 against 113,000-119,000 lines/s once all went directly).
    */
   function schedule(): void {
     if (busy || !queue.length) return;
     const most = Math.max(...queuedRows.values(), 0);
-    if (most >= rowGroupRows || most + expected * rowsPerSubmission < rowGroupRows) start();
+    if (most >= rowGroupRows || (!lastFilled && most + expected * rowsPerSubmission < rowGroupRows)) start();
     else timer ??= setTimeout(start, opts.flushIntervalMs);
   }
 

@@ -115,7 +115,7 @@ describe('store', () => {
     ]);
   });
 
-  it('a submission arriving during a commit goes next at once when it fills a row group or nothing more is on its way', async () => {
+  it('a submission arriving during a commit waits for more on their way, and goes at once when it fills a row group', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 60_000, rowGroupRows: 3 });
     const a = w.submit(submitOf(spanBatch(2))); // nothing else on its way: commits at once
@@ -129,20 +129,25 @@ describe('store', () => {
     const more = w.submit(submitOf(spanBatch(1, (i) => ({ span_id: `m${i}` }))));
     await Promise.all([small, more]);
     expect(w.stats()).toMatchObject({ commits: 2, rowsCommitted: 5 });
-    // Once nothing more is on its way, what is queued commits, however small.
-    const last = w.submit(submitOf(spanBatch(1, (i) => ({ span_id: `l${i}` }))));
     arriving();
-    await last;
-    expect(w.stats()).toMatchObject({ commits: 3, rowsCommitted: 6 });
   });
 
-  it('does not wait for submissions on their way when they would not fill a row group either', async () => {
+  it('does not wait for submissions on their way when they would not fill a row group either, unless the last commit filled one', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 60_000, rowGroupRows: 100 });
     const arriving = w.expect();
     await w.submit(submitOf(spanBatch(2))); // 2 queued + ~2 on the way < 100: commits now, not in a minute
     expect(w.stats()).toMatchObject({ commits: 1, rowsCommitted: 2 });
+    await w.submit(submitOf(spanBatch(100, (i) => ({ span_id: `f${i}` })))); // fills one: at once
+    expect(w.stats()).toMatchObject({ commits: 2, rowsCommitted: 102 });
+    // After a full commit, load is high enough to fill the next one too: a small submission waits.
+    const small = w.submit(submitOf(spanBatch(2, (i) => ({ span_id: `s${i}` }))));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(w.stats()).toMatchObject({ commits: 2, pendingSubmissions: 1 });
     arriving();
+    await w.flush();
+    await small;
+    expect(w.stats()).toMatchObject({ commits: 3, rowsCommitted: 104 });
   });
 
   it('writes a commit of a row group or more straight into the database file, not through the WAL', async () => {
