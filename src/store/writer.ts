@@ -3,8 +3,8 @@
 // commit), so an acknowledged batch survives a crash. One flush runs at a time on the writer
 // connection; submissions arriving meanwhile share the next one. A free writer commits at once when
 // a row group's worth of rows for one table is queued, since DuckDB writes such a commit straight
-// into the database file (see STORE_ROW_GROUP_SIZE), or when no submission is on its way (expect());
-// otherwise it waits for those, up to flushIntervalMs.
+// into the database file (see STORE_ROW_GROUP_SIZE); with less, it waits up to flushIntervalMs for
+// submissions on their way (expect()) when they could fill one (schedule()).
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from './db.js';
@@ -49,7 +49,7 @@ export interface Writer {
   flush(): Promise<void>;
   /**
    * Announces a submission on its way (being decoded): a free writer holding less than a row group
-   * waits for it, up to flushIntervalMs. Call the returned function once it is submitted or given up.
+   * may wait for it, up to flushIntervalMs. Call the returned function once it is submitted or given up.
    */
   expect(): () => void;
   stats(): WriterStats;
