@@ -45,7 +45,7 @@ interface LoadMethod {
 
 const METHODS: readonly LoadMethod[] = [
   { name: 'commits of 16,384 rows through the WAL + checkpoint', oneCommit: false },
-  { name: `commits of 16,384 rows into ${STORE_ROW_GROUP_SIZE}-row groups (the store's way)`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false },
+  { name: `commits of 16,384 rows into ${STORE_ROW_GROUP_SIZE.toLocaleString('en-US')}-row groups (the store's way)`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false },
   { name: 'one commit of all rows into full row groups', oneCommit: true },
 ];
 

@@ -5,11 +5,11 @@
 //
 //   node dist/bench/query.js [--spans 5000000] [--iterations 30] [--dir /tmp/tds-bench-query] [--http URL] [--json]
 //
-// The store is opened as the server opens it and generated with DuckDB SQL into <dir>/lake.duckdb (reused when it holds the
-// requested number of spans). Runners share one interface: `raw` (runAndReadAll + DuckDB's own JSON
-// conversion), `guarded` (QueryPool.query: guard + streamed run + JSON conversion), and, with
-// `--http URL`, `http` (POST URL/v1/query, text/plain; the server must serve the same store, e.g.
-// started in this process on the same store).
+// The store is opened as the server opens it (its row group size included) and generated with
+// DuckDB SQL into <dir>/lake.duckdb (reused when it holds the requested number of spans). Runners
+// share one interface: `raw` (runAndReadAll + DuckDB's own JSON conversion), `guarded`
+// (QueryPool.query: guard + streamed run + JSON conversion), and, with `--http URL`, `http` (POST
+// URL/v1/query, text/plain; the server must serve the same store, e.g. started in this process).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
