@@ -14,10 +14,9 @@ export interface Store {
   readonly path: string;
   /** Ingest files wait here for the commit that loads them; emptied at open. */
   readonly spoolDir: string;
-  readonly instance: DuckDBInstance;
   /** The single writer connection: all appends, retention and detection writes go through it. */
   readonly writer: DuckDBConnection;
-  /** A new connection whose default database is the store's (`lake`); the instance's own default is an empty in-memory one. */
+  /** A new connection whose default database is the store's (`lake`); the DuckDB instance's own default is an empty in-memory one. */
   connect(): Promise<DuckDBConnection>;
   close(): Promise<void>;
 }
@@ -102,7 +101,6 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
     dir,
     path,
     spoolDir,
-    instance,
     writer,
     connect,
     async close() {
