@@ -66,8 +66,6 @@ interface Pending {
 export function createWriter(store: Store, opts: { flushIntervalMs: number; rowGroupRows?: number }): Writer {
   const rowGroupRows = opts.rowGroupRows ?? STORE_ROW_GROUP_SIZE;
   let queue: Pending[] = [];
-  /** Rows queued per table (appends only). */
-  let queuedRows = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
   let busy = false; // a flush is running or about to
   let expected = 0; // submissions on their way
@@ -150,8 +148,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     timer = null;
     const items = queue;
     queue = [];
-    lastFilled = Math.max(...queuedRows.values(), 0) >= rowGroupRows;
-    queuedRows = new Map();
+    lastFilled = mostRowsOneTable(items) >= rowGroupRows;
     st.pendingSubmissions = 0;
     if (!items.length) return;
     try {
@@ -192,7 +189,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
    */
   function schedule(): void {
     if (busy || !queue.length) return;
-    const most = Math.max(...queuedRows.values(), 0);
+    const most = mostRowsOneTable(queue);
     if (most >= rowGroupRows || (!lastFilled && most + expected * rowsPerSubmission < rowGroupRows)) start();
     else timer ??= setTimeout(start, opts.flushIntervalMs);
   }
@@ -222,12 +219,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       return new Promise<void>((resolve, reject) => {
         queue.push({ sub, resolve, reject });
         st.pendingSubmissions = queue.length;
-        let rows = 0;
-        for (const p of sub.parts) {
-          if (p.upsert || !p.rows) continue;
-          queuedRows.set(p.table, (queuedRows.get(p.table) ?? 0) + p.rows);
-          rows += p.rows;
-        }
+        const rows = sub.parts.reduce((n, p) => n + (p.upsert ? 0 : p.rows), 0);
         rowsPerSubmission = rowsPerSubmission ? 0.9 * rowsPerSubmission + 0.1 * rows : rows;
         schedule();
       });
@@ -259,6 +251,13 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       return run;
     },
   };
+}
+
+/** The most rows the submissions append to any one table (upserts aside): what decides a direct write. */
+function mostRowsOneTable(items: readonly Pending[]): number {
+  const byTable = new Map<string, number>();
+  for (const { sub } of items) for (const p of sub.parts) if (!p.upsert) byTable.set(p.table, (byTable.get(p.table) ?? 0) + p.rows);
+  return Math.max(0, ...byTable.values());
 }
 
 /** One MERGE (a statement costs DuckDB ~1.5 ms however small): widen known services, add new ones. */
