@@ -56,6 +56,13 @@ export function instantiateWasm<T extends object>(name: string): T & AsRuntime {
       seed(): number {
         return Date.now();
       },
+      /** Writes JS's own text of a finite number (the shortest that round-trips) at `dst`; returns its length. */
+      numberText(d: number, dst: number): number {
+        const t = String(d);
+        const out = new Uint8Array(memory!.buffer, dst, t.length);
+        for (let i = 0; i < t.length; i++) out[i] = t.charCodeAt(i);
+        return t.length;
+      },
     },
   });
   const exports = instance.exports as unknown as T & AsRuntime;

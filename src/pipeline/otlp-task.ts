@@ -5,6 +5,7 @@ import { DecodeError, gunzipCapped } from '../receivers/decode-error.js';
 import type { IngestFailure, IngestResult, OtlpTask } from './tasks.js';
 import type { ColumnBatch } from '../store/batch.js';
 import { encodeBatches } from './encode.js';
+import { transcodeSpans } from '../receivers/otlp/spans-wasm.js';
 
 
 /** Decodes an OTLP body (gunzipped within the limit); `prepare` may amend the batches (log mining). */
@@ -13,6 +14,14 @@ export function runOtlp(task: OtlpTask, prepare?: (batches: ColumnBatch[]) => Co
     const bytes = task.gzip ? gunzipCapped(task.body, task.maxBytes) : task.body;
     if (bytes.byteLength > task.maxBytes) {
       throw new DecodeError('TOO_LARGE', `body exceeds the limit of ${task.maxBytes} bytes`, 'send smaller batches');
+    }
+    if (task.signal === 'traces' && task.encoding === 'protobuf' && !prepare) {
+      const t = transcodeSpans(bytes);
+      if (t) {
+        const out: IngestResult = { ok: true, parts: t.rows ? [{ table: 'svc_spans', rows: t.rows, csv: t.csv }] : [], services: t.services, buckets: t.buckets, accepted: t.rows, rejected: t.rejected };
+        if (t.errorMessage) out.errorMessage = t.errorMessage;
+        return out;
+      }
     }
     const decoded = decodeOtlp(task.signal, task.encoding, bytes);
     const { parts, services, buckets } = encodeBatches(prepare ? prepare(decoded.batches) : decoded.batches);

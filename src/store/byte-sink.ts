@@ -7,6 +7,7 @@ export interface NodeBuffer extends Buffer {
   utf8Write(s: string, offset: number): number;
   utf8Slice(start: number, end: number): string;
   latin1Slice(start: number, end: number): string;
+  base64Slice(start: number, end: number): string;
 }
 
 const alloc = (n: number) => Buffer.allocUnsafe(n) as NodeBuffer;

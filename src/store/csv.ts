@@ -36,7 +36,7 @@ function text(v: string): string {
  * building the CSV as a JS string and encoding it cost ~4.3 µs a span, mostly flattening the
  * string of ~20,000 pieces; writing bytes costs ~1.8.
  */
-class Sink extends ByteSink {
+export class CsvSink extends ByteSink {
   /** A string as UTF-8 (lone surrogates become U+FFFD, as TextEncoder does). */
   utf8(s: string): void {
     this.ensure(s.length * 3);
@@ -67,11 +67,11 @@ class Sink extends ByteSink {
   }
 }
 
-const sink = new Sink(1 << 16, 1 << 24);
+const sink = new CsvSink(1 << 16, 1 << 24);
 
-/** JS for one cell of column j (value in `v`), written to `s`. */
-function cellCode(col: Column, j: number): string {
-  const v = `v = a${j}[i];`;
+/** JS for one cell of column `col` (its value read by `read`), written to `s`. */
+function cellCode(col: Column, read: string): string {
+  const v = `v = ${read};`;
   switch (col.type) {
     case 'VARCHAR':
       return `${v} if (v != null) s.quoted(text(v));`;
@@ -90,7 +90,7 @@ function cellCode(col: Column, j: number): string {
   }
 }
 
-type RowEncoder = (s: Sink, arrays: readonly (readonly unknown[] | undefined)[], n: number) => void;
+type RowEncoder = (s: CsvSink, arrays: readonly (readonly unknown[] | undefined)[], n: number) => void;
 const encoders = new Map<string, RowEncoder>();
 
 /**
@@ -103,7 +103,7 @@ function encoderFor(table: Table): RowEncoder {
   if (enc) return enc;
   const cols = table.columns;
   const header = cols.map((_c, j) => `const a${j} = arrays[${j}] ?? EMPTY;`).join('\n');
-  const row = cols.map((c, j) => (j ? `s.byte(44);\n` : '') + cellCode(c, j)).join('\n');
+  const row = cols.map((c, j) => (j ? `s.byte(44);\n` : '') + cellCode(c, `a${j}[i]`)).join('\n');
   const src = `${header}\nlet v;\nfor (let i = 0; i < n; i++) {\n${row}\ns.byte(10);\n}`;
   const make = new Function('double', 'quoteJson', 'text', 'EMPTY', `return function encodeRows(s, arrays, n) {\n${src}\n};`) as (
     d: typeof double,
@@ -114,6 +114,28 @@ function encoderFor(table: Table): RowEncoder {
   enc = make(double, quoteJson, text, []);
   encoders.set(table.name, enc);
   return enc;
+}
+
+export type CellsEncoder = (s: CsvSink, values: Readonly<Record<string, unknown>>) => void;
+
+/**
+ * Encodes the cells of `names` (columns of `table`, in that order, comma-separated, no line end)
+ * from an object keyed by column name: for rows assembled from parts (receivers/otlp/spans-wasm.ts),
+ * with the same cell encoding as encodeCsv.
+ */
+export function cellsEncoder(table: Table, names: readonly string[]): CellsEncoder {
+  const cols = names.map((n) => {
+    const c = table.columns.find((x) => x.name === n);
+    if (!c) throw new Error(`${table.name} has no column ${n}`);
+    return c;
+  });
+  const body = cols.map((c, j) => (j ? `s.byte(44);\n` : '') + cellCode(c, `o[${JSON.stringify(c.name)}]`)).join('\n');
+  const make = new Function('double', 'quoteJson', 'text', `return function encodeCells(s, o) {\nlet v;\n${body}\n};`) as (
+    d: typeof double,
+    q: typeof quoteJson,
+    t: typeof text,
+  ) => CellsEncoder;
+  return make(double, quoteJson, text);
 }
 
 /** Encodes a batch as UTF-8 CSV rows (no header) in the table's column order. */

@@ -115,12 +115,21 @@ const S = {
   events_json: col(SX, 'events_json'),
   links_json: col(SX, 'links_json'),
 };
-const S_PROMOTED = [
+/** The promoted span columns, in schema order (also written by the WASM transcoder's glue, spans-wasm.ts). */
+export const SPAN_PROMOTED_COLUMNS = [
   'operation', 'is_error', 'error_type', 'http_method', 'http_route', 'http_status_code', 'rpc_service',
   'rpc_method', 'peer_service', 'db_system', 'gen_ai_system', 'gen_ai_operation', 'gen_ai_model',
   'gen_ai_input_tokens', 'gen_ai_output_tokens', 'gen_ai_finish_reasons',
 ] as const;
-const S_PROMOTED_IDX = S_PROMOTED.map((c) => col(SX, c));
+const S_PROMOTED_IDX = SPAN_PROMOTED_COLUMNS.map((c) => col(SX, c));
+
+/** Why a span is rejected, by the transcoder's reason code (1 trace_id, 2 span_id, 3 parent_span_id). */
+export const SPAN_REJECTIONS = [
+  '',
+  'span with invalid trace_id (must be 16 non-zero bytes)',
+  'span with invalid span_id (must be 8 non-zero bytes)',
+  'span with invalid parent_span_id (must be empty or 8 bytes)',
+] as const;
 
 const ZERO_TRACE = '00000000000000000000000000000000';
 const ZERO_SPAN = '0000000000000000';
@@ -132,12 +141,12 @@ export class SpanSink {
 
   /** Validates ids (lower-case hex already); rejects invalid spans. */
   add(res: ResourceCtx, scope: ScopeCtx, p: SpanParts): void {
-    if (p.traceId.length !== 32 || p.traceId === ZERO_TRACE) return this.rej.add('span with invalid trace_id (must be 16 non-zero bytes)');
-    if (p.spanId.length !== 16 || p.spanId === ZERO_SPAN) return this.rej.add('span with invalid span_id (must be 8 non-zero bytes)');
+    if (p.traceId.length !== 32 || p.traceId === ZERO_TRACE) return this.rej.add(SPAN_REJECTIONS[1]);
+    if (p.spanId.length !== 16 || p.spanId === ZERO_SPAN) return this.rej.add(SPAN_REJECTIONS[2]);
     let parent = p.parentSpanId;
     if (parent !== null) {
       if (parent.length === 0 || parent === ZERO_SPAN) parent = null;
-      else if (parent.length !== 16) return this.rej.add('span with invalid parent_span_id (must be empty or 8 bytes)');
+      else if (parent.length !== 16) return this.rej.add(SPAN_REJECTIONS[3]);
     }
     const start = p.startUs || p.endUs || this.nowUs;
     const end = p.endUs || start;

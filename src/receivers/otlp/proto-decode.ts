@@ -37,7 +37,6 @@ export const MAX_DEPTH = 64;
 
 interface Utf8Buffer extends NodeBuffer {
   hexSlice(start: number, end: number): string;
-  base64Slice(start: number, end: number): string;
 }
 
 let B: Uint8Array = new Uint8Array(0);
