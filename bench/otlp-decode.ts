@@ -1,6 +1,7 @@
 // OTLP trace decoding throughput: the lean hand-written decoder vs protobufjs (reflection decode of
 // the same proto/ files) followed by the same normalisation into the same svc_spans column batch.
-// Realistic span: ~15 attributes, 2 events, ~650 bytes on the wire; 512 spans per request.
+// Then protobuf to svc_spans CSV, what the decode workers do: the WASM transcoder against its twin
+// (this decoder + the CSV encoder). Realistic span: ~15 attributes, 2 events, ~650 bytes on the wire; 512 spans per request.
 // Run: npm run build && node dist/bench/otlp-decode.js   (or: npx tsx bench/otlp-decode.ts)
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -8,6 +9,9 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { PROTO_DIR } from '../src/paths.js';
 import { decodeTraces, decodeTracesJson } from '../src/receivers/otlp/index.js';
+import { transcodeSpans } from '../src/receivers/otlp/spans-wasm.js';
+import { encodeBatches } from '../src/pipeline/encode.js';
+import { decodeOtlp } from '../src/pipeline/decode.js';
 import {
   EMPTY_SCOPE,
   RESOURCE_PICK,
@@ -179,7 +183,7 @@ if (variant === undefined) {
   const me = fileURLToPath(import.meta.url);
   const run = (v: string) => JSON.parse(execFileSync(process.execPath, [me, v], { encoding: 'utf8' }).trim().split('\n').pop()!) as { rate: number; info: string };
   // Alternate the variants (three passes, each its own process) and keep each one's best.
-  const best: Record<string, number> = { protobufjs: 0, lean: 0, json: 0 };
+  const best: Record<string, number> = { protobufjs: 0, lean: 0, json: 0, twin: 0, wasm: 0 };
   let info = '';
   for (let pass = 0; pass < 3; pass++) {
     for (const v of Object.keys(best)) {
@@ -194,6 +198,9 @@ if (variant === undefined) {
   fmt('lean decoder (decode + normalisation)', best['lean']!);
   fmt('OTLP/JSON decoder (JSON.parse + normalisation)', best['json']!);
   console.log(`ratio lean / protobufjs: ${(best['lean']! / best['protobufjs']!).toFixed(2)}x (per CPU-second of one thread; best of 3 alternating passes x ${SECONDS}s)`);
+  fmt('to CSV: lean decoder + CSV encoder (the twin)', best['twin']!);
+  fmt('to CSV: WASM transcoder (what the workers run)', best['wasm']!);
+  console.log(`ratio WASM / twin: ${(best['wasm']! / best['twin']!).toFixed(2)}x (protobuf to svc_spans CSV, byte-identical output)`);
 } else {
   const body = request(SPANS_PER_REQUEST);
   const oneSpan = SpanT.encode(SpanT.fromObject(span(0))).finish().length;
@@ -209,6 +216,8 @@ if (variant === undefined) {
   const f =
     variant === 'protobufjs' ? () => protobufjsDecode(body)
     : variant === 'lean' ? () => decodeTraces(body).batches[0]!.rows
+    : variant === 'twin' ? () => encodeBatches(decodeOtlp('traces', 'protobuf', body).batches).parts[0]!.rows
+    : variant === 'wasm' ? () => transcodeSpans(body)!.rows
     : () => decodeTracesJson(jsonBody).batches[0]!.rows;
   if (f() !== SPANS_PER_REQUEST) throw new Error(variant + ' decoded the wrong number of rows');
   console.log(JSON.stringify({ rate: measure(f), info }));
