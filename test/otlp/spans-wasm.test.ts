@@ -8,6 +8,7 @@ import { transcodeSpans, type TranscodedSpans } from '../../src/receivers/otlp/s
 import { encodeBatches } from '../../src/pipeline/encode.js';
 import { runOtlp } from '../../src/pipeline/otlp-task.js';
 import { realisticBatch } from '../../bench/lib/spans.js';
+import { rng } from '../../bench/lib/rng.js';
 import { TRACE_REQ, encode } from './helpers.js';
 
 const NOW = 1_763_000_000_000_000;
@@ -32,17 +33,6 @@ function expectSame(body: Uint8Array): TranscodedSpans {
 }
 
 // ---------------------------------------------------------------- a seeded request generator
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TEXTS = ['', 'GET /api/users/{id}', 'naïve café ☕', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', 'quote " and \\ backslash', 'tab\tnew\nline\rcr', 'ctl \u0001\u0002\u001f del\u007f', 'nul\u0000byte', '\u2028\u2029', '[1,"a"]', 'x'.repeat(300)];
 const KEYS = [
