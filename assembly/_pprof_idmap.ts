@@ -1,7 +1,7 @@
 // id → index lookup for pprof's location/function/mapping ids. Real profiles number their ids
 // 1..n (Go, pprof-nodejs, pyroscope), so a dense table is the common case; anything sparser falls
 // back to open addressing. Both are rebuilt per decode into reused buffers.
-import { Vec } from './_pprof_vec';
+import { Vec } from './_vec';
 
 export class IdMap {
   dense: Vec = new Vec(2);

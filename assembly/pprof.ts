@@ -8,8 +8,10 @@
 // result) instead; the only abort left is running out of memory, after which JS drops the instance.
 // The TypeScript twin (src/receivers/profiles/reference.ts) implements the same contract; the
 // tests require both to produce identical arrays.
-import { Vec } from './_pprof_vec';
+import { Vec } from './_vec';
 import { IdMap } from './_pprof_idmap';
+import { inPtr } from './_input';
+export { inputPtr } from './_input';
 
 // ---- error codes (mirrored in src/receivers/profiles/decoded.ts) ----
 const ERR_TRUNCATED: i32 = 1; // varint or fixed field runs past the end
@@ -67,23 +69,12 @@ const mapMap = new IdMap();
 // 5 default_sample_type, 6 drop_frames, 7 keep_frames, 8 values per sample, 9 error offset
 const header = new StaticArray<i64>(10);
 
-let inPtr: usize = 0;
-let inCap: i32 = 0;
 let pos: usize = 0;
 let end: usize = 0;
 let base: usize = 0;
 let err: i32 = 0;
 let maxItemsLimit: i32 = 0;
 
-/** Returns a buffer of at least `len` bytes for the next input; reused across calls. */
-export function inputPtr(len: i32): usize {
-  if (len > inCap) {
-    if (inPtr != 0) heap.free(inPtr);
-    inCap = len < 4096 ? 4096 : len;
-    inPtr = heap.alloc(<usize>inCap);
-  }
-  return inPtr;
-}
 
 export function outPtr(i: i32): usize {
   const v = outVec(i);

@@ -15,6 +15,10 @@
 // Ownership: JS writes the body at inputPtr(len), calls transcode, reads the outputs through
 // outPtr/outLen, writes the JS cells at tailsPtr(len) and calls assemble. Buffers are reused.
 
+import { Vec } from './_vec';
+import { inPtr } from './_input';
+export { inputPtr } from './_input';
+
 const ERR_MALFORMED: i32 = 1;
 const ERR_UNSUPPORTED: i32 = 2;
 
@@ -105,55 +109,18 @@ class Buf {
   }
 }
 
-/** Growable i32 / f64 arrays read by JS. */
-class Vec32 {
-  b: Buf = new Buf();
-  @inline get n(): i32 {
-    return this.b.len >> 2;
-  }
-  @inline push(v: i32): void {
-    this.b.reserve(4);
-    store<i32>(this.b.ptr + <usize>this.b.len, v);
-    this.b.len += 4;
-  }
-  @inline get(i: i32): i32 {
-    return load<i32>(this.b.ptr + (<usize>i << 2));
-  }
-  @inline set(i: i32, v: i32): void {
-    store<i32>(this.b.ptr + (<usize>i << 2), v);
-  }
-}
-
-class VecF64 {
-  b: Buf = new Buf();
-  @inline get n(): i32 {
-    return this.b.len >> 3;
-  }
-  @inline push(v: f64): void {
-    this.b.reserve(8);
-    store<f64>(this.b.ptr + <usize>this.b.len, v);
-    this.b.len += 8;
-  }
-  @inline get(i: i32): f64 {
-    return load<f64>(this.b.ptr + (<usize>i << 3));
-  }
-  @inline set(i: i32, v: f64): void {
-    store<f64>(this.b.ptr + (<usize>i << 3), v);
-  }
-}
-
 // ---- outputs (indices for outPtr/outLen; mirrored in src/receivers/otlp/spans-wasm.ts) ----
 const O = new Buf(); // 0  the span-owned part of every accepted row (see SPAN_* below)
 /** 1  per accepted span, SPAN_STRIDE i32s. */
-const spans = new Vec32();
+const spans = new Vec(2);
 /** 2  per accepted span: its start time in µs (the timestamp column). */
-const times = new VecF64();
+const times = new Vec(3);
 /** 3  picked attribute values, PICK_STRIDE f64s each: key id, type, a, b (see PICK_*). */
-const picks = new VecF64();
+const picks = new Vec(3);
 /** 4  per ResourceSpans: first and end index of its resource's picks. */
-const resources = new Vec32();
+const resources = new Vec(2);
 /** 5  per rejected span, its reason (1 trace_id, 2 span_id, 3 parent_span_id). */
-const rejects = new Vec32();
+const rejects = new Vec(2);
 const PJ = new Buf(); // 6  JSON text of picked arrays and kvlists
 const C = new Buf(); // 7  the assembled CSV
 
@@ -179,13 +146,11 @@ const A = new Buf(); // attributes of the current span
 const E = new Buf(); // events of the current span
 const L = new Buf(); // links of the current span
 const R = new Buf(); // attributes of the current resource
-const scopes = new Vec32();
-const recs = new Vec32();
-const ranges = new Vec32();
+const scopes = new Vec(2);
+const recs = new Vec(2);
+const ranges = new Vec(2);
 const keys = new Buf(); // the picked keys, each: group u8, length u8, bytes
 
-let inPtr: usize = 0;
-let inCap: i32 = 0;
 let P: usize = 0;
 let err: i32 = 0;
 let nowUs: u64 = 0;
@@ -194,14 +159,6 @@ let nowUs: u64 = 0;
 @external('env', 'numberText')
 declare function numberText(d: f64, dst: usize): i32;
 
-export function inputPtr(len: i32): usize {
-  if (len > inCap) {
-    if (inPtr != 0) heap.free(inPtr);
-    inCap = len < 4096 ? 4096 : len;
-    inPtr = heap.alloc(<usize>inCap);
-  }
-  return inPtr;
-}
 
 /** Registers a picked key (its bytes at inputPtr) in `group` (0 span, 1 resource, 2 exception event). */
 export function addKey(group: i32, len: i32): void {
@@ -212,32 +169,37 @@ export function addKey(group: i32, len: i32): void {
   keys.copy(inPtr, len);
 }
 
+/** Outputs 1-5 are vectors, the others byte buffers; lengths are in bytes. */
 export function outPtr(i: i32): usize {
-  return outBuf(i).ptr;
+  const v = outVec(i);
+  return v != null ? v.ptr : outBuf(i).ptr;
 }
 
 export function outLen(i: i32): i32 {
-  return outBuf(i).len;
+  const v = outVec(i);
+  return v != null ? v.len << v.shift : outBuf(i).len;
+}
+
+function outVec(i: i32): Vec | null {
+  switch (i) {
+    case 1: return spans;
+    case 2: return times;
+    case 3: return picks;
+    case 4: return resources;
+    case 5: return rejects;
+    default: return null;
+  }
 }
 
 function outBuf(i: i32): Buf {
-  switch (i) {
-    case 0: return O;
-    case 1: return spans.b;
-    case 2: return times.b;
-    case 3: return picks.b;
-    case 4: return resources.b;
-    case 5: return rejects.b;
-    case 6: return PJ;
-    default: return C;
-  }
+  return i == 0 ? O : i == 6 ? PJ : C;
 }
 
 export function trim(max: i32): void {
   O.trim(max);
-  spans.b.trim(max);
-  times.b.trim(max);
-  picks.b.trim(max);
+  spans.trim(<usize>max);
+  times.trim(<usize>max);
+  picks.trim(<usize>max);
   PJ.trim(max);
   C.trim(max);
   A.trim(max);
@@ -552,10 +514,10 @@ function keyId(group: i32, s: usize, e: usize): i32 {
 }
 
 function pick(key: i32, type: i32, a: f64, b: f64): void {
-  picks.push(<f64>key);
-  picks.push(<f64>type);
-  picks.push(a);
-  picks.push(b);
+  picks.pushF64(<f64>key);
+  picks.pushF64(<f64>type);
+  picks.pushF64(a);
+  picks.pushF64(b);
 }
 
 // ---------------------------------------------------------------- AnyValue → JSON
@@ -709,9 +671,9 @@ function keyValue(o: Buf, end: usize, depth: i32, group: i32): void {
 /** The KeyValue ranges collected in `ranges` as a JSON object. */
 function writeRanges(o: Buf, group: i32): void {
   o.byte(0x7b);
-  for (let i = 0; i < ranges.n && err == 0; i += 2) {
-    P = inPtr + <usize>ranges.get(i);
-    keyValue(o, inPtr + <usize>ranges.get(i + 1), 1, group);
+  for (let i = 0; i < ranges.len && err == 0; i += 2) {
+    P = inPtr + <usize>ranges.get32(i);
+    keyValue(o, inPtr + <usize>ranges.get32(i + 1), 1, group);
   }
   o.byte(0x7d);
 }
@@ -725,7 +687,7 @@ function event(end: usize, wantException: bool): i32 {
   let tUs: u64 = 0;
   let ns: usize = 0;
   let ne: usize = 0;
-  ranges.b.len = 0;
+  ranges.reset();
   while (P < end && err == 0) {
     const t = v32(end);
     if (t == 0x09) tUs = micros(end);
@@ -735,14 +697,14 @@ function event(end: usize, wantException: bool): i32 {
       P = ne;
     } else if (t == 0x1a) {
       const e = len(end);
-      ranges.push(<i32>(P - inPtr));
-      ranges.push(<i32>(e - inPtr));
+      ranges.push32(<i32>(P - inPtr));
+      ranges.push32(<i32>(e - inPtr));
       P = e;
     } else skip(t, end);
   }
   if (err != 0) return -1;
   const isExc = wantException && ne - ns == 9 && memory.compare(ns, EXCEPTION, 9) == 0;
-  const mark = picks.n;
+  const mark = picks.len;
   E.byte(E.len == 0 ? 0x5b : COMMA);
   E.lit(L_EV_NAME);
   jsonStr(E, ns, ne);
@@ -752,16 +714,16 @@ function event(end: usize, wantException: bool): i32 {
   writeRanges(E, isExc ? 2 : -1);
   E.byte(0x7d);
   P = end;
-  if (!isExc || picks.n == mark) return -1;
+  if (!isExc || picks.len == mark) return -1;
   // The last exception.type wins; it counts when it is a non-empty string (or bytes, as base64).
-  const last = picks.n - PICK_STRIDE;
-  const type = <i32>picks.get(last + 1);
-  if ((type == T_ASCII || type == T_UTF8 || type == T_BYTES) && picks.get(last + 3) > 0) {
-    if (last != mark) for (let i = 0; i < PICK_STRIDE; i++) picks.set(mark + i, picks.get(last + i));
-    picks.b.len = (mark + PICK_STRIDE) << 3;
+  const last = picks.len - PICK_STRIDE;
+  const type = <i32>picks.getF64(last + 1);
+  if ((type == T_ASCII || type == T_UTF8 || type == T_BYTES) && picks.getF64(last + 3) > 0) {
+    if (last != mark) for (let i = 0; i < PICK_STRIDE; i++) picks.setF64(mark + i, picks.getF64(last + i));
+    picks.len = mark + PICK_STRIDE;
     return mark / PICK_STRIDE;
   }
-  picks.b.len = mark << 3;
+  picks.len = mark;
   return -1;
 }
 
@@ -775,7 +737,7 @@ function link(end: usize): void {
   let sts: usize = 0;
   let ste: usize = 0;
   let flags: u32 = 0;
-  ranges.b.len = 0;
+  ranges.reset();
   while (P < end && err == 0) {
     const t = v32(end);
     if (t == 0x0a) {
@@ -792,8 +754,8 @@ function link(end: usize): void {
       P = ste;
     } else if (t == 0x22) {
       const e = len(end);
-      ranges.push(<i32>(P - inPtr));
-      ranges.push(<i32>(e - inPtr));
+      ranges.push32(<i32>(P - inPtr));
+      ranges.push32(<i32>(e - inPtr));
       P = e;
     } else if (t == 0x35) flags = fixed32(end);
     else skip(t, end);
@@ -841,7 +803,7 @@ function span(res: i32, scopeNs: usize, scopeNe: usize, scopeVs: usize, scopeVe:
   let startUs: u64 = 0;
   let endUs: u64 = 0;
   let exc: i32 = -1;
-  const pickStart = picks.n;
+  const pickStart = picks.len;
   A.len = 0;
   A.byte(0x7b);
   E.len = 0;
@@ -903,8 +865,8 @@ function span(res: i32, scopeNs: usize, scopeNe: usize, scopeVs: usize, scopeVe:
     if (pE - pS != 8) reason = 3;
   } else hasParent = false;
   if (reason != 0) {
-    rejects.push(reason);
-    picks.b.len = pickStart << 3;
+    rejects.push32(reason);
+    picks.len = pickStart;
     return;
   }
   const start = startUs != 0 ? startUs : endUs != 0 ? endUs : nowUs;
@@ -964,19 +926,19 @@ function span(res: i32, scopeNs: usize, scopeNe: usize, scopeVs: usize, scopeVe:
   }
   O.byte(COMMA);
 
-  spans.push(res);
-  spans.push(kind);
-  spans.push(statusCode);
-  spans.push(<i32>(nS - inPtr));
-  spans.push(<i32>(nE - nS));
-  spans.push(isAscii(nS, nE) ? 1 : 0);
-  spans.push(exc);
-  spans.push(row);
-  spans.push(svc);
-  spans.push(O.len);
-  spans.push(pickStart / PICK_STRIDE);
-  spans.push(picks.n / PICK_STRIDE);
-  times.push(<f64>start);
+  spans.push32(res);
+  spans.push32(kind);
+  spans.push32(statusCode);
+  spans.push32(<i32>(nS - inPtr));
+  spans.push32(<i32>(nE - nS));
+  spans.push32(isAscii(nS, nE) ? 1 : 0);
+  spans.push32(exc);
+  spans.push32(row);
+  spans.push32(svc);
+  spans.push32(O.len);
+  spans.push32(pickStart / PICK_STRIDE);
+  spans.push32(picks.len / PICK_STRIDE);
+  times.pushF64(<f64>start);
 }
 
 /** The Resource message [P, end): its attribute JSON into R, its picks recorded. */
@@ -1003,36 +965,36 @@ function walk(end: usize): void {
       continue;
     }
     const re = len(end);
-    let rp0 = picks.n;
+    let rp0 = picks.len;
     let rp1 = rp0;
     R.len = 0;
     R.lit(L_EMPTY);
-    scopes.b.len = 0;
+    scopes.reset();
     while (P < re && err == 0) {
       const t2 = v32(re);
       if (t2 == 0x0a) {
         const e = len(re);
         if (err != 0) break;
-        rp0 = picks.n;
+        rp0 = picks.len;
         resource(e);
-        rp1 = picks.n;
+        rp1 = picks.len;
         P = e;
       } else if (t2 == 0x12) {
         const e = len(re);
-        scopes.push(<i32>(P - inPtr));
-        scopes.push(<i32>(e - inPtr));
+        scopes.push32(<i32>(P - inPtr));
+        scopes.push32(<i32>(e - inPtr));
         P = e;
       } else skip(t2, re);
     }
     if (err != 0) return;
-    const res = resources.n >> 1;
-    resources.push(rp0 / PICK_STRIDE);
-    resources.push(rp1 / PICK_STRIDE);
-    for (let i = 0; i < scopes.n && err == 0; i += 2) {
-      P = inPtr + <usize>scopes.get(i);
-      const se = inPtr + <usize>scopes.get(i + 1);
+    const res = resources.len >> 1;
+    resources.push32(rp0 / PICK_STRIDE);
+    resources.push32(rp1 / PICK_STRIDE);
+    for (let i = 0; i < scopes.len && err == 0; i += 2) {
+      P = inPtr + <usize>scopes.get32(i);
+      const se = inPtr + <usize>scopes.get32(i + 1);
       let nS: usize = 0, nE: usize = 0, vS: usize = 0, vE: usize = 0;
-      recs.b.len = 0;
+      recs.reset();
       while (P < se && err == 0) {
         const t3 = v32(se);
         if (t3 == 0x0a) {
@@ -1056,14 +1018,14 @@ function walk(end: usize): void {
           P = e;
         } else if (t3 == 0x12) {
           const e = len(se);
-          recs.push(<i32>(P - inPtr));
-          recs.push(<i32>(e - inPtr));
+          recs.push32(<i32>(P - inPtr));
+          recs.push32(<i32>(e - inPtr));
           P = e;
         } else skip(t3, se);
       }
-      for (let j = 0; j < recs.n && err == 0; j += 2) {
-        P = inPtr + <usize>recs.get(j);
-        span(res, nS, nE, vS, vE, inPtr + <usize>recs.get(j + 1));
+      for (let j = 0; j < recs.len && err == 0; j += 2) {
+        P = inPtr + <usize>recs.get32(j);
+        span(res, nS, nE, vS, vE, inPtr + <usize>recs.get32(j + 1));
       }
     }
     P = re;
@@ -1078,11 +1040,11 @@ export function transcode(n: i32, now: f64): i32 {
   err = 0;
   nowUs = <u64>now;
   O.len = 0;
-  spans.b.len = 0;
-  times.b.len = 0;
-  picks.b.len = 0;
-  resources.b.len = 0;
-  rejects.b.len = 0;
+  spans.reset();
+  times.reset();
+  picks.reset();
+  resources.reset();
+  rejects.reset();
   PJ.len = 0;
   P = inPtr;
   walk(inPtr + <usize>n);
@@ -1099,14 +1061,14 @@ export function transcode(n: i32, now: f64): i32 {
 export function assemble(index: i32): void {
   const base = tails.ptr;
   const ix = base + <usize>index;
-  const nRes = resources.n >> 1;
+  const nRes = resources.len >> 1;
   C.len = 0;
   C.reserve(O.len + index);
-  for (let i = 0; i < spans.n; i += SPAN_STRIDE) {
-    const r = spans.get(i);
-    const row = <usize>spans.get(i + 7);
-    const svc = <usize>spans.get(i + 8);
-    const rowEnd = <usize>spans.get(i + 9);
+  for (let i = 0; i < spans.len; i += SPAN_STRIDE) {
+    const r = spans.get32(i);
+    const row = <usize>spans.get32(i + 7);
+    const svc = <usize>spans.get32(i + 8);
+    const rowEnd = <usize>spans.get32(i + 9);
     const rp = ix + <usize>(r * 12);
     const sp = ix + <usize>(nRes * 12 + (i / SPAN_STRIDE) * 8);
     C.copy(O.ptr + row, <i32>(svc - row));

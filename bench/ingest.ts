@@ -135,7 +135,7 @@ async function load(send: Sender, concurrency: number, apiBase: string, serverCp
 async function main(): Promise<void> {
   console.log(`realistic span: ${spanBytes.toFixed(0)} bytes on the wire; batches of ${BATCH}; ${runPlan(CONCURRENCY)}`);
   const decodeRate = timed(3, () => decodeOtlp('traces', 'protobuf', bodies[0]!).accepted);
-  const workerRate = timed(3, () => transcodeSpans(bodies[0]!)!.rows); // what the decode workers run
+  const workerRate = timed(3, () => transcodeSpans(bodies[0]!)!.accepted); // what the decode workers run
   const probe = await storageProbe();
   try {
     let before = await probe.measure();

@@ -217,7 +217,7 @@ if (variant === undefined) {
     variant === 'protobufjs' ? () => protobufjsDecode(body)
     : variant === 'lean' ? () => decodeTraces(body).batches[0]!.rows
     : variant === 'twin' ? () => encodeBatches(decodeOtlp('traces', 'protobuf', body).batches).parts[0]!.rows
-    : variant === 'wasm' ? () => transcodeSpans(body)!.rows
+    : variant === 'wasm' ? () => transcodeSpans(body)!.accepted
     : () => decodeTracesJson(jsonBody).batches[0]!.rows;
   if (f() !== SPANS_PER_REQUEST) throw new Error(variant + ' decoded the wrong number of rows');
   console.log(JSON.stringify({ rate: measure(f), info }));

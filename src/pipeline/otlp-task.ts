@@ -2,7 +2,7 @@
 // store. Runs in a pool thread (compute/worker.ts) so none of this CPU work touches the event loop.
 import { decodeOtlp } from './decode.js';
 import { DecodeError, gunzipCapped } from '../receivers/decode-error.js';
-import type { IngestFailure, IngestResult, OtlpTask } from './tasks.js';
+import type { EncodedBody, IngestFailure, IngestResult, OtlpTask } from './tasks.js';
 import type { ColumnBatch } from '../store/batch.js';
 import { encodeBatches } from './encode.js';
 import { transcodeSpans } from '../receivers/otlp/spans-wasm.js';
@@ -15,22 +15,18 @@ export function runOtlp(task: OtlpTask, prepare?: (batches: ColumnBatch[]) => Co
     if (bytes.byteLength > task.maxBytes) {
       throw new DecodeError('TOO_LARGE', `body exceeds the limit of ${task.maxBytes} bytes`, 'send smaller batches');
     }
-    if (task.signal === 'traces' && task.encoding === 'protobuf' && !prepare) {
-      const t = transcodeSpans(bytes);
-      if (t) {
-        const out: IngestResult = { ok: true, parts: t.rows ? [{ table: 'svc_spans', rows: t.rows, csv: t.csv }] : [], services: t.services, buckets: t.buckets, accepted: t.rows, rejected: t.rejected };
-        if (t.errorMessage) out.errorMessage = t.errorMessage;
-        return out;
-      }
-    }
-    const decoded = decodeOtlp(task.signal, task.encoding, bytes);
-    const { parts, services, buckets } = encodeBatches(prepare ? prepare(decoded.batches) : decoded.batches);
-    const out: IngestResult = { ok: true, parts, services, buckets, accepted: decoded.accepted, rejected: decoded.rejected };
-    if (decoded.errorMessage) out.errorMessage = decoded.errorMessage;
-    return out;
+    // Protobuf spans go straight to CSV in WASM; what it declines, and every other body, the decoders take.
+    const spans = task.signal === 'traces' && task.encoding === 'protobuf' && !prepare ? transcodeSpans(bytes) : null;
+    return { ok: true, ...(spans ?? decodeAndEncode(task, bytes, prepare)) };
   } catch (err) {
     return failure(err);
   }
+}
+
+function decodeAndEncode(task: OtlpTask, bytes: Uint8Array, prepare?: (batches: ColumnBatch[]) => ColumnBatch[]): EncodedBody {
+  const decoded = decodeOtlp(task.signal, task.encoding, bytes);
+  const { parts, services, buckets } = encodeBatches(prepare ? prepare(decoded.batches) : decoded.batches);
+  return { parts, services, buckets, accepted: decoded.accepted, rejected: decoded.rejected, ...(decoded.errorMessage ? { errorMessage: decoded.errorMessage } : {}) };
 }
 
 /** A thrown error as a task failure: decode errors keep their code, anything else is INTERNAL. */

@@ -40,3 +40,6 @@ export interface IngestSuccess {
 }
 
 export type IngestResult = IngestSuccess | IngestFailure;
+
+/** A decoded and encoded body: what a success carries. */
+export type EncodedBody = Omit<IngestSuccess, 'ok'>;

@@ -75,10 +75,14 @@ export class Rejections {
     this.count += n;
     if (this.reasons.length < 3 && !this.reasons.includes(reason)) this.reasons.push(reason);
   }
+  /** The reasons, for the partial-success error_message. */
+  get message(): string {
+    return this.reasons.join('; ');
+  }
   apply(r: DecodeResult): DecodeResult {
     if (this.count > 0) {
       r.rejected = this.count;
-      r.errorMessage = this.reasons.join('; ');
+      r.errorMessage = this.message;
     }
     return r;
   }

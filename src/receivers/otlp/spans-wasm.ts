@@ -9,13 +9,14 @@
 // Ownership across the boundary is as in receivers/profiles/wasm.ts: the module owns its buffers,
 // everything read here is copied out before the next call, and an abort drops the instance.
 import { instantiateWasm, type AsRuntime } from '../../compute/wasm.js';
-import { BUCKET_US, type ServiceSpans } from '../../store/batch.js';
+import { serviceSpans, touchedBuckets, type ColumnBatch } from '../../store/batch.js';
 import { CsvSink, cellsEncoder } from '../../store/csv.js';
 import { SPANS } from '../../store/schema.js';
 import { RESOURCE_COLUMNS, promoteResource, promoteSpan } from '../../pipeline/promote.js';
 import { RESOURCE_PICK, SPAN_PICK, SPAN_PROMOTED_COLUMNS, SPAN_REJECTIONS, type Picked } from './normalise.js';
 import { Rejections } from './batch.js';
 import type { NodeBuffer } from '../../store/byte-sink.js';
+import type { EncodedBody } from '../../pipeline/tasks.js';
 
 interface SpansExports {
   inputPtr(len: number): number;
@@ -65,18 +66,8 @@ const resourceCells = cellsEncoder(SPANS, RESOURCE_COLUMNS);
 const promotedCells = cellsEncoder(SPANS, SPAN_PROMOTED_COLUMNS);
 const cells = new CsvSink(1 << 16, 1 << 24);
 
-export interface TranscodedSpans {
-  /** svc_spans rows as encodeCsv writes them. */
-  csv: Uint8Array;
-  rows: number;
-  rejected: number;
-  errorMessage?: string;
-  services: ServiceSpans;
-  buckets: number[];
-}
-
 /** The request as svc_spans CSV, or null when the twin (decodeTraces + encodeCsv) must run instead. */
-export function transcodeSpans(body: Uint8Array, nowUs = Date.now() * 1000): TranscodedSpans | null {
+export function transcodeSpans(body: Uint8Array, nowUs = Date.now() * 1000): EncodedBody | null {
   let w: Instance;
   let code: number;
   try {
@@ -97,7 +88,7 @@ export function transcodeSpans(body: Uint8Array, nowUs = Date.now() * 1000): Tra
   }
 }
 
-function finish(w: Instance, body: Uint8Array): TranscodedSpans {
+function finish(w: Instance, body: Uint8Array): EncodedBody {
   const mem = w.memory.buffer;
   const i32 = (i: number) => new Int32Array(mem, w.outPtr(i), w.outLen(i) >> 2);
   const f64 = (i: number) => new Float64Array(mem, w.outPtr(i), w.outLen(i) >> 3);
@@ -109,12 +100,13 @@ function finish(w: Instance, body: Uint8Array): TranscodedSpans {
   const input = (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)) as NodeBuffer;
   const pickJson = Buffer.from(mem, w.outPtr(OUT.pickJson), w.outLen(OUT.pickJson)) as NodeBuffer;
 
+  const text = (a: number, n: number, ascii: boolean) => (ascii ? input.latin1Slice(a, a + n) : input.utf8Slice(a, a + n));
   const value = (p: number): unknown => {
     const a = picks[p + 2]!;
     const b = picks[p + 3]!;
     switch (picks[p + 1]) {
-      case T.ASCII: return input.latin1Slice(a, a + b);
-      case T.UTF8: return input.utf8Slice(a, a + b);
+      case T.ASCII:
+      case T.UTF8: return text(a, b, picks[p + 1] === T.ASCII);
       case T.BOOL: return a === 1;
       case T.NUMBER: return a;
       case T.BIGINT: return BigInt.asIntN(64, (BigInt(b) << 32n) | BigInt(a));
@@ -142,41 +134,28 @@ function finish(w: Instance, body: Uint8Array): TranscodedSpans {
     index[3 * r] = cells.n;
     serviceCell(cells, { service_name: p.serviceName });
     index[3 * r + 1] = cells.n;
-    const o: Record<string, unknown> = {};
-    RESOURCE_COLUMNS.forEach((c, i) => (o[c] = p.columns[i]));
-    resourceCells(cells, o);
+    resourceCells(cells, Object.fromEntries(RESOURCE_COLUMNS.map((c, i) => [c, p.columns[i]])));
     index[3 * r + 2] = cells.n;
   }
-  const services: ServiceSpans = {};
-  const buckets = new Set<number>();
-  let lastBucket = NaN;
+  const serviceColumn: string[] = new Array<string>(nSpans);
   for (let i = 0, x = nRes * 3; i < nSpans; i++, x += 2) {
     const s = i * SPAN_STRIDE;
-    const nameAt = spans[s + 3]!;
-    const name = spans[s + 5] ? input.latin1Slice(nameAt, nameAt + spans[s + 4]!) : input.utf8Slice(nameAt, nameAt + spans[s + 4]!);
+    const name = text(spans[s + 3]!, spans[s + 4]!, spans[s + 5] === 1);
     const exc = spans[s + 6]!;
     const exceptionType = exc >= 0 ? (value(exc * PICK_STRIDE) as string) : null;
     const picked = pickedOf(spans[s + 10]!, spans[s + 11]!, SPAN_KEY_LIST, exc);
     index[x] = cells.n;
     promotedCells(cells, promoteSpan(spans[s + 1]!, name, spans[s + 2]!, picked, exceptionType) as unknown as Record<string, unknown>);
     index[x + 1] = cells.n;
-
-    const svc = serviceOf[spans[s]!]!;
-    const ts = times[i]!;
-    const cur = services[svc];
-    if (!cur) services[svc] = [ts, ts];
-    else {
-      if (ts < cur[0]) cur[0] = ts;
-      if (ts > cur[1]) cur[1] = ts;
-    }
-    const k = Math.floor(ts / BUCKET_US);
-    if (k !== lastBucket) buckets.add((lastBucket = k));
+    serviceColumn[i] = serviceOf[spans[s]!]!;
   }
 
+  // Services and buckets from the two columns they read, by the same functions as the twin's.
+  const keyColumns: ColumnBatch = { table: SPANS.name, rows: nSpans, columns: { service_name: serviceColumn, timestamp: Array.from(times) } };
   const rej = new Rejections();
   for (const c of rejects) rej.add(SPAN_REJECTIONS[c as 1 | 2 | 3]);
-  const out: TranscodedSpans = { csv: new Uint8Array(0), rows: nSpans, rejected: rej.count, services, buckets: [...buckets] };
-  if (rej.count > 0) out.errorMessage = rej.apply({ batches: [], rejected: 0 }).errorMessage!;
+  const out: EncodedBody = { parts: [], services: serviceSpans([keyColumns]), buckets: touchedBuckets([keyColumns]), accepted: nSpans, rejected: rej.count };
+  if (rej.count > 0) out.errorMessage = rej.message;
   if (nSpans === 0) return out;
 
   const at = (cells.n + 3) & ~3;
@@ -185,7 +164,7 @@ function finish(w: Instance, body: Uint8Array): TranscodedSpans {
   m.set(cells.b.subarray(0, cells.n), dst);
   m.set(new Uint8Array(index.buffer), dst + at);
   w.assemble(at);
-  out.csv = new Uint8Array(w.memory.buffer, w.outPtr(OUT.csv), w.outLen(OUT.csv)).slice();
+  out.parts.push({ table: SPANS.name, rows: nSpans, csv: new Uint8Array(w.memory.buffer, w.outPtr(OUT.csv), w.outLen(OUT.csv)).slice() });
   cells.n = 0;
   cells.shrink();
   return out;

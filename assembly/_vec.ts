@@ -1,4 +1,4 @@
-// Growable vectors over unmanaged memory (heap.alloc/realloc), for assembly/pprof.ts.
+// Growable vectors over unmanaged memory (heap.alloc/realloc), shared by the WASM decoders (pprof, spans).
 // They live for the whole instance and are reset (not freed) between decodes, so a warm decoder
 // allocates nothing: JS copies the contents out after each decode (see src/receivers/profiles/wasm.ts).
 
