@@ -55,7 +55,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
   let ready = false;
   try {
     const threads = duckdbThreads(config);
-    const store = await openStore(config.dataDir, 'default', { threads, memoryLimit: config.duckdbMemoryLimit });
+    const store = await openStore(config.dataDir, 'default', { threads, memoryLimit: config.duckdbMemoryLimit, loaders: config.duckdbLoaders });
     stops.push(() => store.close());
     const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs });
     stops.push(() => writer.flush());

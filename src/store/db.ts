@@ -14,8 +14,13 @@ export interface Store {
   readonly path: string;
   /** Ingest files wait here for the commit that loads them; emptied at open. */
   readonly spoolDir: string;
-  /** The single writer connection: all appends, retention and detection writes go through it. */
+  /**
+   * The writer connection: the small serialised writes (service bounds, dirty buckets, upserts),
+   * retention and detection writes.
+   */
   readonly writer: DuckDBConnection;
+  /** Connections that append ingest batches, each in its own transaction, concurrently (see store/writer.ts). */
+  readonly loaders: readonly DuckDBConnection[];
   /** A new connection whose default database is the store's (`lake`); the DuckDB instance's own default is an empty in-memory one. */
   connect(): Promise<DuckDBConnection>;
   close(): Promise<void>;
@@ -51,6 +56,8 @@ export interface StoreOptions {
   threads?: number;
   /** DuckDB's memory_limit, e.g. '2GB'; unset or empty keeps DuckDB's default (80% of the machine's memory). */
   memoryLimit?: string;
+  /** Loader connections (`Store.loaders`); 2 if unset. */
+  loaders?: number;
 }
 
 export async function openStore(dataDir: string, tenant = 'default', opts: StoreOptions = {}): Promise<Store> {
@@ -95,6 +102,8 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
     instance.closeSync();
     throw err;
   }
+  const loaders: DuckDBConnection[] = [];
+  for (let i = 0; i < (opts.loaders ?? 2); i++) loaders.push(await connect());
   let closed = false;
   return {
     tenant,
@@ -102,10 +111,12 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
     path,
     spoolDir,
     writer,
+    loaders,
     connect,
     async close() {
       if (closed) return;
       closed = true;
+      for (const c of loaders) c.closeSync();
       await writer.run('CHECKPOINT');
       writer.closeSync();
       instance.closeSync();

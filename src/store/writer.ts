@@ -1,12 +1,15 @@
 // Group commit: submissions from concurrent requests are loaded in one transaction, and each
 // submitter's promise resolves only after that transaction committed (DuckDB syncs its WAL at
-// commit), so an acknowledged batch survives a crash. One flush runs at a time on the writer
-// connection; submissions arriving meanwhile share the next one. A free writer commits at once when
-// a row group's worth of rows for one table is queued, since DuckDB writes such a commit straight
-// into the database file (see STORE_ROW_GROUP_SIZE); with less, it waits up to flushIntervalMs for
+// commit), so an acknowledged batch survives a crash. Commits run side by side, one on each of the
+// store's loader connections (DuckDB appends from concurrent transactions do not conflict; on 2
+// cores, two loaders took 10–15% more spans/s than one, whose DuckDB thread was the limit);
+// submissions arriving meanwhile share the next free one. A free loader commits at once when a row
+// group's worth of rows for one table is queued, since DuckDB writes such a commit straight into the
+// database file (see STORE_ROW_GROUP_SIZE); with less, it waits up to flushIntervalMs for
 // submissions on their way (expect()) when they could fill one (schedule()).
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './db.js';
 import { inTransaction, sqlString, sqlTimestamp, STORE_ROW_GROUP_SIZE } from './db.js';
 import type { ServiceSpans } from './batch.js';
@@ -26,7 +29,7 @@ export interface EncodedPart {
 export interface Submission {
   parts: EncodedPart[];
   services: ServiceSpans;
-  /** 5-minute bucket indexes the rows touch; marked dirty for the detection pass in the same commit. */
+  /** 5-minute bucket indexes the rows touch; marked dirty for the detection pass before the rows are acknowledged. */
   buckets?: number[];
 }
 
@@ -45,7 +48,7 @@ export interface WriterStats {
 export interface Writer {
   /** Resolves once every row of the submission is committed; rejects if it could not be. */
   submit(sub: Submission): Promise<void>;
-  /** Commits whatever is pending now. */
+  /** Commits whatever is pending now; resolves once that and every commit under way are done. */
   flush(): Promise<void>;
   /**
    * Announces a submission on its way (being decoded): a free writer holding less than a row group
@@ -53,7 +56,7 @@ export interface Writer {
    */
   expect(): () => void;
   stats(): WriterStats;
-  /** Runs `fn` on the writer connection between commits (retention, detection writes). */
+  /** Runs `fn` on the writer connection once no commit is under way; commits wait for it (retention, detection writes). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
 }
 
@@ -61,17 +64,23 @@ interface Pending {
   sub: Submission;
   resolve(): void;
   reject(err: unknown): void;
+  /** Settles with the submission, never rejects (what flush() waits for). */
+  settled: Promise<void>;
 }
 
 export function createWriter(store: Store, opts: { flushIntervalMs: number; rowGroupRows?: number }): Writer {
   const rowGroupRows = opts.rowGroupRows ?? STORE_ROW_GROUP_SIZE;
+  const free = [...store.loaders];
   let queue: Pending[] = [];
+  const running = new Set<Promise<void>>(); // commits under way, one a loader
   let timer: NodeJS.Timeout | null = null;
-  let busy = false; // a flush is running or about to
+  let forceNext = false; // flush(): the next commit starts as soon as a loader is free
   let expected = 0; // submissions on their way
   let rowsPerSubmission = 0; // moving average, to guess what those bring
   let lastFilled = false; // the last commit held a row group's worth for some table
-  let chain: Promise<void> = Promise.resolve();
+  let metaTurn: Promise<void> = Promise.resolve(); // the serialised writes, in commit order
+  const exclusives: (() => Promise<void>)[] = [];
+  let exclusiveRunning = false;
   let fileSeq = 0;
   // Buckets whose dirty mark is committed. Open buckets are touched by every commit; remembering them
   // saves a statement a commit. Forgotten whenever an exclusive operation (the detection pass,
@@ -79,7 +88,17 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
   let marked = new Set<number>();
   const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0 };
 
-  async function commit(items: readonly Pending[]): Promise<void> {
+  /**
+   * Commits the submissions' appends on `loader` in one transaction. What other transactions may
+   * write too (service bounds, dirty marks, upserts) goes first, in its own transaction on the writer
+   * connection, one commit's at a time in the order commits started: concurrent transactions updating
+   * one row conflict in DuckDB, appends never do. Should the appends then fail, the bounds are a little
+   * wide and a bucket is examined again; both harmless.
+   */
+  async function commit(items: readonly Pending[], loader: DuckDBConnection): Promise<void> {
+    const previousMeta = metaTurn;
+    let metaDone!: () => void;
+    metaTurn = new Promise((r) => (metaDone = r));
     const byTable = new Map<string, Uint8Array[]>();
     const upserts = new Map<string, Uint8Array[]>();
     let rows = 0;
@@ -99,7 +118,6 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       mergeServiceSpans(services, sub.services);
     }
     const files: string[] = [];
-    const statements: string[] = [];
     /** Writes one CSV file to the spool; returns its path. */
     const spool = async (name: string, chunks: readonly Uint8Array[]) => {
       const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${name}.csv`);
@@ -117,24 +135,35 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       return file;
     };
     try {
-      for (const [name, chunks] of byTable) statements.push(loadSql(tableByName(name), [await spool(name, chunks)]));
-      for (const [name, parts] of upserts) {
-        const paths: string[] = [];
-        for (const csv of parts) paths.push(await spool(name, [csv]));
-        statements.push(upsertSql(tableByName(name), paths));
+      const meta: string[] = [];
+      const appends: string[] = [];
+      try {
+        for (const [name, parts] of upserts) {
+          const paths: string[] = [];
+          for (const csv of parts) paths.push(await spool(name, [csv]));
+          meta.push(upsertSql(tableByName(name), paths));
+        }
+        const merge = mergeServicesSql(services);
+        if (merge) meta.push(merge);
+        if (buckets.size) meta.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
+        for (const [name, chunks] of byTable) appends.push(loadSql(tableByName(name), [await spool(name, chunks)]));
+        await previousMeta;
+        if (meta.length) await inTransaction(store.writer, async () => void (await runAll(store.writer, meta)));
+        for (const b of buckets) marked.add(b);
+      } finally {
+        metaDone();
       }
-      const merge = mergeServicesSql(services);
-      if (merge) statements.push(merge);
-      if (buckets.size) statements.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
-      if (!statements.length) return;
+      if (!appends.length) {
+        if (meta.length) st.commits++;
+        return;
+      }
       const started = performance.now();
       let committing = 0;
-      await inTransaction(store.writer, async () => {
-        for (const s of statements) await store.writer.run(s);
+      await inTransaction(loader, async () => {
+        await runAll(loader, appends);
         committing = performance.now();
       });
       st.lastSyncMs = performance.now() - committing;
-      for (const b of buckets) marked.add(b);
       st.commits++;
       st.rowsCommitted += rows;
       st.lastCommitMs = performance.now() - started;
@@ -144,15 +173,9 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     }
   }
 
-  async function flushNow(): Promise<void> {
-    timer = null;
-    const items = queue;
-    queue = [];
-    lastFilled = mostRowsOneTable(items) >= rowGroupRows;
-    st.pendingSubmissions = 0;
-    if (!items.length) return;
+  async function commitGroup(items: readonly Pending[], loader: DuckDBConnection): Promise<void> {
     try {
-      await commit(items);
+      await commit(items, loader);
       for (const it of items) it.resolve();
     } catch (groupErr) {
       st.failedCommits++;
@@ -163,7 +186,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       // One bad submission must not fail the others that shared its commit: retry each alone.
       for (const it of items) {
         try {
-          await commit([it]);
+          await commit([it], loader);
           it.resolve();
         } catch (err) {
           st.failedCommits++;
@@ -173,59 +196,81 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     }
   }
 
-  const start = () => {
-    busy = true; // claimed at once: what is submitted until the commit starts joins it
-    void enqueueFlush();
-  };
+  let claiming = false; // a commit has a loader and takes the queue in a moment
+  const canStart = () => !claiming && free.length > 0 && !exclusives.length && !exclusiveRunning && queue.length > 0;
+
+  /** Commits everything queued on a free loader. */
+  function start(): void {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (!canStart()) return;
+    claiming = true;
+    const loader = free.pop()!;
+    const run = (async () => {
+      await null; // submissions of this same tick join the commit
+      claiming = false;
+      const items = queue;
+      queue = [];
+      forceNext = false;
+      st.pendingSubmissions = 0;
+      lastFilled = mostRowsOneTable(items) >= rowGroupRows;
+      if (items.length) await commitGroup(items, loader);
+    })().finally(() => {
+      free.push(loader);
+      running.delete(run);
+      // What queued meanwhile goes next: usually a row group's worth at once under load; less waits
+      // for what is being decoded. With 32 senders, commits back to back held ~5,000 spans, went
+      // through the WAL, and a checkpoint stopped all commits for ~1.5 s every few seconds
+      // (70,000-76,000 spans/s, ack p99 ~1.4 s, against 82,000-93,000 and ~0.25 s).
+      if (!running.size && exclusives.length) void runExclusives();
+      else schedule();
+    });
+    running.add(run);
+  }
 
   /**
-   * Starts a commit of what is queued: now if it fills a row group, or if what is on its way would
-   * not fill one either (waiting would only stop commits overlapping decoding: 8 senders of 1,000 log
-   * lines did 80,000 instead of 96,000-100,000 lines/s); else after flushIntervalMs at the latest.
-   * After a commit that filled one, the next waits too: those on their way are not all counted yet
-   * (acknowledged senders' next batches are still in transit), and with 16 log senders commits then
-   * alternated between 7,000 lines through the WAL and 9,000 written directly, with a 3 s checkpoint
-   * (98,000 against 113,000-119,000 lines/s once all went directly).
+   * Starts a commit of what is queued when a loader is free: now if it fills a row group, or if what
+   * is on its way would not fill one either (waiting would only stop commits overlapping decoding: 8
+   * senders of 1,000 log lines did 80,000 instead of 96,000-100,000 lines/s); else after
+   * flushIntervalMs at the latest. After a commit that filled one, the next waits too: those on
+   * their way are not all counted yet (acknowledged senders' next batches are still in transit), and
+   * with 16 log senders commits then alternated between 7,000 lines through the WAL and 9,000 written
+   * directly, with a 3 s checkpoint (98,000 against 113,000-119,000 lines/s once all went directly).
    */
   function schedule(): void {
-    if (busy || !queue.length) return;
+    if (!canStart()) return;
     const most = mostRowsOneTable(queue);
-    if (most >= rowGroupRows || (!lastFilled && most + expected * rowsPerSubmission < rowGroupRows)) start();
+    if (forceNext || most >= rowGroupRows || (!lastFilled && most + expected * rowsPerSubmission < rowGroupRows)) start();
     else timer ??= setTimeout(start, opts.flushIntervalMs);
   }
 
-  function enqueueFlush(): Promise<void> {
+  /** Runs the waiting exclusive operations once no commit is under way; commits resume after them. */
+  async function runExclusives(): Promise<void> {
+    exclusiveRunning = true;
     if (timer) clearTimeout(timer);
     timer = null;
-    const run = async () => {
-      busy = true;
-      try {
-        await flushNow();
-      } finally {
-        busy = false;
-        // What queued during the commit goes next. Under load that is usually a row group's worth, at
-        // once; less waits for what is being decoded: with 32 senders, commits back to back held ~5,000
-        // spans, went through the WAL, and a checkpoint stopped all commits for ~1.5 s every few seconds
-        // (70,000-76,000 spans/s, ack p99 ~1.4 s, against 82,000-93,000 and ~0.25 s).
-        schedule();
-      }
-    };
-    chain = chain.then(run, run);
-    return chain;
+    while (exclusives.length) await exclusives.shift()!();
+    exclusiveRunning = false;
+    schedule();
   }
 
   return {
     submit(sub) {
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ sub, resolve, reject });
-        st.pendingSubmissions = queue.length;
-        const rows = sub.parts.reduce((n, p) => n + (p.upsert ? 0 : p.rows), 0);
-        rowsPerSubmission = rowsPerSubmission ? 0.9 * rowsPerSubmission + 0.1 * rows : rows;
-        schedule();
-      });
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const done = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+      queue.push({ sub, resolve, reject, settled: done.catch(() => {}) });
+      st.pendingSubmissions = queue.length;
+      const rows = sub.parts.reduce((n, p) => n + (p.upsert ? 0 : p.rows), 0);
+      rowsPerSubmission = rowsPerSubmission ? 0.9 * rowsPerSubmission + 0.1 * rows : rows;
+      schedule();
+      return done;
     },
     async flush() {
-      await enqueueFlush();
+      const waits = [...running, ...queue.map((p) => p.settled)];
+      forceNext = queue.length > 0;
+      schedule();
+      await Promise.all(waits);
     },
     expect() {
       expected++;
@@ -239,18 +284,19 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     },
     stats: () => ({ ...st }),
     exclusive<T>(fn: () => Promise<T>): Promise<T> {
-      const wrapped = () => {
-        marked = new Set();
-        return fn();
-      };
-      const run = chain.then(wrapped, wrapped);
-      chain = run.then(
-        () => {},
-        () => {},
-      );
-      return run;
+      return new Promise<T>((resolve, reject) => {
+        exclusives.push(async () => {
+          marked = new Set();
+          await fn().then(resolve, reject);
+        });
+        if (!running.size && !exclusiveRunning) void runExclusives();
+      });
     },
   };
+}
+
+async function runAll(conn: DuckDBConnection, statements: readonly string[]): Promise<void> {
+  for (const s of statements) await conn.run(s);
 }
 
 /** The most rows the submissions append to any one table (upserts aside): what decides a direct write. */

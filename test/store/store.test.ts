@@ -191,6 +191,94 @@ describe('store', () => {
     expect(await dirty()).toEqual([6]);
   });
 
+  it('commits on two loaders side by side; what others may update too goes one commit at a time, in order', async () => {
+    const { store } = await fresh();
+    expect(store.loaders).toHaveLength(2);
+    // The loaders' statements are watched: the first COMMIT is held until the other loader starts a
+    // load (at most 2 s), which a writer committing one group at a time never does.
+    const loading = [false, false];
+    let otherLoads: () => void = () => {};
+    const otherLoaded = new Promise<void>((r) => (otherLoads = r));
+    let held = false;
+    const watched = store.loaders.map((conn, i) => {
+      const run = conn.run.bind(conn);
+      return Object.assign(Object.create(conn) as typeof conn, {
+        run: async (sql: string) => {
+          if (sql.startsWith('INSERT INTO')) {
+            loading[i] = true;
+            if (loading.every(Boolean)) otherLoads();
+          }
+          if (sql === 'COMMIT' && !held) {
+            held = true;
+            await Promise.race([otherLoaded, new Promise((r) => setTimeout(r, 2000))]);
+          }
+          return run(sql);
+        },
+      });
+    });
+    const w = createWriter({ ...store, loaders: watched }, { flushIntervalMs: 60_000, rowGroupRows: 10 });
+    // Every submission fills a row group, so each goes as soon as a loader is free. All update the
+    // same service's bounds and the same template key, whose latest submission must win.
+    const template = (n: number) => {
+      const batch = batchOf(LOG_TEMPLATES, [{ timestamp: 1, first_seen: 1, last_seen: n, service_name: 'a', template_id: 1, pattern: `p${n}`, count: n, error_count: 0 }]);
+      return { table: batch.table, rows: 1, csv: Buffer.from(encodeCsv(LOG_TEMPLATES, batch)), upsert: true };
+    };
+    const done: Promise<void>[] = [];
+    for (let k = 0; k < 6; k++) {
+      const spans = submitOf(spanBatch(10, (i) => ({ span_id: `${k}-${i}`, service_name: 'a', timestamp: 1_700_000_000_000_000 + k * 1000 + i })));
+      done.push(w.submit({ ...spans, parts: [...spans.parts, template(k + 1)], buckets: [k % 2] }));
+      await new Promise((r) => setImmediate(r)); // the next submission arrives once this one's commit started
+    }
+    await Promise.all(done);
+    expect(loading).toEqual([true, true]);
+    expect(w.stats()).toMatchObject({ rowsCommitted: 60, failedCommits: 0 });
+    const svc = (await store.writer.runAndReadAll(`SELECT service_name, epoch_us(first_seen), epoch_us(last_seen) FROM svc_services`)).getRows();
+    expect(svc.map((r) => [r[0], Number(r[1]), Number(r[2])])).toEqual([['a', 1_700_000_000_000_000, 1_700_000_000_005_009]]);
+    const t = (await store.writer.runAndReadAll(`SELECT template_id, count, pattern FROM svc_log_templates`)).getRows();
+    expect(t.map((r) => [Number(r[0]), Number(r[1]), r[2]])).toEqual([[1, 6, 'p6']]);
+    const b = (await store.writer.runAndReadAll(`SELECT bucket FROM svc_dirty_buckets ORDER BY 1`)).getRows();
+    expect(b.map((r) => Number(r[0]))).toEqual([0, 1]);
+  });
+
+  it('an exclusive operation waits for every commit under way, and commits wait for it', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 60_000, rowGroupRows: 10 });
+    const order: string[] = [];
+    const tick = () => new Promise((r) => setImmediate(r));
+    const track = (name: string, p: Promise<unknown>) => p.then(() => order.push(name));
+    const a = track('a', w.submit(submitOf(spanBatch(10, (i) => ({ span_id: `a${i}` })))));
+    await tick();
+    const b = track('b', w.submit(submitOf(spanBatch(10, (i) => ({ span_id: `b${i}` })))));
+    await tick();
+    const ex = track(
+      'exclusive',
+      w.exclusive(async () => {
+        const n = (await store.writer.runAndReadAll('SELECT count(*) FROM svc_spans')).getRows()[0]![0];
+        order.push(`saw ${Number(n)}`);
+      }),
+    );
+    const c = track('c', w.submit(submitOf(spanBatch(10, (i) => ({ span_id: `c${i}` })))));
+    await Promise.all([a, b, ex, c]);
+    // Both commits under way finished first, the exclusive operation saw their rows, and the commit
+    // submitted after it was asked for went after it.
+    expect(order.slice(0, 2).sort()).toEqual(['a', 'b']);
+    expect(order.slice(2)).toEqual(['saw 20', 'exclusive', 'c']);
+  });
+
+  it('flush() commits what waits for a row group, and resolves once it is committed', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 60_000, rowGroupRows: 100 });
+    await w.submit(submitOf(spanBatch(100, (i) => ({ span_id: `f${i}` })))); // a full commit: the next waits for more
+    let done = false;
+    const small = w.submit(submitOf(spanBatch(3, (i) => ({ span_id: `s${i}` })))).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(done).toBe(false);
+    await w.flush();
+    expect(done).toBe(true);
+    await small;
+    expect(w.stats()).toMatchObject({ commits: 2, rowsCommitted: 103 });
+  });
+
   it('a bad submission fails alone; the others in its group commit', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 20 });
