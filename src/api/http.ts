@@ -191,31 +191,34 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
     } catch (err) {
       return finish(errorReply(err));
     }
-    const chunks: Buffer[] = [];
+    // The body is copied once, into one ArrayBuffer owned by it alone (never the shared Buffer pool,
+    // so it can be transferred to a worker): of the declared length when there is one, else grown.
+    // Each ArrayBuffer the event loop allocates counts towards V8's external memory, whose growth
+    // starts full garbage collections; copying each chunk first, then joining them, doubled that.
+    let body = Buffer.from(new ArrayBuffer(declared > 0 ? declared : 0));
     let size = 0;
     let tooLarge = false;
     const routeParams = params;
     res.onData((ab, isLast) => {
       if (!tooLarge) {
-        size += ab.byteLength;
-        if (size > limit) {
-          tooLarge = true;
-          chunks.length = 0;
-        } else chunks.push(Buffer.from(ab.slice(0)));
+        if (size + ab.byteLength > limit) tooLarge = true;
+        else {
+          if (size + ab.byteLength > body.length) {
+            const grown = Buffer.from(new ArrayBuffer(Math.min(limit, Math.max(size + ab.byteLength, 2 * body.length))));
+            body.copy(grown, 0, 0, size);
+            body = grown;
+          }
+          body.set(new Uint8Array(ab), size);
+          size += ab.byteLength;
+        }
       }
       if (!isLast) return;
       if (tooLarge) {
         release?.();
         return finish(errorReply(new ApiError('TOO_LARGE', `body exceeds the limit of ${limit} bytes`, 'send smaller batches')));
       }
-      // One ArrayBuffer owned by this body alone (never the shared Buffer pool), so it can be transferred.
-      let body: Buffer;
-      if (chunks.length === 1) body = chunks[0]!;
-      else {
-        body = Buffer.from(new ArrayBuffer(size));
-        let at = 0;
-        for (const c of chunks) at += c.copy(body, at);
-      }
+      // Shorter than declared (or grown past its end): only the bytes received, still owning their buffer.
+      if (size !== body.length) body = Buffer.from(body.buffer.slice(0, size));
       const request: Request = { method, path, query, headers, params: routeParams, body };
       Promise.resolve()
         .then(() => {

@@ -72,6 +72,38 @@ describe('hostile OTLP/HTTP bodies', () => {
     await stillServing();
   });
 
+  it('a chunked body without a length is read whole, in pieces of any size, and over the limit is 413', async () => {
+    const id = randomBytes(16);
+    const spans = Array.from({ length: 300 }, (_v, i) => ({ traceId: id, startUs: T0 + i, durationUs: 1, attributes: { pad: 'x'.repeat(200 + i) } }));
+    const body = encodeTraces('chunked', spans);
+    expect(body.length).toBeGreaterThan(64 * 1024); // grows the buffer a few times
+    const send = async (payload: Uint8Array, pieces: number[]) => {
+      const { request } = await import('node:http');
+      return new Promise<number>((resolve, reject) => {
+        const req = request(`${srv.otlpHttp}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', 'transfer-encoding': 'chunked' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        void (async () => {
+          let at = 0;
+          for (const n of pieces) {
+            if (at >= payload.length) break;
+            req.write(payload.subarray(at, (at += n)));
+            await new Promise((r) => setTimeout(r, 2)); // separate reads on the server
+          }
+          if (at < payload.length) req.write(payload.subarray(at));
+          req.end();
+        })();
+      });
+    };
+    expect(await send(body, [1, 7, 1000, 3, 40_000, 17])).toBe(200);
+    const res = await fetch(`${srv.api}/v1/traces/${id.toString('hex')}`);
+    expect(((await res.json()) as { span_count: number }).span_count).toBe(300);
+    expect(await send(new Uint8Array(1024 * 1024 + 1), [300_000, 300_000, 300_000])).toBe(413);
+    await stillServing();
+  });
+
   it('a gzip bomb is 413 without exhausting memory', async () => {
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024)); // ~64 KB that inflates to 64 MiB, 64x the limit
     expect(bomb.length).toBeLessThan(128 * 1024);
