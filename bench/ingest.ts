@@ -6,7 +6,7 @@
 // closed-loop senders cap the rate at senders / acknowledgement latency; the best run is the
 // transport's capacity. Also reports acknowledgement latency, the server's peak RSS and GET
 // /v1/services latency while the load runs.
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,14 +40,18 @@ interface LoadMethod {
   name: string;
   /** ATTACH's ROW_GROUP_SIZE; DuckDB's default (122,880) if unset. */
   rowGroupSize?: number;
-  /** All files in one INSERT and one commit, instead of one commit a file (16,384 rows, like group commits). */
+  /** Each connection's files in one INSERT and one commit, instead of one commit a file (16,384 rows, like group commits). */
   oneCommit: boolean;
+  /** Connections loading side by side, each in its own transactions (the files dealt out between them). */
+  connections: number;
 }
 
 const METHODS: readonly LoadMethod[] = [
-  { name: 'commits of 16,384 rows through the WAL + checkpoint', oneCommit: false },
-  { name: `commits of 16,384 rows into ${STORE_ROW_GROUP_SIZE.toLocaleString('en-US')}-row groups (the store's way)`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false },
-  { name: 'one commit of all rows into full row groups', oneCommit: true },
+  { name: 'commits of 16,384 rows through the WAL + checkpoint', oneCommit: false, connections: 1 },
+  { name: `commits of 16,384 rows into ${STORE_ROW_GROUP_SIZE.toLocaleString('en-US')}-row groups`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false, connections: 1 },
+  { name: `the same on 2 connections side by side (the store's way)`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false, connections: 2 },
+  { name: 'one commit of all rows into full row groups', oneCommit: true, connections: 1 },
+  { name: 'one commit of half the rows on each of 2 connections', oneCommit: true, connections: 2 },
 ];
 
 /** Rows/s of one bulk load of the CSV files into a fresh svc_spans, up to and including the checkpoint that leaves them in the database file. */
@@ -55,16 +59,28 @@ async function bulkLoad(dir: string, files: readonly string[], rows: number, thr
   const path = join(dir, 'lake.duckdb');
   const inst = await DuckDBInstance.create(':memory:', { checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD, threads: String(threads), max_vacuum_tasks: '0' });
   const conn = await inst.connect();
+  const others: DuckDBConnection[] = [];
   try {
     await conn.run(`ATTACH '${path}' AS lake${m.rowGroupSize ? ` (ROW_GROUP_SIZE ${m.rowGroupSize})` : ''}`);
     await conn.run('USE lake');
     await conn.run(createTableSql(SPANS));
+    for (let i = 1; i < m.connections; i++) {
+      others.push(await inst.connect());
+      await others.at(-1)!.run('USE lake');
+    }
+    const conns = [conn, ...others];
+    const mine = (i: number) => files.filter((_f, k) => k % conns.length === i);
     const start = performance.now();
-    if (m.oneCommit) await conn.run(loadSql(SPANS, files));
-    else for (const f of files) await conn.run(loadSql(SPANS, [f]));
+    await Promise.all(
+      conns.map(async (c, i) => {
+        if (m.oneCommit) await c.run(loadSql(SPANS, mine(i)));
+        else for (const f of mine(i)) await c.run(loadSql(SPANS, [f]));
+      }),
+    );
     await conn.run('CHECKPOINT');
     return rows / ((performance.now() - start) / 1000);
   } finally {
+    for (const c of others) c.closeSync();
     conn.closeSync();
     inst.closeSync();
     rmSync(path, { force: true });
@@ -98,7 +114,7 @@ async function storageProbe(): Promise<{ measure(): Promise<number>; close(): vo
         const rates: number[] = [];
         for (const threads of [1, 2]) rates.push(await bulkLoad(dir, files, rows, threads, m));
         best = Math.max(best, ...rates);
-        console.log(`           storage limit: ${m.name.padEnd(62)} ${rates.map((r) => r.toFixed(0).padStart(7)).join(' and ')} spans/s on 1 and 2 DuckDB threads`);
+        console.log(`           storage limit: ${m.name.padEnd(58)} ${rates.map((r) => r.toFixed(0).padStart(7)).join(' and ')} spans/s on 1 and 2 DuckDB threads`);
       }
       return best;
     },
