@@ -147,22 +147,38 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
         if (merge) meta.push(merge);
         if (buckets.size) meta.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
         for (const [name, chunks] of byTable) appends.push(loadSql(tableByName(name), [await spool(name, chunks)]));
-        await previousMeta;
-        if (meta.length) await inTransaction(store.writer, async () => void (await runAll(store.writer, meta)));
-        for (const b of buckets) marked.add(b);
-      } finally {
+      } catch (err) {
         metaDone();
+        throw err;
       }
+      // The small transaction runs while the rows load, and commits before them. Waiting for it first
+      // (its COMMIT queues behind the other loader's in DuckDB) took a sixth of the loaders' time.
+      const metaCommitted = (async () => {
+        try {
+          await previousMeta;
+          if (meta.length) await inTransaction(store.writer, () => runAll(store.writer, meta));
+          for (const b of buckets) marked.add(b);
+        } finally {
+          metaDone();
+        }
+      })();
+      metaCommitted.catch(() => {}); // awaited below; a rejection before that is not unhandled
       if (!appends.length) {
+        await metaCommitted;
         if (meta.length) st.commits++;
         return;
       }
       const started = performance.now();
       let committing = 0;
-      await inTransaction(loader, async () => {
-        await runAll(loader, appends);
-        committing = performance.now();
-      });
+      try {
+        await inTransaction(loader, async () => {
+          await runAll(loader, appends);
+          await metaCommitted;
+          committing = performance.now();
+        });
+      } finally {
+        await metaCommitted.catch(() => {}); // settled before the files go
+      }
       st.lastSyncMs = performance.now() - committing;
       st.commits++;
       st.rowsCommitted += rows;
