@@ -51,7 +51,7 @@ export interface Writer {
   /** Commits whatever is pending now; resolves once that and every commit under way are done. */
   flush(): Promise<void>;
   /**
-   * Announces a submission on its way (being decoded): a free writer holding less than a row group
+   * Announces a submission on its way (being decoded): a free loader with less than a row group queued
    * may wait for it, up to flushIntervalMs. Call the returned function once it is submitted or given up.
    */
   expect(): () => void;
@@ -90,10 +90,10 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
 
   /**
    * Commits the submissions' appends on `loader` in one transaction. What other transactions may
-   * write too (service bounds, dirty marks, upserts) goes first, in its own transaction on the writer
-   * connection, one commit's at a time in the order commits started: concurrent transactions updating
-   * one row conflict in DuckDB, appends never do. Should the appends then fail, the bounds are a little
-   * wide and a bucket is examined again; both harmless.
+   * write too (service bounds, dirty marks, upserts) goes in its own transaction on the writer
+   * connection, one commit's at a time in the order commits started, committed just before the
+   * appends: concurrent transactions updating one row conflict in DuckDB, appends never do. Should
+   * the appends then fail, the bounds are a little wide and a bucket is examined again; both harmless.
    */
   async function commit(items: readonly Pending[], loader: DuckDBConnection): Promise<void> {
     const previousMeta = metaTurn;
