@@ -193,8 +193,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
     }
     // The body is copied once, into one ArrayBuffer owned by it alone (never the shared Buffer pool,
     // so it can be transferred to a worker): of the declared length when there is one, else grown.
-    // Each ArrayBuffer the event loop allocates counts towards V8's external memory, whose growth
-    // starts full garbage collections; copying each chunk first, then joining them, doubled that.
+    // (Copying each chunk, then joining them, copied and allocated every body twice.)
     let body = Buffer.from(new ArrayBuffer(declared > 0 ? declared : 0));
     let size = 0;
     let tooLarge = false;

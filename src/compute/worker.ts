@@ -13,7 +13,7 @@ if ((workerData as { lowPriority?: boolean } | undefined)?.lowPriority) lowerThr
 
 export type Task = OtlpTask | ProfileTask | DetectTask | LogsInitTask | LogsFlushTask;
 
-export default function handle(task: Task): unknown {
+export default function handle(task: Task): IngestResult | DetectOutput[] | EncodedPart[] | number {
   switch (task.kind) {
     case 'otlp':
       // Logs go to the single-thread logs pool, whose one miner owns the template ids.

@@ -96,9 +96,6 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
    * the appends then fail, the bounds are a little wide and a bucket is examined again; both harmless.
    */
   async function commit(items: readonly Pending[], loader: DuckDBConnection): Promise<void> {
-    const previousMeta = metaTurn;
-    let metaDone!: () => void;
-    metaTurn = new Promise((r) => (metaDone = r));
     const byTable = new Map<string, Uint8Array[]>();
     const upserts = new Map<string, Uint8Array[]>();
     let rows = 0;
@@ -134,35 +131,31 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       }
       return file;
     };
-    try {
+    const prepared = (async () => {
       const meta: string[] = [];
       const appends: string[] = [];
-      try {
-        for (const [name, parts] of upserts) {
-          const paths: string[] = [];
-          for (const csv of parts) paths.push(await spool(name, [csv]));
-          meta.push(upsertSql(tableByName(name), paths));
-        }
-        const merge = mergeServicesSql(services);
-        if (merge) meta.push(merge);
-        if (buckets.size) meta.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
-        for (const [name, chunks] of byTable) appends.push(loadSql(tableByName(name), [await spool(name, chunks)]));
-      } catch (err) {
-        metaDone();
-        throw err;
+      for (const [name, parts] of upserts) {
+        const paths: string[] = [];
+        for (const csv of parts) paths.push(await spool(name, [csv]));
+        meta.push(upsertSql(tableByName(name), paths));
       }
-      // The small transaction runs while the rows load, and commits before them. Waiting for it first
-      // (its COMMIT queues behind the other loader's in DuckDB) took a sixth of the loaders' time.
-      const metaCommitted = (async () => {
-        try {
-          await previousMeta;
-          if (meta.length) await inTransaction(store.writer, () => runAll(store.writer, meta));
-          for (const b of buckets) marked.add(b);
-        } finally {
-          metaDone();
-        }
-      })();
-      metaCommitted.catch(() => {}); // awaited below; a rejection before that is not unhandled
+      const merge = mergeServicesSql(services);
+      if (merge) meta.push(merge);
+      if (buckets.size) meta.push(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...buckets].map((b) => `(${b})`).join(', ')}`);
+      for (const [name, chunks] of byTable) appends.push(loadSql(tableByName(name), [await spool(name, chunks)]));
+      return { meta, appends };
+    })();
+    // The small transaction takes its turn now (commit order), runs while the rows load, and commits
+    // before them. Waiting for it first (its COMMIT queues behind the other loader's in DuckDB) took a
+    // sixth of the loaders' time.
+    const metaCommitted = metaTurn.then(async () => {
+      const { meta } = await prepared;
+      if (meta.length) await inTransaction(store.writer, () => runAll(store.writer, meta));
+      for (const b of buckets) marked.add(b);
+    });
+    metaTurn = metaCommitted.catch(() => {}); // the next commit's turn comes whatever became of this one
+    try {
+      const { meta, appends } = await prepared;
       if (!appends.length) {
         await metaCommitted;
         if (meta.length) st.commits++;
