@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realisticBatch } from './lib/spans.js';
 import { withBenchServer } from './lib/server.js';
-import { grpcUnary, poster } from './lib/post.js';
+import { getter, grpcUnary, poster } from './lib/post.js';
 import { quantile, runPlan, senderCounts, sustain, type Sustained } from './lib/sustain.js';
 import { decodeOtlp } from '../src/pipeline/decode.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
@@ -133,11 +133,11 @@ type Sender = (body: Uint8Array) => Promise<boolean>;
 async function load(send: Sender, concurrency: number, apiBase: string, serverCpuSeconds: () => number): Promise<Sustained & { servicesP50: number; servicesP99: number }> {
   let stop = false;
   const lat: number[] = [];
+  const get = getter(apiBase, '/v1/services');
   const poller = (async () => {
     while (!stop) {
       const t = performance.now();
-      const res = await fetch(`${apiBase}/v1/services`);
-      await res.arrayBuffer();
+      if ((await get()) !== 200) throw new Error('GET /v1/services failed under load');
       lat.push(performance.now() - t);
       await new Promise((r) => setTimeout(r, 50));
     }
