@@ -4,7 +4,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { duckdbThreads, type Config } from './config.js';
 import { openStore, type Store } from './store/db.js';
 import { createWriter, type EncodedPart, type Writer } from './store/writer.js';
-import { createReadPool, type ReadPool } from './store/readers.js';
+import { createReadPool, readRows, readServiceSpans, type ReadPool } from './store/readers.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
 import { loadUws, mountRoutes, type RouteSpec, type Server as HttpServer } from './api/http.js';
@@ -24,7 +24,6 @@ import { alertsRoute } from './api/routes/alerts.js';
 import { statusRoute } from './api/routes/admin.js';
 import { startScheduler, type Scheduler } from './detect/scheduler.js';
 import { LOG_TEMPLATES, SCHEMA_VERSION } from './store/schema.js';
-import { readRows } from './store/readers.js';
 import { notBuiltRoute } from './api/routes/not-built.js';
 import { DOCS } from './api/docs.js';
 
@@ -57,7 +56,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const threads = duckdbThreads(config);
     const store = await openStore(config.dataDir, 'default', { threads, memoryLimit: config.duckdbMemoryLimit, loaders: config.duckdbLoaders });
     stops.push(() => store.close());
-    const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs });
+    const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs, services: await readServiceSpans(store.writer) });
     stops.push(() => writer.flush());
     // The query pool locks the database's configuration (external access off but for the spool):
     // every global setting must be applied before it opens.
@@ -91,7 +90,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
 
     const apiRoutes: RouteSpec[] = [
       healthRoute(() => ready),
-      servicesRoute(reads),
+      servicesRoute(() => writer.services()),
       traceRoute(reads),
       queryRoute(queries),
       anomaliesRoute(reads),

@@ -2,6 +2,8 @@
 // each query on its own threads; a few connections let independent reads overlap.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Connector } from './db.js';
+import type { ServiceSpans } from './batch.js';
+import { SERVICES } from './schema.js';
 
 export interface ReadPool {
   use<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
@@ -46,4 +48,10 @@ export async function readRows(conn: DuckDBConnection, sql: string, params: (str
   });
   const reader = await stmt.runAndReadAll();
   return reader.getRowObjectsJS() as Record<string, unknown>[];
+}
+
+/** The services table as first and last time seen per service, µs (what the writer keeps up to date from then on). */
+export async function readServiceSpans(conn: DuckDBConnection): Promise<ServiceSpans> {
+  const rows = await readRows(conn, `SELECT service_name, epoch_us(first_seen) AS f, epoch_us(last_seen) AS l FROM ${SERVICES.name}`);
+  return Object.fromEntries(rows.map((r) => [String(r['service_name']), [Number(r['f']), Number(r['l'])]]));
 }

@@ -58,6 +58,12 @@ export interface Writer {
   stats(): WriterStats;
   /** Runs `fn` on the writer connection once no commit is under way; commits wait for it (retention, detection writes). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Every service's first and last time seen, as the services table holds them: the table at start
+   * (opts.services) widened by each commit of its bounds. GET /v1/services answers from it without a
+   * query, which under ingest waited behind the loaders for tens of milliseconds.
+   */
+  services(): Readonly<ServiceSpans>;
 }
 
 interface Pending {
@@ -68,8 +74,9 @@ interface Pending {
   settled: Promise<void>;
 }
 
-export function createWriter(store: Store, opts: { flushIntervalMs: number; rowGroupRows?: number }): Writer {
+export function createWriter(store: Store, opts: { flushIntervalMs: number; rowGroupRows?: number; services?: ServiceSpans }): Writer {
   const rowGroupRows = opts.rowGroupRows ?? STORE_ROW_GROUP_SIZE;
+  const known = mergeServiceSpans({}, opts.services ?? {}); // the services table, as committed
   const free = [...store.loaders];
   let queue: Pending[] = [];
   const running = new Set<Promise<void>>(); // commits under way, one a loader
@@ -152,6 +159,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       const { meta } = await prepared;
       if (meta.length) await inTransaction(store.writer, () => runAll(store.writer, meta));
       for (const b of buckets) marked.add(b);
+      mergeServiceSpans(known, services);
     });
     metaTurn = metaCommitted.catch(() => {}); // the next commit's turn comes whatever became of this one
     try {
@@ -292,6 +300,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       };
     },
     stats: () => ({ ...st }),
+    services: () => known,
     exclusive<T>(fn: () => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         exclusives.push(async () => {

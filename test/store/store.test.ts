@@ -7,6 +7,8 @@ import { HISTOGRAM_FIXTURE, batchOf, spanBatch } from './fixtures.js';
 import { LOG_TEMPLATES, METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
 import { serviceSpans } from '../../src/store/batch.js';
 import { tempDir } from '../helpers/tmp.js';
+import { readServiceSpans } from '../../src/store/readers.js';
+import { listServices } from '../../src/api/routes/services.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -78,10 +80,26 @@ describe('store', () => {
     ]);
     await w.submit(submitOf(spanBatch(1, () => ({ service_name: 'a', timestamp: 1_600_000_000_000_000 }))));
     const rows = (await store.writer.runAndReadAll(`SELECT service_name, epoch_us(first_seen), epoch_us(last_seen) FROM svc_services ORDER BY 1`)).getRows();
-    expect(rows.map((r) => [r[0], Number(r[1]), Number(r[2])])).toEqual([
-      ['a', 1_600_000_000_000_000, 1_700_000_000_000_002],
-      ['b', 1_700_000_100_000_000, 1_700_000_100_000_001],
-    ]);
+    const expected = {
+      a: [1_600_000_000_000_000, 1_700_000_000_000_002],
+      b: [1_700_000_100_000_000, 1_700_000_100_000_001],
+    };
+    expect(rows.map((r) => [r[0], Number(r[1]), Number(r[2])])).toEqual(Object.entries(expected).map(([s, b]) => [s, ...b]));
+    // The writer's copy (what GET /v1/services answers from) is the table, and so is what a restart reads.
+    expect(w.services()).toEqual(expected);
+    expect(await readServiceSpans(store.writer)).toEqual(expected);
+  });
+
+  it("a writer's services start from the table and list in the table's order", async () => {
+    const { store } = await fresh();
+    const names = ['b', 'a', 'Z', 'é', 'e\u0301', '𝄞', '\uFFFD', 'ｚ', 'a b', 'A'];
+    const first = createWriter(store, { flushIntervalMs: 1 });
+    await first.submit(submitOf(spanBatch(names.length, (i) => ({ service_name: names[i]!, timestamp: 1_700_000_000_000_000 + i }))));
+    const second = createWriter(store, { flushIntervalMs: 1, services: await readServiceSpans(store.writer) });
+    await second.submit(submitOf(spanBatch(1, () => ({ service_name: 'a', timestamp: 1_800_000_000_000_000 }))));
+    const table = (await store.writer.runAndReadAll(`SELECT service_name, epoch_us(first_seen), epoch_us(last_seen) FROM svc_services ORDER BY service_name`)).getRows();
+    expect(listServices(second.services()).map((e) => [e.service_name, e.first_seen_ts, e.last_seen_ts])).toEqual(table.map((r) => [r[0], Number(r[1]), Number(r[2])]));
+    expect(second.services()['a']).toEqual([1_700_000_000_000_001, 1_800_000_000_000_000]);
   });
 
   it('upserts of one group commit: the latest submission of a key wins, other keys stay', async () => {

@@ -1,7 +1,6 @@
-// GET /v1/services: every service that reported any signal, with first and last time seen.
-import type { ReadPool } from '../../store/readers.js';
-import { readRows } from '../../store/readers.js';
-import { SERVICES } from '../../store/schema.js';
+// GET /v1/services: every service that reported any signal, with first and last time seen. Answered
+// from the writer's copy of the services table (store/writer.ts), not by a query.
+import type { ServiceSpans } from '../../store/batch.js';
 import { json, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
@@ -14,17 +13,17 @@ export interface ServiceEntry {
   last_seen: string;
 }
 
-export async function listServices(reads: ReadPool): Promise<ServiceEntry[]> {
-  const rows = await reads.use((c) =>
-    readRows(c, `SELECT service_name, epoch_us(first_seen) AS f, epoch_us(last_seen) AS l FROM ${SERVICES.name} ORDER BY service_name`),
-  );
-  return rows.map((r) => {
-    const f = Number(r['f']);
-    const l = Number(r['l']);
-    return { service_name: String(r['service_name']), first_seen_ts: f, last_seen_ts: l, first_seen: isoFromUs(f), last_seen: isoFromUs(l) };
-  });
+/** The entries by service name in UTF-8 byte order, as the table's ORDER BY service_name gave them. */
+export function listServices(spans: Readonly<ServiceSpans>): ServiceEntry[] {
+  return Object.keys(spans)
+    .map((name) => ({ name, key: Buffer.from(name, 'utf8') }))
+    .sort((a, b) => Buffer.compare(a.key, b.key))
+    .map(({ name }) => {
+      const [f, l] = spans[name]!;
+      return { service_name: name, first_seen_ts: f, last_seen_ts: l, first_seen: isoFromUs(f), last_seen: isoFromUs(l) };
+    });
 }
 
-export function servicesRoute(reads: ReadPool): RouteSpec {
-  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: async () => json(200, { services: await listServices(reads) }) };
+export function servicesRoute(services: () => Readonly<ServiceSpans>): RouteSpec {
+  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: () => json(200, { services: listServices(services()) }) };
 }
