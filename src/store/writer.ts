@@ -213,10 +213,33 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     }
   }
 
+  /**
+   * The queued submissions up to the first that brings some table to a row group, or all of them.
+   * DuckDB commits exactly one row group's rows for ~30% less CPU a row than two groups, or a group
+   * and a part (raw DuckDB, 2 connections side by side, 131,072 realistic spans: commits of 8,192
+   * rows 11.6-14.2 µs a row against 16.5-19.2 for 16,384 and 15.9-18.6 for 9,216), half of it in
+   * the kernel: a bigger commit's buffers are fresh memory, twice the page faults a row.
+   */
+  function takeCommit(): Pending[] {
+    const rows = new Map<string, number>();
+    let n = 0;
+    while (n < queue.length) {
+      let full = false;
+      for (const p of queue[n++]!.sub.parts) {
+        if (p.upsert) continue;
+        const r = (rows.get(p.table) ?? 0) + p.rows;
+        rows.set(p.table, r);
+        if (r >= rowGroupRows) full = true;
+      }
+      if (full) break;
+    }
+    return queue.splice(0, n);
+  }
+
   let claiming = false; // a commit has a loader and takes the queue in a moment
   const canStart = () => !claiming && free.length > 0 && !exclusives.length && !exclusiveRunning && queue.length > 0;
 
-  /** Commits everything queued on a free loader. */
+  /** Commits what is queued (up to a row group: takeCommit) on a free loader. */
   function start(): void {
     if (timer) clearTimeout(timer);
     timer = null;
@@ -226,11 +249,11 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     const run = (async () => {
       await null; // submissions of this same tick join the commit
       claiming = false;
-      const items = queue;
-      queue = [];
-      forceNext = false;
-      st.pendingSubmissions = 0;
+      const items = takeCommit();
+      if (!queue.length) forceNext = false;
+      st.pendingSubmissions = queue.length;
       lastFilled = mostRowsOneTable(items) >= rowGroupRows;
+      schedule(); // a row group's worth left behind goes on the other loader
       if (items.length) await commitGroup(items, loader);
     })().finally(() => {
       free.push(loader);
