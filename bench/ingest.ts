@@ -53,7 +53,7 @@ const METHODS: readonly LoadMethod[] = [
   { name: 'commits of 16,384 rows through the WAL + checkpoint', oneCommit: false, fileRows: 16_384, connections: 1 },
   { name: `commits of 16,384 rows into ${RG}-row groups`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false, fileRows: 16_384, connections: 1 },
   { name: 'the same on 2 connections side by side', rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false, fileRows: 16_384, connections: 2 },
-  { name: `commits of 8,192 rows, one ${RG}-row group each, on 2 connections (the store's way)`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false, fileRows: 8_192, connections: 2 },
+  { name: `commits of ${RG} rows (a row group each) on 2 connections (the store's way)`, rowGroupSize: STORE_ROW_GROUP_SIZE, oneCommit: false, fileRows: 8_192, connections: 2 },
   { name: 'one commit of all rows into full row groups', oneCommit: true, fileRows: 16_384, connections: 1 },
   { name: 'one commit of half the rows on each of 2 connections', oneCommit: true, fileRows: 16_384, connections: 2 },
 ];
@@ -120,7 +120,7 @@ async function storageProbe(): Promise<{ measure(): Promise<number>; close(): vo
         const rates: number[] = [];
         for (const threads of [1, 2]) rates.push(await bulkLoad(dir, files[m.fileRows], rows, threads, m));
         best = Math.max(best, ...rates);
-        console.log(`           storage limit: ${m.name.padEnd(72)} ${rates.map((r) => r.toFixed(0).padStart(7)).join(' and ')} spans/s on 1 and 2 DuckDB threads`);
+        console.log(`           storage limit: ${m.name.padEnd(68)} ${rates.map((r) => r.toFixed(0).padStart(7)).join(' and ')} spans/s on 1 and 2 DuckDB threads`);
       }
       return best;
     },

@@ -4,6 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import http2 from 'node:http2';
+import { GRPC_CONNECTION_WINDOW, GRPC_STREAM_WINDOW } from '../../src/receivers/otlp-grpc.js';
 import { useTestServer } from '../helpers/server.js';
 import { encodeTraces, messageType, postOtlp } from '../helpers/otlp.js';
 
@@ -162,5 +164,24 @@ describe('hostile OTLP/gRPC messages', () => {
 
   it('a valid message is OK', async () => {
     expect(await exportRaw(encodeTraces('grpc-raw', [{ startUs: T0, durationUs: 3 }]))).toBeNull();
+  });
+});
+
+// Not hostile, but on the same server: the receive windows grpc-js has no option for.
+describe('OTLP/gRPC flow control', () => {
+  it('lets a client send 1 MiB on a stream and 16 MiB on the connection before a window update', async () => {
+    const session = http2.connect(`http://${srv.otlpGrpc}`);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        session.once('remoteSettings', () => resolve());
+        session.once('error', reject);
+      });
+      expect(session.remoteSettings.initialWindowSize).toBe(GRPC_STREAM_WINDOW);
+      // The connection's window comes as a WINDOW_UPDATE after the settings.
+      for (let i = 0; i < 200 && session.state.remoteWindowSize !== GRPC_CONNECTION_WINDOW; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(session.state.remoteWindowSize).toBe(GRPC_CONNECTION_WINDOW);
+    } finally {
+      session.close();
+    }
   });
 });
