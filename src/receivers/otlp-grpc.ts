@@ -22,9 +22,9 @@ const raw = (b: Buffer) => b;
  * HTTP/2 receive windows: 1 MiB a stream, 16 MiB a connection, where grpc-go's BDP estimator also
  * tops out. With Node's 64 KiB, a 350 KB export crossed in a dozen window round trips and the
  * connection's window was shared by every export in flight: at 64 senders the event loop spent
- * 2.5-2.9 µs a span and the sender 0.16 cores, against 1.9 and 0.11 with these (78,000-80,000
- * against 87,000-89,000 spans/s). grpc-js has no option for them, so they are set on its HTTP/2
- * server options and sessions (test/ingest/hostile.test.ts checks that a client sees them).
+ * 2.7-2.9 µs a span and the sender 0.16 cores, against 1.7-2.3 and 0.11 with these (alternating
+ * runs). grpc-js has no option for them, so they are set on its HTTP/2 server options and
+ * sessions (test/ingest/hostile.test.ts checks that a client sees them).
  */
 export const GRPC_STREAM_WINDOW = 1 << 20;
 export const GRPC_CONNECTION_WINDOW = 16 << 20;
