@@ -4,42 +4,35 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 
+/** Sends one request over `agent`; resolves with the status once the answer is drained. */
+function statusOf(agent: http.Agent, u: URL, method: string, headers: http.OutgoingHttpHeaders, body?: Uint8Array): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /**
- * GETs base+path over one keep-alive socket; resolves with the status (body drained). For pollers that
- * run beside a load: fetch here cost the load generator ~0.1 of a core for 20 requests a second, and
- * with it the closed-loop senders fell behind (OTLP/gRPC at 32 senders: 50,000-79,000 spans/s
- * against 81,000-90,000 unpolled; with this getter 76,000-80,000).
+ * GETs base+path over one keep-alive socket; resolves with the status. For pollers that run beside
+ * a load: fetch here cost the load generator ~0.1 of a core for 20 requests a second, and with it
+ * the closed-loop senders fell behind (OTLP/gRPC at 32 senders: 50,000-79,000 spans/s against
+ * 81,000-90,000 unpolled; with this getter 76,000-80,000).
  */
 export function getter(base: string, path: string): () => Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const u = new URL(path, base);
-  return () =>
-    new Promise((resolve, reject) => {
-      http
-        .get({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        })
-        .on('error', reject);
-    });
+  return () => statusOf(agent, u, 'GET', {});
 }
 
 /** POSTs bodies to base+path with the given content type; resolves with the status (body drained). */
 export function poster(base: string, path: string, contentType: string, sockets: number): (body: Uint8Array) => Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   const u = new URL(path, base);
-  return (body) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': contentType, 'content-length': body.byteLength } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  return (body) => statusOf(agent, u, 'POST', { 'content-type': contentType, 'content-length': body.byteLength }, body);
 }
 
 /** Each distinct message framed once (the senders cycle through the same bodies): 5-byte prefix, then the message. */

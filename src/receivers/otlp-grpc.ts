@@ -24,8 +24,8 @@ const raw = (b: Buffer) => b;
  * connection's window was shared by every export in flight: at 64 senders, in alternating runs,
  * 55,000-72,000 spans/s with the event loop at 2.7-3.9 µs a span and the sender at 0.15-0.17
  * cores, against 75,000-79,000, 1.7-2.3 and 0.10-0.11 with these. grpc-js has no option for them,
- * so they are set on its HTTP/2 server options and sessions (test/ingest/hostile.test.ts checks
- * that a client sees them).
+ * so bindGrpc sets them on its HTTP/2 server options and sessions (test/ingest/hostile.test.ts
+ * checks that a client sees them).
  */
 export const GRPC_STREAM_WINDOW = 1 << 20;
 export const GRPC_CONNECTION_WINDOW = 16 << 20;
@@ -40,8 +40,6 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
     'grpc.max_receive_message_length': ctx.maxBodyBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
   });
-  const options = (server as unknown as GrpcServerInternals).commonServerOptions;
-  if (options) options.settings = { ...options.settings, initialWindowSize: GRPC_STREAM_WINDOW };
   for (const [signal, path] of Object.entries(SERVICES) as [Signal | 'profiles', string][]) {
     const def: grpc.ServiceDefinition = {
       Export: { path, requestStream: false, responseStream: false, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw },
@@ -73,12 +71,14 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
   return server;
 }
 
+/** Binds the server, with the receive windows above: the stream's in the settings its HTTP/2 server is made with, the connection's on each session. */
 export async function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
+  const internals = server as unknown as GrpcServerInternals;
+  const options = internals.commonServerOptions;
+  if (options) options.settings = { ...options.settings, initialWindowSize: GRPC_STREAM_WINDOW };
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
-  for (const h2 of (server as unknown as GrpcServerInternals).http2Servers?.keys() ?? []) {
-    h2.on('session', (session) => session.setLocalWindowSize(GRPC_CONNECTION_WINDOW));
-  }
+  for (const h2 of internals.http2Servers?.keys() ?? []) h2.on('session', (session) => session.setLocalWindowSize(GRPC_CONNECTION_WINDOW));
   return bound;
 }

@@ -226,14 +226,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
   function takeCommit(): Pending[] {
     const rows = new Map<string, number>();
     for (let n = 0; n < queue.length; ) {
-      let exact = false;
-      for (const p of queue[n++]!.sub.parts) {
-        if (p.upsert) continue;
-        const r = (rows.get(p.table) ?? 0) + p.rows;
-        rows.set(p.table, r);
-        if (r === rowGroupRows) exact = true;
-      }
-      if (exact) return queue.splice(0, n);
+      if (addRows(rows, queue[n++]!.sub).some((t) => rows.get(t) === rowGroupRows)) return queue.splice(0, n);
     }
     return queue.splice(0);
   }
@@ -344,9 +337,20 @@ async function runAll(conn: DuckDBConnection, statements: readonly string[]): Pr
 
 /** The most rows the submissions append to any one table (upserts aside): what decides a direct write. */
 function mostRowsOneTable(items: readonly Pending[]): number {
-  const byTable = new Map<string, number>();
-  for (const { sub } of items) for (const p of sub.parts) if (!p.upsert) byTable.set(p.table, (byTable.get(p.table) ?? 0) + p.rows);
-  return Math.max(0, ...byTable.values());
+  const rows = new Map<string, number>();
+  for (const { sub } of items) addRows(rows, sub);
+  return Math.max(0, ...rows.values());
+}
+
+/** Adds the rows a submission appends (upserts aside) to the per-table counts; returns the tables it appends to. */
+function addRows(rows: Map<string, number>, sub: Submission): string[] {
+  const tables: string[] = [];
+  for (const p of sub.parts) {
+    if (p.upsert) continue;
+    rows.set(p.table, (rows.get(p.table) ?? 0) + p.rows);
+    tables.push(p.table);
+  }
+  return tables;
 }
 
 /** One MERGE (a statement costs DuckDB ~1.5 ms however small): widen known services, add new ones. */
