@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { settingDefault } from '../../src/config.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -106,9 +107,12 @@ export function serverEnv(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('SVC_') && e[1] !== undefined));
 }
 
-/** Runs `fn` against a fresh server as the ingest benchmarks configure it (SVC_* of this process on top), then stops and removes it. */
+/**
+ * Runs `fn` against a fresh server as the ingest benchmarks configure it (SVC_* of this process on
+ * top), then stops and removes it. The flush interval is the server's default, not the tests' 5 ms.
+ */
 export async function withBenchServer<T>(fn: (srv: ChildServer) => Promise<T>): Promise<T> {
-  const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: '50', ...serverEnv() });
+  const srv = await startChildServer({ SVC_FLUSH_INTERVAL_MS: settingDefault('SVC_FLUSH_INTERVAL_MS'), ...serverEnv() });
   try {
     return await fn(srv);
   } finally {
