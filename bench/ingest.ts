@@ -123,18 +123,23 @@ async function storageProbe(): Promise<{ measure(): Promise<number>; close(): vo
           rates.push(rate);
           if (rate > best.rate) best = { rate, m, threads };
         }
-        console.log(`           storage limit: ${m.name.padEnd(68)} ${rates.map((r) => r.toFixed(0).padStart(7)).join(' and ')} spans/s on 1 and 2 DuckDB threads`);
+        report(m.name, rates, 'on 1 and 2 DuckDB threads');
       }
       // One load takes about a second, and single loads of the same method varied by a fifth: the
       // fastest is timed twice more and the best of its three counts, so that one slow load cannot
       // flatter the runs compared with it (one such probe once put a run at 101%).
       const again: number[] = [];
       for (let i = 0; i < 2; i++) again.push(await bulkLoad(dir, files[best.m.fileRows], rows, best.threads, best.m));
-      console.log(`           storage limit: the fastest again, twice${' '.repeat(43)} ${again.map((r) => r.toFixed(0).padStart(7)).join(' and ')} spans/s on ${best.threads} DuckDB thread${best.threads > 1 ? 's' : ''}`);
+      report('the fastest again, twice', again, `on ${best.threads} DuckDB thread${best.threads > 1 ? 's' : ''}`);
       return Math.max(best.rate, ...again);
     },
     close: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** One line of a storage probe: the load and its rates. */
+function report(load: string, rates: readonly number[], how: string): void {
+  console.log(`           storage limit: ${load.padEnd(68)} ${rates.map((r) => r.toFixed(0).padStart(7)).join(' and ')} spans/s ${how}`);
 }
 
 /** "x% of the storage limit". */

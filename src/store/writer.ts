@@ -222,13 +222,14 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
    * 9,216), half of it in the kernel: a bigger commit's buffers are fresh memory, twice the page
    * faults a row. Short of an exact group, any cut leaves a partial group too, so the commit takes
    * everything queued, as before: fewer, larger commits pay the per-commit statements less often.
+   * `filled`: the items bring some table a row group or more (see schedule()).
    */
-  function takeCommit(): Pending[] {
+  function takeCommit(): { items: Pending[]; filled: boolean } {
     const rows = new Map<string, number>();
     for (let n = 0; n < queue.length; ) {
-      if (addRows(rows, queue[n++]!.sub).some((t) => rows.get(t) === rowGroupRows)) return queue.splice(0, n);
+      if (addRows(rows, queue[n++]!.sub).some((t) => rows.get(t) === rowGroupRows)) return { items: queue.splice(0, n), filled: true };
     }
-    return queue.splice(0);
+    return { items: queue.splice(0), filled: Math.max(0, ...rows.values()) >= rowGroupRows };
   }
 
   let claiming = false; // a commit has a loader and takes the queue in a moment
@@ -244,10 +245,10 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     const run = (async () => {
       await null; // submissions of this same tick join the commit
       claiming = false;
-      const items = takeCommit();
+      const { items, filled } = takeCommit();
       if (!queue.length) forceNext = false;
       st.pendingSubmissions = queue.length;
-      lastFilled = mostRowsOneTable(items) >= rowGroupRows;
+      lastFilled = filled;
       schedule(); // a row group's worth left behind goes on the other loader
       if (items.length) await commitGroup(items, loader);
     })().finally(() => {

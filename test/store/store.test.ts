@@ -27,6 +27,20 @@ function submitOf(batch: ReturnType<typeof spanBatch>) {
   return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(table, batch)) }], services: serviceSpans([batch]) };
 }
 
+/** The store with each loader connection's statements passed to `before` (with the loader's index) ahead of running. */
+function watchLoaders(store: Store, before: (sql: string, loader: number) => Promise<void>): Store {
+  const loaders = store.loaders.map((conn, i) => {
+    const run = conn.run.bind(conn);
+    return Object.assign(Object.create(conn) as typeof conn, {
+      run: async (sql: string) => {
+        await before(sql, i);
+        return run(sql);
+      },
+    });
+  });
+  return { ...store, loaders };
+}
+
 describe('store', () => {
   it('creates the nine spec tables, reachable bare, as lake.<t> and main.<t>, on the writer and on new connections', async () => {
     const { store } = await fresh();
@@ -218,23 +232,17 @@ describe('store', () => {
     let otherLoads: () => void = () => {};
     const otherLoaded = new Promise<void>((r) => (otherLoads = r));
     let held = false;
-    const watched = store.loaders.map((conn, i) => {
-      const run = conn.run.bind(conn);
-      return Object.assign(Object.create(conn) as typeof conn, {
-        run: async (sql: string) => {
-          if (sql.startsWith('INSERT INTO')) {
-            loading[i] = true;
-            if (loading.every(Boolean)) otherLoads();
-          }
-          if (sql === 'COMMIT' && !held) {
-            held = true;
-            await Promise.race([otherLoaded, new Promise((r) => setTimeout(r, 2000))]);
-          }
-          return run(sql);
-        },
-      });
+    const watched = watchLoaders(store, async (sql, i) => {
+      if (sql.startsWith('INSERT INTO')) {
+        loading[i] = true;
+        if (loading.every(Boolean)) otherLoads();
+      }
+      if (sql === 'COMMIT' && !held) {
+        held = true;
+        await Promise.race([otherLoaded, new Promise((r) => setTimeout(r, 2000))]);
+      }
     });
-    const w = createWriter({ ...store, loaders: watched }, { flushIntervalMs: 60_000, rowGroupRows: 10 });
+    const w = createWriter(watched, { flushIntervalMs: 60_000, rowGroupRows: 10 });
     // Every submission fills a row group, so each goes as soon as a loader is free. All update the
     // same service's bounds and the same template key, whose latest submission must win.
     const template = (n: number) => {
@@ -286,19 +294,12 @@ describe('store', () => {
   it('commits exactly a row group when the queue holds one (the rest on the next loader), else all of it', async () => {
     const { store } = await fresh();
     const inserts: number[] = []; // rows of each load statement, from its file
-    const watched = store.loaders.map((conn) => {
-      const run = conn.run.bind(conn);
-      return Object.assign(Object.create(conn) as typeof conn, {
-        run: async (sql: string) => {
-          if (sql.startsWith('INSERT INTO')) {
-            const r = (await conn.runAndReadAll(`SELECT count(*) FROM (${sql.slice(sql.indexOf(') SELECT ') + 2)})`)).getRows();
-            inserts.push(Number(r[0]![0]));
-          }
-          return run(sql);
-        },
-      });
+    const watched = watchLoaders(store, async (sql, i) => {
+      if (!sql.startsWith('INSERT INTO')) return;
+      const r = (await store.loaders[i]!.runAndReadAll(`SELECT count(*) FROM (${sql.slice(sql.indexOf(') SELECT ') + 2)})`)).getRows();
+      inserts.push(Number(r[0]![0]));
     });
-    const w = createWriter({ ...store, loaders: watched }, { flushIntervalMs: 60_000, rowGroupRows: 10 });
+    const w = createWriter(watched, { flushIntervalMs: 60_000, rowGroupRows: 10 });
     let k = 0;
     const sub = (n: number) => submitOf(spanBatch(n, (i) => ({ span_id: `${k++}-${i}` })));
     // Queued in one tick: 4 + 6 and 5 + 5 are exactly a row group each; 3 + 4 + 25 never is, so it goes whole.
