@@ -25,6 +25,7 @@ import { statusRoute } from './api/routes/admin.js';
 import { startScheduler, type Scheduler } from './detect/scheduler.js';
 import { LOG_TEMPLATES, SCHEMA_VERSION } from './store/schema.js';
 import { notBuiltRoute } from './api/routes/not-built.js';
+import { diagnoseRoutes } from './api/routes/diagnose.js';
 import { DOCS } from './api/docs.js';
 
 export interface Running {
@@ -102,8 +103,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
         detection: () => detection.status(),
       }),
       ...profileRoutes(ctx),
-      notBuiltRoute('POST', '/v1/diagnose', DOCS.diagnose, 'use GET /v1/anomalies for what changed and POST /v1/query with its drill_down_sql for why'),
-      notBuiltRoute('POST', '/v1/investigate', DOCS.investigate, 'use GET /v1/anomalies for what changed and POST /v1/query with its drill_down_sql for why'),
+      ...diagnoseRoutes({ reads, services: () => writer.services() }),
       notBuiltRoute('POST', '/admin/tenants', DOCS.createTenant, 'this server runs in open mode (self-hosted, one tenant); tenants belong to the hosted variant'),
       notBuiltRoute('DELETE', '/admin/keys/{short_token}', DOCS.revokeKey, 'this server runs in open mode (self-hosted); API keys belong to the hosted variant'),
     ];

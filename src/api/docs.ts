@@ -108,6 +108,13 @@ const diagnosisBlock = obj({
   metrics: arr(ref('MetricSummary')),
   profiles: arr(ref('ProfileHotSpot')),
   gen_ai: arr(ref('GenAiModel'), 'one entry per model'),
+  findings_total: int('findings before the cap of 20'),
+  operations_total: int('operations before the cap of 50'),
+  log_patterns_total: int('log patterns before the cap of 20'),
+  metrics_total: int('metric summaries before the cap of 40'),
+  profiles_total: int('profile functions before the cap of 20'),
+  baseline: obj({ from_ts: int64(), from_iso: iso(), to_ts: int64(), to_iso: iso(), buckets: int('5-minute buckets') }, undefined, { description: 'the longest baseline the window is compared with (an operation whose regime began before the window uses the part before that)' }),
+  call_graph_sampled: nobject('null when dependencies and the causal walk saw every trace; {one_trace_in: N} when the window was large and 1 trace in N was joined (counts scaled)'),
 });
 
 const drillSql = str('ready-to-run SQL for POST /v1/query; send it verbatim');
@@ -193,20 +200,11 @@ export const SCHEMAS: Record<string, Schema> = {
   DiagnoseRequest: obj(
     {
       services: { type: 'array', items: str(), minItems: 1, maxItems: 10, description: '1 to 10 service names, as GET /v1/services lists them' },
-      service: nstr('a single service, alternative to services'),
+      service: nstr('a single service; with services too, their union is diagnosed (duplicates removed, at most 10)'),
       from_ts: microsInput('Window start; with to_ts omitted the window ends now; both omitted: the last 15 minutes.', true),
       to_ts: microsInput('Window end; must be greater than from_ts; not accepted without from_ts.', true),
     },
     [],
-  ),
-  InvestigateRequest: obj(
-    {
-      from_ts: microsInput('Window start.'),
-      to_ts: microsInput('Window end; must be greater than from_ts.'),
-      service: nstr('a single service, alternative to services'),
-      services: { type: 'array', items: str(), maxItems: 10 },
-    },
-    ['from_ts', 'to_ts'],
   ),
   DiagnoseResponse: obj({
     results: { type: 'object', additionalProperties: ref('DiagnosisBlock'), description: 'one diagnosis block per successfully diagnosed service' },
@@ -260,13 +258,22 @@ export const SCHEMAS: Record<string, Schema> = {
   ),
   Finding: obj(
     {
-      kind: str('for example incident'),
-      severity: str('for example critical'),
-      summary: str(),
+      kind: {
+        type: 'string',
+        enum: ['incident', 'error_spike', 'latency_regression', 'dependency_failure', 'new_error_type', 'new_log_pattern', 'log_error_burst', 'deploy_regression', 'resource_hot_spot', 'gen_ai_degradation', 'coverage_gap'],
+      },
+      severity: { type: 'string', enum: ['critical', 'high', 'medium', 'low', 'info'] },
+      summary: str('for people; agents read the fields below'),
+      service: str('the service at fault; may be another than the one diagnosed'),
+      operation: nstr('the operation (or model, or profiled function) the finding is about'),
+      signal: str('error_rate, latency_p95, log_volume, error_log_rate, profile_cost, gen_ai_finish_reasons, or the missing signal of a coverage gap'),
+      before: nnum('baseline value in raw units (percent, microseconds, records or nanoseconds per 5 minutes)'),
+      after: nnum('window value in the same units'),
+      score: { type: 'number', minimum: 0, maximum: 1, description: 'orders the list; severity is a band of it' },
       drill_down_sql: drillSql,
       incident: ref('Incident'),
     },
-    ['kind', 'severity', 'summary'],
+    ['kind', 'severity', 'summary', 'service', 'operation', 'signal', 'before', 'after', 'score'],
     {
       if: { properties: { kind: { const: 'incident' } }, required: ['kind'] },
       then: { required: ['incident'] },
@@ -501,17 +508,17 @@ export const DOCS = {
     tags: ['analysis'],
     auth: true,
     requestBody: { required: true, content: { 'application/json': { schema: ref('DiagnoseRequest') } } },
-    responses: { '501': E501,  '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
+    responses: { '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
   },
 
   investigate: {
     operationId: 'investigate',
     summary: 'Triage per service (earlier name of diagnose)',
-    description: 'The earlier name of POST /v1/diagnose: same answer; from_ts and to_ts are required.',
+    description: 'The earlier name of POST /v1/diagnose: the same body and rules (a body with only `service` works), the same answer.',
     tags: ['analysis'],
     auth: true,
-    requestBody: { required: true, content: { 'application/json': { schema: ref('InvestigateRequest') } } },
-    responses: { '501': E501,  '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
+    requestBody: { required: true, content: { 'application/json': { schema: ref('DiagnoseRequest') } } },
+    responses: { '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
   },
 
   runQuery: {

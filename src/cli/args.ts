@@ -29,6 +29,7 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
 const TIME_OPTIONS: readonly OptionSpec[] = [
   { name: 'from-ts', value: 'TS', description: 'window start: microseconds since the Unix epoch (16 digits) or an ISO-8601 timestamp' },
   { name: 'to-ts', value: 'TS', description: 'window end: microseconds since the Unix epoch (16 digits) or an ISO-8601 timestamp' },
+  { name: 'last', value: 'DURATION', description: 'the window is the last DURATION until now (e.g. 30m, 2h, 90s, 1d); instead of --from-ts/--to-ts' },
 ];
 
 const DIAGNOSE_OPTIONS: readonly OptionSpec[] = [
@@ -40,14 +41,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'anomalies',
     summary: 'ranked worsening shifts (GET /v1/anomalies)',
-    usage: 'tds anomalies [--service NAME] [--from-ts TS] [--to-ts TS]',
+    usage: 'tds anomalies [--service NAME] [--from-ts TS] [--to-ts TS | --last DURATION]',
     options: [{ name: 'service', value: 'NAME', description: 'restrict to one service' }, ...TIME_OPTIONS],
     details: ['The window defaults to the last hour; --to-ts defaults to now, --from-ts to one hour before --to-ts.'],
   },
   {
     name: 'diagnose',
     summary: 'triage per service (POST /v1/diagnose)',
-    usage: 'tds diagnose --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS]',
+    usage: 'tds diagnose --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS] [--last DURATION]',
     options: DIAGNOSE_OPTIONS,
     positional: 'service names (same as --service)',
     details: ['Without timestamps the server uses the last 15 minutes; --from-ts alone ends the window now.'],
@@ -55,7 +56,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'investigate',
     summary: 'alias of diagnose (the capability\'s earlier name; posts to /v1/diagnose)',
-    usage: 'tds investigate --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS]',
+    usage: 'tds investigate --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS] [--last DURATION]',
     options: DIAGNOSE_OPTIONS,
     positional: 'service names (same as --service)',
   },
@@ -198,6 +199,16 @@ export function parseTimestampUs(name: string, raw: string): number {
     throw new UsageError(`--${name} ${JSON.stringify(raw)} is not a timestamp`, 'give microseconds since the Unix epoch (16 digits) or an ISO-8601 string such as 2025-01-01T00:00:00Z');
   }
   return ms * 1000;
+}
+
+const UNIT_US: Record<string, number> = { s: 1e6, m: 60e6, h: 3600e6, d: 86400e6 };
+
+/** `--last 30m` → microseconds (s, m, h, d; whole or decimal numbers). */
+export function parseDurationUs(name: string, raw: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([smhd])$/.exec(raw.trim());
+  const us = m ? Math.round(Number(m[1]) * UNIT_US[m[2]!]!) : NaN;
+  if (!(us > 0)) throw new UsageError(`--${name} ${JSON.stringify(raw)} is not a duration`, 'give a number and a unit: 90s, 30m, 2h or 1d');
+  return us;
 }
 
 export function helpFor(cmd: CommandSpec | null): unknown {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import {
   UsageError,
   helpFor,
+  parseDurationUs,
   optFlag,
   optValue,
   optValues,
@@ -94,13 +95,23 @@ function noPositional(args: ParsedArgs): void {
   if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])}`, `tds ${args.command!.name} --help`);
 }
 
+/** `--last DURATION` as [now − duration, now], refused beside --from-ts/--to-ts; undefined without it. */
+function lastWindow(ctx: Ctx): [number, number] | undefined {
+  const last = optValue(ctx.args, 'last');
+  if (last === undefined) return undefined;
+  if (optValue(ctx.args, 'from-ts') !== undefined || optValue(ctx.args, 'to-ts') !== undefined) throw new UsageError('--last cannot be combined with --from-ts or --to-ts', 'give either --last DURATION or the timestamps');
+  const now = (ctx.io.now ?? Date.now)() * 1000;
+  return [now - parseDurationUs('last', last), now];
+}
+
 async function cmdAnomalies(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
   const now = (ctx.io.now ?? Date.now)() * 1000;
   const fromRaw = optValue(ctx.args, 'from-ts');
   const toRaw = optValue(ctx.args, 'to-ts');
-  const to = toRaw !== undefined ? parseTimestampUs('to-ts', toRaw) : now;
-  const from = fromRaw !== undefined ? parseTimestampUs('from-ts', fromRaw) : to - HOUR_US;
+  const last = lastWindow(ctx);
+  const to = last ? last[1] : toRaw !== undefined ? parseTimestampUs('to-ts', toRaw) : now;
+  const from = last ? last[0] : fromRaw !== undefined ? parseTimestampUs('from-ts', fromRaw) : to - HOUR_US;
   if (to < from) throw new UsageError('--to-ts is before --from-ts');
   return finish(ctx, await call(ctx, 'GET', '/v1/anomalies', { query: { service: optValue(ctx.args, 'service'), from_ts: from, to_ts: to } }));
 }
@@ -114,6 +125,8 @@ async function cmdDiagnose(ctx: Ctx): Promise<number> {
   const toRaw = optValue(ctx.args, 'to-ts');
   if (toRaw !== undefined && fromRaw === undefined) throw new UsageError('--to-ts needs --from-ts', 'give both, only --from-ts (the window then ends now), or neither (the last 15 minutes)');
   const body: Record<string, unknown> = { services: distinct };
+  const last = lastWindow(ctx);
+  if (last) [body.from_ts, body.to_ts] = last;
   if (fromRaw !== undefined) body.from_ts = parseTimestampUs('from-ts', fromRaw);
   if (toRaw !== undefined) body.to_ts = parseTimestampUs('to-ts', toRaw);
   if (body.to_ts !== undefined && (body.to_ts as number) <= (body.from_ts as number)) throw new UsageError('--to-ts must be after --from-ts');

@@ -157,7 +157,7 @@ describe('schemas follow the spec field tables', () => {
     expect(required('ServiceEntry')).toEqual(['first_seen', 'first_seen_ts', 'last_seen', 'last_seen_ts', 'service_name']);
     expect(required('DiagnoseResponse')).toEqual(['errors', 'results']);
     expect(s('DiagnoseRequest').properties['services']).toMatchObject({ minItems: 1, maxItems: 10 });
-    expect(required('InvestigateRequest')).toEqual(['from_ts', 'to_ts']);
+    expect(s('DiagnoseRequest').required).toEqual([]);
   });
 
   it('accepts right values and rejects wrong ones', () => {
@@ -167,10 +167,14 @@ describe('schemas follow the spec field tables', () => {
     expect(() => checkSchema('AlertInstance', { ...alert, status: 'pending' })).toThrow(/status/);
     expect(() => checkSchema('AlertInstance', { ...alert, occurrence_count: -1 })).toThrow(/occurrence_count/);
     expect(() => checkSchema('AlertInstance', { ...alert, starts_at: 'yesterday' })).toThrow(/starts_at/);
-    const finding = { kind: 'error_spike', severity: 'critical', summary: 'x' };
+    const finding = { kind: 'error_spike', severity: 'critical', summary: 'x', service: 's', operation: null, signal: 'error_rate', before: 1, after: 20, score: 0.9 };
     expect(() => checkSchema('Finding', { ...finding, drill_down_sql: 'SELECT 1' })).not.toThrow();
     expect(() => checkSchema('Finding', finding)).toThrow(/drill_down_sql/);
     expect(() => checkSchema('Finding', { ...finding, kind: 'incident' })).toThrow(/incident/);
+    expect(() => checkSchema('Finding', { ...finding, drill_down_sql: 'SELECT 1', kind: 'guess' })).toThrow(/kind/);
+    expect(() => checkSchema('Finding', { ...finding, drill_down_sql: 'SELECT 1', score: 1.5 })).toThrow(/score/);
+    const { service: _s, ...noService } = finding;
+    expect(() => checkSchema('Finding', { ...noService, drill_down_sql: 'SELECT 1' })).toThrow(/service/);
   });
 });
 

@@ -63,13 +63,17 @@ describe('tds against the real server', () => {
     expect(r.out.error.hint.length).toBeGreaterThan(0);
   });
 
-  it('anomalies answers the spec shape; diagnose reports that this build does not serve it', async () => {
+  it('anomalies answers the spec shape; diagnose and investigate answer a block per service and an error for an unknown one', async () => {
     const a = await tds('anomalies', '--service', 'cli-svc');
     expect(a.code).toBe(0);
     expect(a.out).toEqual({ anomalies: [], truncated: false });
-    const d = await tds('diagnose', '--service', 'cli-svc');
-    expect(d.code).toBe(1);
-    expect(d.out.error.code).toBe('NOT_IMPLEMENTED');
+    for (const cmd of ['diagnose', 'investigate']) {
+      const d = await tds(cmd, '--service', 'cli-svc', '--service', 'no-such-svc', '--last', '30m');
+      expect(d.code).toBe(0);
+      expect(d.out.results['cli-svc'].coverage.span_count).toBe(5);
+      expect(d.out.results['cli-svc'].window.to_ts - d.out.results['cli-svc'].window.from_ts).toBe(30 * 60 * 1_000_000);
+      expect(d.out.errors['no-such-svc']).toMatch(/no telemetry from 'no-such-svc'/);
+    }
   });
 
   it('the built binary prints indented JSON and exits by success', async () => {

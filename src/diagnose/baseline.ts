@@ -1,0 +1,182 @@
+// Baselines from the 5-minute series, and where each one ends. An incident often began before the
+// window an agent asks about (the default last 15 minutes, 40 minutes into the trouble): the hour
+// before the window then already holds the fault and would hide it. So each series is searched for
+// the point where its current regime began — a worsening change point recorded by the detection pass
+// when there is one, else the split of the look-back that best explains the window as a new regime
+// (a likelihood ratio, required to beat "the regime began in the window" by a clear margin) — and
+// the baseline is the stretch before it, never shorter than MIN_BASE_BUCKETS.
+import { BUCKET_US } from '../store/batch.js';
+import { weightedMedian } from './stats.js';
+import type { Row } from './queries.js';
+
+export const MIN_BASE_BUCKETS = 3;
+/** Natural-log likelihood margin a split inside the look-back needs over "the change is in the window". */
+const ONSET_MARGIN = 8;
+
+export interface Bucket {
+  t: number;
+  value: number;
+  n: number;
+  k: number;
+}
+
+/** Series rows grouped by signal → `service\0entity` → buckets sorted by time. */
+export type SeriesIndex = Map<string, Map<string, Bucket[]>>;
+
+export const seriesKey = (service: string, entity: string) => `${service}\u0000${entity}`;
+
+export function indexSeries(rows: readonly Row[]): SeriesIndex {
+  const out: SeriesIndex = new Map();
+  for (const r of rows) {
+    const signal = String(r['signal']);
+    let bySignal = out.get(signal);
+    if (!bySignal) out.set(signal, (bySignal = new Map()));
+    const key = seriesKey(String(r['service_name']), String(r['operation']));
+    let l = bySignal.get(key);
+    if (!l) bySignal.set(key, (l = []));
+    l.push({ t: Number(r['t']), value: Number(r['value']), n: Number(r['n'] ?? 0), k: Number(r['k'] ?? 0) });
+  }
+  for (const bySignal of out.values()) for (const l of bySignal.values()) l.sort((a, b) => a.t - b.t);
+  return out;
+}
+
+const xlogy = (x: number, y: number) => (x > 0 ? x * Math.log(y) : 0);
+function binomLl(k: number, n: number): number {
+  if (n <= 0) return 0;
+  const p = k / n;
+  return xlogy(k, p) + xlogy(n - k, 1 - p);
+}
+
+/**
+ * Index of the first bucket of the current error regime, given the window's calls and errors:
+ * buckets[j..] and the window are "after". `buckets.length` when the regime began in the window.
+ */
+export function errorOnset(buckets: readonly Bucket[], winK: number, winN: number): number {
+  const len = buckets.length;
+  if (len < MIN_BASE_BUCKETS + 1) return len;
+  let bk = 0;
+  let bn = 0;
+  let ak = winK;
+  let an = winN;
+  for (const b of buckets) {
+    ak += b.k;
+    an += b.n;
+  }
+  const llr = new Array<number>(len + 1).fill(-Infinity);
+  for (let j = 0; j <= len; j++) {
+    if (j > 0) {
+      const b = buckets[j - 1]!;
+      bk += b.k;
+      bn += b.n;
+      ak -= b.k;
+      an -= b.n;
+    }
+    // Only a worsening split counts, with a baseline long enough to trust.
+    if (j < MIN_BASE_BUCKETS || bn <= 0 || an <= 0 || ak / an <= bk / bn) continue;
+    llr[j] = binomLl(bk, bn) + binomLl(ak, an) - binomLl(bk + ak, bn + an);
+  }
+  return pickOnset(llr, len);
+}
+
+/**
+ * The same for a level (latency p95 per bucket, on a log scale): Gaussian mean shift between the
+ * buckets before j and those from j on plus the window (given as `winValue` weighted as `winWeight` buckets).
+ */
+export function levelOnset(buckets: readonly Bucket[], winValue: number, winWeight: number): number {
+  const len = buckets.length;
+  if (len < MIN_BASE_BUCKETS + 1 || !(winValue > 0)) return len;
+  const xs = buckets.map((b) => Math.log(Math.max(b.value, 1)));
+  const w = Math.max(1, winWeight);
+  const wx = Math.log(Math.max(winValue, 1));
+  const sse = (vals: number[], weights: number[]) => {
+    const tw = weights.reduce((s, x) => s + x, 0);
+    const m = vals.reduce((s, x, i) => s + x * weights[i]!, 0) / tw;
+    return vals.reduce((s, x, i) => s + weights[i]! * (x - m) ** 2, 0);
+  };
+  const all = [...xs, wx];
+  const weights = [...xs.map(() => 1), w];
+  const total = sse(all, weights) + 1e-9;
+  const n = xs.length + w;
+  const llr = new Array<number>(len + 1).fill(-Infinity);
+  for (let j = MIN_BASE_BUCKETS; j <= len; j++) {
+    const before = xs.slice(0, j);
+    const after = [...xs.slice(j), wx];
+    const mb = before.reduce((s, x) => s + x, 0) / before.length;
+    const aw = [...xs.slice(j).map(() => 1), w];
+    const ma = after.reduce((s, x, i) => s + x * aw[i]!, 0) / aw.reduce((s, x) => s + x, 0);
+    if (ma <= mb) continue;
+    const split = sse(before, before.map(() => 1)) + sse(after, aw) + 1e-9;
+    // Noise floor: bucket p95s of a steady service still vary by a few percent.
+    const floor = 0.05 ** 2 * n;
+    llr[j] = (n / 2) * Math.log((total + floor) / (split + floor));
+  }
+  return pickOnset(llr, len);
+}
+
+function pickOnset(llr: readonly number[], len: number): number {
+  let best = -1;
+  for (let j = 0; j < len; j++) if (best < 0 || llr[j]! > llr[best]!) best = j;
+  return best >= 0 && llr[best]! > Math.max(llr[len]!, 0) + ONSET_MARGIN ? best : len;
+}
+
+/** The bucket index where a known change point (µs) begins, or -1. */
+export function onsetFromShift(buckets: readonly Bucket[], tsShiftUs: number | undefined): number {
+  if (tsShiftUs === undefined) return -1;
+  const j = buckets.findIndex((b) => b.t >= tsShiftUs);
+  return j >= MIN_BASE_BUCKETS ? j : -1;
+}
+
+export interface OpBaseline {
+  n: number;
+  k: number;
+  /** Weighted median of the baseline buckets' p95, µs; NaN without latency buckets. */
+  p95: number;
+  /** First bucket of the current regime (µs) when it began before the window, else null. */
+  onset_us: number | null;
+}
+
+/**
+ * The baseline of one operation: error buckets and latency buckets cut at their onsets (the earlier
+ * of the two when both moved, so neither baseline holds the fault), limited to the last `maxBuckets`.
+ */
+export function opBaseline(
+  errBuckets: readonly Bucket[],
+  latBuckets: readonly Bucket[],
+  win: { n: number; k: number; p95: number; windowBuckets: number },
+  shiftUs: number | undefined,
+  maxBuckets: number,
+): OpBaseline {
+  const je = onsetFromShift(errBuckets, shiftUs) >= 0 ? onsetFromShift(errBuckets, shiftUs) : errorOnset(errBuckets, win.k, win.n);
+  const jl = onsetFromShift(latBuckets, shiftUs) >= 0 ? onsetFromShift(latBuckets, shiftUs) : levelOnset(latBuckets, win.p95, win.windowBuckets);
+  const te = je < errBuckets.length ? errBuckets[je]!.t : Infinity;
+  const tl = jl < latBuckets.length ? latBuckets[jl]!.t : Infinity;
+  const cut = Math.min(te, tl);
+  const keep = (bs: readonly Bucket[]) => {
+    const before = bs.filter((b) => b.t < cut);
+    // A cut that would leave too little keeps the earliest buckets rather than none.
+    const base = before.length >= MIN_BASE_BUCKETS || !Number.isFinite(cut) ? before : bs.slice(0, MIN_BASE_BUCKETS);
+    return base.slice(-maxBuckets);
+  };
+  const eb = keep(errBuckets);
+  const lb = keep(latBuckets);
+  return {
+    n: eb.reduce((s, b) => s + b.n, 0),
+    k: eb.reduce((s, b) => s + b.k, 0),
+    p95: weightedMedian(
+      lb.map((b) => b.value),
+      lb.map((b) => b.n),
+    ),
+    onset_us: Number.isFinite(cut) ? cut : null,
+  };
+}
+
+/** Per-bucket counts of a service-level series before the window (zero-filled over `buckets` slots). */
+export function countsPerBucket(buckets: readonly Bucket[] | undefined, fromUs: number, slots: number): { mean: number; values: number[] } {
+  const first = Math.floor(fromUs / BUCKET_US) - slots;
+  const values = new Array<number>(slots).fill(0);
+  for (const b of buckets ?? []) {
+    const i = Math.floor(b.t / BUCKET_US) - first;
+    if (i >= 0 && i < slots) values[i] = b.value;
+  }
+  return { mean: values.reduce((s, x) => s + x, 0) / Math.max(1, slots), values };
+}

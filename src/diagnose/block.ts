@@ -1,0 +1,447 @@
+// The diagnosis block of one service, assembled from the model and the rows as pure functions.
+// Every list has a cap (CAPS) and, where it is cut, a total beside it; strings that come from the
+// data are cut to a length; the whole block is kept under MAX_BLOCK_BYTES by shrinking the samples
+// first. The same rows give the same block: every sort has a complete tie-break.
+import { isoFromUs } from '../api/time.js';
+import { BUCKET_US } from '../store/batch.js';
+import { addSample, computeLogCounters, newSlotStats, slotLabels, type SlotStats } from '../pipeline/logminer/counters.js';
+import type { DiagnosisEvent, ServiceIdentity } from './events.js';
+import { finishReasons, type Finding } from './findings.js';
+import { LEADS } from './leads.js';
+import type { Model, OpStat } from './model.js';
+import type { Bounds, Row } from './queries.js';
+
+export const CAPS = {
+  findings: 20,
+  events: 30,
+  operations: 50,
+  error_breakdown: 5,
+  span_sample: 20,
+  log_sample: 20,
+  log_patterns: 20,
+  log_counters: 20,
+  metrics: 40,
+  profiles: 20,
+  gen_ai: 10,
+  dependencies: 20,
+  /** Characters kept of a log body, a status message or an attribute value. */
+  text: 500,
+};
+
+/** One service's block stays below this many bytes of JSON, whatever the data. */
+export const MAX_BLOCK_BYTES = 64 * 1024;
+
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const cut = (s: unknown, n = CAPS.text): string | null => (s === null || s === undefined ? null : String(s).length > n ? String(s).slice(0, n) + '…' : String(s));
+
+/** A JSON text column as an object, with long values cut; null when absent or unreadable. */
+export function jsonObject(text: unknown, maxKeys = 40): Record<string, unknown> | unknown[] | null {
+  if (text === null || text === undefined || text === '') return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(String(text));
+  } catch {
+    return { _raw: cut(text) };
+  }
+  const shrink = (x: unknown, depth: number): unknown => {
+    if (typeof x === 'string') return cut(x, 200);
+    if (Array.isArray(x)) return depth > 3 ? '[…]' : x.slice(0, 10).map((y) => shrink(y, depth + 1));
+    if (x && typeof x === 'object') {
+      if (depth > 3) return '{…}';
+      return Object.fromEntries(
+        Object.entries(x)
+          .slice(0, maxKeys)
+          .map(([k, y]) => [k, shrink(y, depth + 1)]),
+      );
+    }
+    return x;
+  };
+  const out = shrink(v, 0);
+  return out && typeof out === 'object' ? (out as Record<string, unknown>) : { value: out };
+}
+
+export interface Dependency {
+  service_name: string;
+  span_count: number;
+  error_count: number;
+  error_rate: number;
+}
+
+/** Services (or external peers) this one calls, and the services that call it, with the calls' counts. */
+export function dependencies(m: Model, service: string): { dependencies: Dependency[]; dependents: Dependency[] } {
+  const dep = (name: string, n: number, k: number): Dependency => ({ service_name: name, span_count: Math.round(n), error_count: Math.round(k), error_rate: n > 0 ? round((100 * k) / n) : 0 });
+  // Calls out: the caller's own client spans count them (they see a callee that no longer answers).
+  const outMap = new Map<string, { n: number; k: number }>();
+  for (const o of m.byService.get(service) ?? []) {
+    if (!o.client || o.callee === null || o.callee === service) continue;
+    const cur = outMap.get(o.callee) ?? { n: 0, k: 0 };
+    cur.n += o.n;
+    cur.k += o.k;
+    outMap.set(o.callee, cur);
+  }
+  for (const e of m.edges) if (e.caller === service && e.callee !== service && !outMap.has(e.callee)) outMap.set(e.callee, { n: e.n, k: e.k });
+  const inMap = new Map<string, { n: number; k: number }>();
+  for (const e of m.edges) if (e.callee === service && e.caller !== service) inMap.set(e.caller, { n: e.n, k: e.k });
+  const sorted = (mp: Map<string, { n: number; k: number }>) =>
+    [...mp].map(([s, x]) => dep(s, x.n, x.k)).sort((a, b) => b.span_count - a.span_count || a.service_name.localeCompare(b.service_name)).slice(0, CAPS.dependencies);
+  return { dependencies: sorted(outMap), dependents: sorted(inMap) };
+}
+
+/** Why an operation is flagged (null when it is not). */
+export function anomalyReason(o: OpStat, anomalyRow: Row | undefined): string | null {
+  const reasons: string[] = [];
+  if (o.err.surprise >= 3 && o.err.excess >= 1) reasons.push(`error rate ${round(o.err.before)}% → ${round(o.err.after)}% (p < 1e-${Math.min(99, Math.floor(o.err.surprise))})`);
+  if (o.lat && o.lat.surprise >= 3 && o.lat.fraction >= 0.1)
+    reasons.push(`${Math.round(o.lat.fraction * 100)}% of calls above the baseline p95 of ${Math.round(o.base.p95)} µs, 5% expected (p < 1e-${Math.min(99, Math.floor(o.lat.surprise))})`);
+  if (anomalyRow) reasons.push(`change point: ${anomalyRow['signal']} ${round(Number(anomalyRow['before']))} → ${round(Number(anomalyRow['after']))} from ${isoFromUs(Number(anomalyRow['ts_shift_us']))}`);
+  return reasons.length ? reasons.join('; ') : null;
+}
+
+export function operationSummaries(m: Model, service: string, windowErrors: readonly Row[], anomalies: readonly Row[], b: Bounds) {
+  const ops = m.byService.get(service) ?? [];
+  const breakdown = new Map<string, Map<string, number>>();
+  for (const r of windowErrors) {
+    if (r['service_name'] !== service) continue;
+    const op = String(r['operation']);
+    let m2 = breakdown.get(op);
+    if (!m2) breakdown.set(op, (m2 = new Map()));
+    const type = String(r['error_type']);
+    m2.set(type, (m2.get(type) ?? 0) + Number(r['n']));
+  }
+  const summaries = ops.map((o) => {
+    const row = anomalies.find((r) => r['service_name'] === service && r['operation'] === o.operation && Number(r['ts_shift_us']) >= b.from && Number(r['ts_shift_us']) <= b.to);
+    const reason = anomalyReason(o, row);
+    return {
+      operation: o.operation,
+      span_name: o.span_name,
+      count: o.n,
+      error_count: o.k,
+      error_pct: o.n ? round((100 * o.k) / o.n) : 0,
+      duration_p50_us: round(o.p50, 1),
+      duration_p95_us: round(o.p95, 1),
+      duration_p99_us: round(o.p99, 1),
+      baseline_count: o.base.n,
+      baseline_error_pct: o.base.n > 0 ? round((100 * o.base.k) / o.base.n) : null,
+      baseline_p95_us: Number.isFinite(o.base.p95) ? round(o.base.p95, 1) : null,
+      is_anomalous: reason !== null,
+      anomaly_reason: reason,
+      error_breakdown: [...(breakdown.get(o.operation) ?? [])]
+        .map(([error_type, count]) => ({ error_type: cut(error_type, 120)!, count }))
+        .sort((x, y) => y.count - x.count || x.error_type.localeCompare(y.error_type))
+        .slice(0, CAPS.error_breakdown),
+      exemplar_error_trace_id: o.error_trace,
+      drill_down_sql: LEADS.operation(b, service, o.operation),
+      _strength: Math.max(o.err.surprise, o.lat?.surprise ?? 0),
+    };
+  });
+  summaries.sort((x, y) => Number(y.is_anomalous) - Number(x.is_anomalous) || y._strength - x._strength || y.count - x.count || x.operation.localeCompare(y.operation));
+  return { total: summaries.length, list: summaries.slice(0, CAPS.operations).map(({ _strength, ...s }) => s) };
+}
+
+export function spanSample(rows: readonly Row[], b: Bounds) {
+  return rows.map((r) => {
+    const start = Number(r['start_us']);
+    const dur = Number(r['duration_us']);
+    return {
+      trace_id: String(r['trace_id']),
+      span_id: String(r['span_id']),
+      parent_span_id: r['parent_span_id'] === null ? null : String(r['parent_span_id']),
+      span_name: cut(r['span_name'], 200)!,
+      span_kind: Number(r['span_kind'] ?? 0),
+      status_code: Number(r['status_code']),
+      status_message: cut(r['status_message']),
+      is_error: Boolean(r['is_error']),
+      start_ts: start,
+      end_ts: start + dur,
+      start_iso: isoFromUs(start),
+      duration_us: dur,
+      span_attributes: jsonObject(r['span_attributes']),
+      events: jsonObject(r['events_json']),
+      drill_down_sql: LEADS.trace(b, String(r['trace_id'])),
+    };
+  });
+}
+
+/** Errors first (newest), then the slowest, then one exemplar per operation; no span twice. */
+export function mergeSpanSamples(errors: readonly Row[], slow: readonly Row[], exemplars: readonly Row[], cap = CAPS.span_sample): Row[] {
+  const out: Row[] = [];
+  const seen = new Set<string>();
+  const take = (rows: readonly Row[], n: number) => {
+    for (const r of rows) {
+      if (out.length >= cap || n <= 0) return;
+      const id = String(r['span_id']);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push(r);
+      n--;
+    }
+  };
+  take(errors, Math.ceil(cap / 2));
+  take(slow, Math.ceil(cap / 4));
+  take([...exemplars].sort((a, b) => String(a['operation']).localeCompare(String(b['operation'])) || String(a['span_id']).localeCompare(String(b['span_id']))), cap);
+  take(slow, cap);
+  take(errors, cap);
+  return out;
+}
+
+export function logSample(rows: readonly Row[]) {
+  return rows.map((r) => ({
+    timestamp: Number(r['ts']),
+    timestamp_iso: isoFromUs(Number(r['ts'])),
+    body: cut(r['body']) ?? '',
+    severity_text: r['severity_text'] === null ? null : String(r['severity_text']),
+    trace_id: r['trace_id'] === null || r['trace_id'] === '' ? null : String(r['trace_id']),
+    span_id: r['span_id'] === null || r['span_id'] === '' ? null : String(r['span_id']),
+    attributes: jsonObject(r['log_attributes']),
+    event_name: r['event_name'] === null ? null : String(r['event_name']),
+  }));
+}
+
+export function logPatterns(service: string, windowLogs: readonly Row[], templates: ReadonlyMap<number, Row>, b: Bounds) {
+  const mine = windowLogs.filter((r) => r['service_name'] === service && r['template_id'] !== null);
+  const list = mine.map((r) => {
+    const id = Number(r['template_id']);
+    const t = templates.get(id);
+    const firstUs = t ? Number(t['first_us']) : Number(r['first_us']);
+    let sample: unknown = {};
+    try {
+      sample = t?.['sample_values'] ? JSON.parse(String(t['sample_values'])) : {};
+    } catch {
+      sample = {};
+    }
+    return {
+      template_id: id,
+      pattern: cut(t?.['pattern'] ?? '', 300)!,
+      example_body: cut(t?.['example_body'] ?? '', 300)!,
+      severity_text: r['severity_text'] === null ? null : String(r['severity_text']),
+      count: Number(r['n']),
+      error_count: Number(r['k']),
+      first_seen: isoFromUs(firstUs),
+      last_seen: isoFromUs(Number(r['last_us'])),
+      sample_values: jsonObject(JSON.stringify(sample), 10) ?? {},
+      drill_down_sql: LEADS.templateLogs(b, service, id),
+      _new: firstUs >= b.from,
+    };
+  });
+  list.sort((x, y) => Number(y._new) - Number(x._new) || y.error_count - x.error_count || y.count - x.count || x.template_id - y.template_id);
+  return { total: list.length, list: list.slice(0, CAPS.log_patterns).map(({ _new, ...p }) => p) };
+}
+
+/** log_counters from the newest records' parameters of the busiest templates (numeric slots only). */
+export function logCounters(paramRows: readonly Row[], templates: ReadonlyMap<number, Row>) {
+  const byTemplate = new Map<number, { pattern: string; stats: Map<number, SlotStats>; rows: Row[] }>();
+  for (const r of paramRows) {
+    const id = Number(r['template_id']);
+    const t = templates.get(id);
+    if (!t) continue;
+    let e = byTemplate.get(id);
+    if (!e) byTemplate.set(id, (e = { pattern: String(t['pattern']), stats: new Map(), rows: [] }));
+    e.rows.push(r);
+  }
+  for (const e of byTemplate.values()) {
+    const slots = [...slotLabels(e.pattern).keys()];
+    e.rows.sort((a, b) => Number(a['ts']) - Number(b['ts']));
+    for (const r of e.rows) {
+      let params: unknown;
+      try {
+        params = JSON.parse(String(r['template_params']));
+      } catch {
+        continue;
+      }
+      if (!Array.isArray(params)) continue;
+      params.forEach((p, i) => {
+        const slot = slots[i];
+        const v = typeof p === 'number' ? p : typeof p === 'string' && /^-?\d+(\.\d+)?$/.test(p) ? Number(p) : NaN;
+        if (slot === undefined || !Number.isFinite(v)) return;
+        const s = e.stats.get(slot) ?? newSlotStats();
+        e.stats.set(slot, s);
+        addSample(s, v);
+      });
+    }
+  }
+  return computeLogCounters(
+    [...byTemplate.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => ({ pattern: e.pattern, stats: e.stats })),
+    { limit: CAPS.log_counters },
+  ).map((c) => ({ ...c, pattern: cut(c.pattern, 300)!, avg_value: round(c.avg_value, 3) }));
+}
+
+export function metricSummaries(rows: readonly Row[]) {
+  const list = rows.map((r) => ({
+    metric_name: String(r['metric_name']),
+    bucket: isoFromUs(Number(r['bucket_us'])),
+    count: Number(r['n']),
+    avg: r['avg'] === null ? null : round(Number(r['avg']), 4),
+    p95: r['p95'] === null ? null : round(Number(r['p95']), 4),
+  }));
+  list.sort((a, b) => a.metric_name.localeCompare(b.metric_name) || a.bucket.localeCompare(b.bucket));
+  return { total: list.length, list: list.slice(0, CAPS.metrics) };
+}
+
+/** Top functions by value in the window, per profile type (a few per type, the largest first). */
+export function profileHotSpots(rows: readonly Row[], service: string) {
+  const mine = rows
+    .filter((r) => r['service_name'] === service && r['in_window'])
+    .map((r) => ({ function: cut(r['function'], 200)!, profile_type: String(r['profile_type']), unit: String(r['unit']), sample_count: Number(r['samples']), total_value: Number(r['value']) }));
+  const byType = new Map<string, typeof mine>();
+  for (const p of mine) byType.set(p.profile_type, [...(byType.get(p.profile_type) ?? []), p]);
+  const perType = Math.max(3, Math.floor(CAPS.profiles / Math.max(1, byType.size)));
+  const list = [...byType.keys()]
+    .sort()
+    .flatMap((t) => byType.get(t)!.sort((a, b) => b.total_value - a.total_value || a.function.localeCompare(b.function)).slice(0, perType));
+  return { total: mine.length, list: list.slice(0, CAPS.profiles) };
+}
+
+export function genAiModels(rows: readonly Row[], service: string) {
+  const by = new Map<string, { model: string; system: string | null; ops: Set<string>; n: number; k: number; p95s: [number, number][]; inTok: number; outTok: number; finish: Map<string, number> }>();
+  for (const r of rows) {
+    if (r['service_name'] !== service || !r['in_window']) continue;
+    const model = String(r['model']);
+    let e = by.get(model);
+    if (!e) by.set(model, (e = { model, system: r['system'] === null ? null : String(r['system']), ops: new Set(), n: 0, k: 0, p95s: [], inTok: 0, outTok: 0, finish: new Map() }));
+    const n = Number(r['n']);
+    e.n += n;
+    e.k += Number(r['k']);
+    e.p95s.push([Number(r['p95']), n]);
+    e.inTok += Number(r['input_tokens'] ?? 0);
+    e.outTok += Number(r['output_tokens'] ?? 0);
+    for (const op of (r['operations'] as string[] | null) ?? []) e.ops.add(String(op));
+    for (const reason of finishReasons(r['finish'])) e.finish.set(reason, (e.finish.get(reason) ?? 0) + n);
+  }
+  return [...by.values()]
+    .sort((a, b) => b.n - a.n || a.model.localeCompare(b.model))
+    .slice(0, CAPS.gen_ai)
+    .map((e) => ({
+      model: e.model,
+      system: e.system,
+      operations: [...e.ops].sort(),
+      call_count: e.n,
+      error_pct: e.n ? round((100 * e.k) / e.n) : 0,
+      // The largest group p95 bounds the model's p95 from above without re-reading the spans.
+      duration_p95_us: round(Math.max(0, ...e.p95s.map(([p]) => p)), 1),
+      input_tokens: e.inTok,
+      output_tokens: e.outTok,
+      finish_reasons: [...e.finish].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+    }));
+}
+
+export interface CoverageInputs {
+  spans: number;
+  templates: number;
+  metricSeries: number;
+  profileSamples: number;
+  logs: number;
+}
+
+export function coverage(c: CoverageInputs) {
+  const signal = (signal_type: string, available: boolean, missingReason: string, severity: string) => ({
+    signal_type,
+    available,
+    reason: available ? null : missingReason,
+    severity: available ? 'none' : severity,
+  });
+  return {
+    has_spans: c.spans > 0,
+    has_logs: c.logs > 0,
+    has_metrics: c.metricSeries > 0,
+    has_profiles: c.profileSamples > 0,
+    span_count: c.spans,
+    log_template_count: c.templates,
+    metric_series_count: c.metricSeries,
+    profile_sample_count: c.profileSamples,
+    signals: [
+      signal('spans', c.spans > 0, 'no spans from this service in the window: errors, latency and the call graph cannot be judged', 'high'),
+      signal('logs', c.logs > 0, 'no logs in the window: no log patterns, error-log bursts or counters', 'medium'),
+      signal('metrics', c.metricSeries > 0, 'no metrics in the window', 'low'),
+      signal('profiles', c.profileSamples > 0, 'no profiles in the window: CPU hot spots cannot be named', 'low'),
+    ],
+  };
+}
+
+export interface BlockParts {
+  service: string;
+  bounds: Bounds;
+  identity: ServiceIdentity;
+  firstSeenUs: number | null;
+  lastSeenUs: number | null;
+  deps: ReturnType<typeof dependencies>;
+  coverage: ReturnType<typeof coverage>;
+  errorTracesTotal: number;
+  events: DiagnosisEvent[];
+  findings: { findings: Finding[]; total: number };
+  operations: ReturnType<typeof operationSummaries>;
+  spanTotal: number;
+  spanSample: ReturnType<typeof spanSample>;
+  logTotal: number;
+  logSample: ReturnType<typeof logSample>;
+  patterns: ReturnType<typeof logPatterns>;
+  counters: ReturnType<typeof logCounters>;
+  metrics: ReturnType<typeof metricSummaries>;
+  profiles: ReturnType<typeof profileHotSpots>;
+  genAi: ReturnType<typeof genAiModels>;
+  baselineFromUs: number;
+  edgeSampleMod: number;
+}
+
+/** The block, in the spec's field order, with the totals of every capped list. */
+export function assembleBlock(p: BlockParts): Record<string, unknown> {
+  const b = p.bounds;
+  const block = {
+    service: p.service,
+    window: { from_ts: b.from, from_iso: isoFromUs(b.from), to_ts: b.to, to_iso: isoFromUs(b.to) },
+    context: {
+      service_name: p.service,
+      deployment: p.identity.deployment,
+      namespace: p.identity.namespace,
+      pod_count: p.identity.pods_window,
+      has_instance_id: p.identity.has_instance_id,
+      first_seen: p.firstSeenUs === null ? null : isoFromUs(p.firstSeenUs),
+      last_seen: p.lastSeenUs === null ? null : isoFromUs(p.lastSeenUs),
+      dependencies: p.deps.dependencies,
+      dependents: p.deps.dependents,
+    },
+    coverage: p.coverage,
+    error_traces_total: p.errorTracesTotal,
+    events: p.events,
+    findings: p.findings.findings.map((f) => {
+      const { incident, drill_down_sql, ...rest } = f;
+      return f.kind === 'incident' ? { ...rest, incident } : { ...rest, drill_down_sql };
+    }),
+    findings_total: p.findings.total,
+    operation_summaries: p.operations.list,
+    operations_total: p.operations.total,
+    spans: { total: p.spanTotal, sampled_by: 'errors_then_slowest_then_one_per_operation', drill_all_sql: LEADS.allSpans(b, p.service), sample: p.spanSample },
+    logs: { total: p.logTotal, sampled_by: 'errors_then_newest', drill_all_sql: LEADS.allLogs(b, p.service), sample: p.logSample },
+    log_patterns: p.patterns.list,
+    log_patterns_total: p.patterns.total,
+    log_counters: p.counters,
+    metrics: p.metrics.list,
+    metrics_total: p.metrics.total,
+    profiles: p.profiles.list,
+    profiles_total: p.profiles.total,
+    gen_ai: p.genAi,
+    baseline: { from_ts: p.baselineFromUs, from_iso: isoFromUs(p.baselineFromUs), to_ts: b.from, to_iso: isoFromUs(b.from), buckets: Math.round((b.from - p.baselineFromUs) / BUCKET_US) },
+    call_graph_sampled: p.edgeSampleMod > 1 ? { one_trace_in: p.edgeSampleMod } : null,
+  };
+  return fitBlock(block);
+}
+
+/** Shrinks the samples (then the long lists) until the block's JSON is under MAX_BLOCK_BYTES. */
+export function fitBlock<T extends Record<string, unknown>>(block: T, limit = MAX_BLOCK_BYTES): T {
+  const size = () => Buffer.byteLength(JSON.stringify(block));
+  const b = block as Record<string, unknown> & { spans: { sample: unknown[] }; logs: { sample: unknown[] } };
+  const lists: (() => unknown[])[] = [
+    () => b.spans.sample,
+    () => b.logs.sample,
+    () => b['log_patterns'] as unknown[],
+    () => b['metrics'] as unknown[],
+    () => b['operation_summaries'] as unknown[],
+    () => b['log_counters'] as unknown[],
+    () => b['profiles'] as unknown[],
+    () => b['events'] as unknown[],
+    () => b['findings'] as unknown[],
+  ];
+  for (const list of lists) {
+    while (size() > limit && list().length > 1) list().splice(Math.max(1, Math.floor(list().length / 2)));
+  }
+  return block;
+}

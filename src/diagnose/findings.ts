@@ -1,0 +1,481 @@
+// Findings: what is wrong, who is to blame, ranked by a score in [0, 1]. Pure functions of the model.
+//
+// Cause, not symptom. Errors and latency travel up the call graph: a failing leaf makes its callers'
+// client calls fail, then their own requests, up to the entry service an agent asks about. For every
+// service downstream of the diagnosed one the walk weighs what the service shows (its own requests'
+// errors or latency beyond the baseline, or — when it no longer answers — what its callers see of
+// their calls to it) against what it inherits (the same beyond-baseline errors or latency on its own
+// calls further down). What is left is its own share; the deepest service whose own change explains
+// the symptom keeps the whole score, and every upstream symptom is kept in the list, scored by its
+// small own share, so the agent sees the path. Other signals — anomaly rows, deploys, new error types,
+// error logs, profiles, model finish reasons — add findings and corroborate.
+import { BUCKET_US } from '../store/batch.js';
+import { downstream, type Model, type OpStat } from './model.js';
+import { amountWeight, errorShift, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
+import { errorOnset, seriesKey, type Bucket } from './baseline.js';
+import type { Row } from './queries.js';
+import { isoFromUs } from '../api/time.js';
+import { LEADS } from './leads.js';
+import type { DeployEvent } from './events.js';
+
+export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+
+export interface Incident {
+  started_at: number;
+  started_at_iso: string;
+  shifts: {
+    signal: string;
+    entity: string;
+    before: number;
+    after: number;
+    ts_shift: number;
+    ts_shift_iso: string;
+    summary: string;
+    drill_down_sql: string;
+  }[];
+  deploy: Record<string, unknown> | null;
+}
+
+export interface Finding {
+  kind: string;
+  severity: Severity;
+  summary: string;
+  /** The service at fault (may be another than the one diagnosed). */
+  service: string;
+  operation: string | null;
+  signal: string;
+  before: number | null;
+  after: number | null;
+  score: number;
+  drill_down_sql?: string;
+  incident?: Incident;
+}
+
+/** Findings kept per block (the rest are counted in `findings_total`). */
+export const MAX_FINDINGS = 20;
+
+/** Severity bands of a score; the README defines each. */
+export function severityOf(score: number): Severity {
+  if (score >= 0.85) return 'critical';
+  if (score >= 0.65) return 'high';
+  if (score >= 0.45) return 'medium';
+  if (score >= 0.25) return 'low';
+  return 'info';
+}
+
+const SIGNIFICANT = 3; // surprise: p < 0.001
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
+const ms = (us: number) => (us >= 10_000 ? `${Math.round(us / 1000)} ms` : `${round(us / 1000, 1)} ms`);
+
+/** A finding's strength from its evidence: how improbable, how much, how large a change. */
+export function strength(surprise: number, amount: number, amountHalf: number, effect: number): number {
+  return 0.3 + 0.7 * surpriseWeight(surprise) * amountWeight(amount, amountHalf) * (0.4 + 0.6 * clamp01(effect));
+}
+
+const errSig = (o: OpStat) => o.err.surprise >= SIGNIFICANT && o.err.excess >= 1;
+const latSig = (o: OpStat) => o.lat !== null && o.lat.surprise >= SIGNIFICANT && o.lat.fraction >= 0.1;
+const latDelta = (o: OpStat) => (latSig(o) ? Math.max(0, o.p95 - o.base.p95) : 0);
+
+interface Blame {
+  /** The service blamed (an external peer is blamed on the service calling it). */
+  service: string;
+  /** Node of the call graph (a service, or an external peer's name). */
+  node: string;
+  external: boolean;
+  /** The operation whose numbers are the evidence. */
+  op: OpStat;
+  /** Own change (errors beyond baseline, or µs of p95) and its share of what the node shows. */
+  own: number;
+  share: number;
+  depth: number;
+  viaCallers: boolean;
+}
+
+/** Per node of the diagnosed service's subgraph: what it shows, what it inherits, its own share. */
+function attribute(m: Model, root: string, signal: 'error_rate' | 'latency_p95'): Blame[] {
+  const nodes = downstream(m, root);
+  const depthOf = new Map(nodes.map((n) => [n.service, n.depth]));
+  const inSub = (s: string) => depthOf.has(s);
+  const size = (o: OpStat) => (signal === 'error_rate' ? (errSig(o) ? o.err.excess : 0) : latDelta(o));
+  const combine = (xs: number[]) => (signal === 'error_rate' ? xs.reduce((s, x) => s + x, 0) : Math.max(0, ...xs));
+  const out: Blame[] = [];
+  for (const { service: node, depth } of nodes) {
+    const ops = m.byService.get(node) ?? [];
+    const entry = ops.filter((o) => !o.client);
+    const calls = ops.filter((o) => o.client && o.callee !== null && o.callee !== node);
+    const seenBy = [...(m.callers.get(node) ?? [])].filter(inSub).flatMap((c) => (m.byService.get(c) ?? []).filter((o) => o.client && o.callee === node));
+    const shows = combine(entry.map(size));
+    const seen = combine(seenBy.map(size));
+    const inherited = combine(calls.map(size));
+    const total = Math.max(shows, seen);
+    if (total <= 0) continue;
+    const own = Math.max(0, total - inherited);
+    const viaCallers = seen > shows;
+    const pool = viaCallers ? seenBy : entry;
+    const op = pool.reduce((best, o) => (size(o) > size(best) ? o : best), pool[0]!);
+    const external = !m.known.has(node);
+    out.push({ service: external ? op.service : node, node, external, op, own, share: own / total, depth, viaCallers });
+  }
+  return out;
+}
+
+export interface FindingInputs {
+  model: Model;
+  root: string;
+  deploys: readonly DeployEvent[];
+  /** Window error types not seen before the window: service → error_type → count. */
+  newErrorTypes: Map<string, Map<string, number>>;
+  windowLogs: readonly Row[];
+  templates: ReadonlyMap<number, Row>;
+  profiles: readonly Row[];
+  genAi: readonly Row[];
+  anomalies: readonly Row[];
+  coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean };
+}
+
+export function buildFindings(inp: FindingInputs): { findings: Finding[]; total: number } {
+  const { model: m, root } = inp;
+  const sub = new Set(downstream(m, root).map((n) => n.service));
+  const b = m.bounds;
+  const windowBuckets = (b.to - b.from) / BUCKET_US;
+  const out: Finding[] = [];
+  const deployOf = (service: string, onset: number) =>
+    inp.deploys.find((d) => d.service === service && d.at_us >= onset - 3 * BUCKET_US && d.at_us <= b.to) ?? null;
+  const anomalyFor = (service: string, operation: string, signal: string) =>
+    inp.anomalies.some((r) => r['service_name'] === service && r['operation'] === operation && r['signal'] === signal);
+
+  // Errors and latency, attributed along the call graph.
+  for (const signal of ['error_rate', 'latency_p95'] as const) {
+    const blames = attribute(m, root, signal);
+    for (const bl of blames) {
+      const o = bl.op;
+      const isErr = signal === 'error_rate';
+      const raw = isErr
+        ? strength(o.err.surprise, bl.own, 10, (o.err.after - o.err.before) / 5)
+        : strength(o.lat!.surprise, o.lat!.excess, 20, Math.log2(Math.max(1, o.p95 / Math.max(1, o.base.p95))));
+      const onset = isErr ? (o.base.onset_us ?? o.first_error_us ?? b.from) : (o.base.onset_us ?? b.from);
+      const deploy = bl.external ? null : deployOf(bl.service, onset);
+      let score = raw * Math.max(bl.share, 0.15);
+      if (anomalyFor(o.service, o.operation, signal)) score += 0.03;
+      if (isErr && (inp.newErrorTypes.get(bl.service)?.size ?? 0) > 0) score += 0.03;
+      if (deploy && bl.share >= 0.5) score += 0.08;
+      const isRoot = bl.node === root;
+      const kind = deploy && bl.share >= 0.5 ? 'deploy_regression' : isRoot ? (isErr ? 'error_spike' : 'latency_regression') : 'dependency_failure';
+      const before = isErr ? round(o.err.before) : round(o.base.p95, 0);
+      const after = isErr ? round(o.err.after) : round(o.p95, 0);
+      const what = isErr ? `error rate ${before}% → ${after}% (${o.k} errors in ${o.n} calls)` : `p95 ${ms(before)} → ${ms(after)} (${o.above} of ${o.n} calls above the baseline p95)`;
+      const where = bl.external
+        ? `${bl.node}, called by ${o.service} as ${o.operation}`
+        : bl.viaCallers
+          ? `${bl.service}, as its callers see it (${o.service}: ${o.operation})${(m.byService.get(bl.service) ?? []).length ? '' : '; it sent no spans in the window'}`
+          : `${bl.service} ${o.operation}`;
+      const role = bl.share >= 0.5 ? (isRoot ? 'its own' : 'the likely cause') : `a symptom: ${Math.round((1 - bl.share) * 100)}% of it comes from services it calls`;
+      out.push({
+        kind,
+        severity: 'info',
+        summary: `${where}: ${what}; ${role}${deploy ? `; began with deploy of ${deploy.version ?? deploy.image}` : ''}`,
+        service: bl.service,
+        operation: o.operation,
+        signal,
+        before,
+        after,
+        score: clamp01(score),
+        drill_down_sql: isErr ? LEADS.errorSpans(b, o.service, o.operation) : LEADS.slowSpans(b, o.service, o.operation),
+      });
+    }
+  }
+
+  // New error types in the subgraph.
+  for (const [service, types] of inp.newErrorTypes) {
+    if (!sub.has(service)) continue;
+    for (const [type, count] of types) {
+      if (count < 3) continue;
+      out.push({
+        kind: 'new_error_type',
+        severity: 'info',
+        summary: `${service}: error type ${type} first seen in the window (${count} spans)`,
+        service,
+        operation: null,
+        signal: 'error_rate',
+        before: 0,
+        after: count,
+        score: 0.25 + 0.35 * amountWeight(count, 20),
+        drill_down_sql: LEADS.errorType(b, service, type),
+      });
+    }
+  }
+
+  // Error logs per service: the share of error records against the baseline's, cut at its onset.
+  const logsBy = new Map<string, { n: number; k: number }>();
+  for (const r of inp.windowLogs) {
+    const s = String(r['service_name']);
+    const cur = logsBy.get(s) ?? { n: 0, k: 0 };
+    cur.n += Number(r['n']);
+    cur.k += Number(r['k']);
+    logsBy.set(s, cur);
+  }
+  for (const service of sub) {
+    const w = logsBy.get(service);
+    if (!w || w.k === 0) continue;
+    const buckets: Bucket[] = m.series.get('error_log_rate')?.get(seriesKey(service, service)) ?? [];
+    const j = errorOnset(buckets, w.k, w.n);
+    const base = buckets.slice(0, j).slice(-m.baseBuckets);
+    const baseN = base.reduce((s, x) => s + x.n, 0);
+    const baseK = base.reduce((s, x) => s + x.k, 0);
+    const shift = errorShift(w.k, w.n, baseK, baseN);
+    // Per 5 minutes, against the baseline's error records per bucket: a burst is more errors, not only a larger share.
+    const perBucketBefore = base.length ? baseK / base.length : 0;
+    const perBucketAfter = w.k / Math.max(1, windowBuckets);
+    const volume = poissonSurprise(w.k, Math.max(perBucketBefore, 0.5) * windowBuckets);
+    if (shift.surprise < SIGNIFICANT || volume < SIGNIFICANT || perBucketAfter < 2 * perBucketBefore) continue;
+    out.push({
+      kind: 'log_error_burst',
+      severity: 'info',
+      summary: `${service}: ${w.k} error logs in the window, ${round(perBucketAfter, 1)} per 5 minutes against ${round(perBucketBefore, 1)} before`,
+      service,
+      operation: null,
+      signal: 'error_log_rate',
+      before: round(perBucketBefore),
+      after: round(perBucketAfter),
+      score: strength(Math.min(shift.surprise, volume), shift.excess, 20, Math.log2(perBucketAfter / Math.max(perBucketBefore, 0.5)) / 2),
+      drill_down_sql: LEADS.errorLogs(b, service),
+    });
+  }
+
+  // Log patterns that first appeared in the window.
+  for (const r of inp.windowLogs) {
+    const service = String(r['service_name']);
+    const t = inp.templates.get(Number(r['template_id']));
+    if (!sub.has(service) || !t || Number(t['first_us']) < b.from) continue;
+    const n = Number(r['n']);
+    const k = Number(r['k']);
+    if (n < 5) continue;
+    const isError = k > n / 2;
+    out.push({
+      kind: 'new_log_pattern',
+      severity: 'info',
+      summary: `${service}: new ${isError ? 'error ' : ''}log pattern "${String(t['pattern']).slice(0, 120)}" (${n} records)`,
+      service,
+      operation: null,
+      signal: isError ? 'error_log_rate' : 'log_volume',
+      before: 0,
+      after: n,
+      score: (isError ? 0.3 : 0.2) + 0.3 * amountWeight(n, 50),
+      drill_down_sql: LEADS.templateLogs(b, service, Number(r['template_id'])),
+    });
+  }
+
+  out.push(...hotSpots(inp, sub));
+  out.push(...genAiFindings(inp, sub));
+
+  // A hot spot explains the same service's latency: it goes first.
+  for (const f of out) {
+    if (f.kind !== 'resource_hot_spot' || f.score < 0.45) continue;
+    for (const g of out) if (g.service === f.service && g.signal === 'latency_p95' && g.score >= f.score) f.score = Math.min(1, g.score + 0.02);
+  }
+
+  out.push(...incidentFindings(inp, sub, out));
+  out.push(...coverageFindings(inp));
+
+  for (const f of out) {
+    f.score = round(clamp01(f.score), 3);
+    f.severity = severityOf(f.score);
+  }
+  out.sort((x, y) => y.score - x.score || x.kind.localeCompare(y.kind) || x.service.localeCompare(y.service) || (x.operation ?? '').localeCompare(y.operation ?? ''));
+  return { findings: out.slice(0, MAX_FINDINGS), total: out.length };
+}
+
+/** Time-valued profile cost per second, window against before it, per service and leaf function. */
+function hotSpots(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
+  const b = inp.model.bounds;
+  const per = new Map<string, { w: Map<string, { v: number; s: number; type: string }>; base: Map<string, number>; wTotal: number; bTotal: number; bFirst: number; wSamples: number; bSamples: number }>();
+  for (const r of inp.profiles) {
+    if (r['unit'] !== 'nanoseconds') continue;
+    const service = String(r['service_name']);
+    if (!sub.has(service)) continue;
+    let p = per.get(service);
+    if (!p) per.set(service, (p = { w: new Map(), base: new Map(), wTotal: 0, bTotal: 0, bFirst: Infinity, wSamples: 0, bSamples: 0 }));
+    const fn = String(r['function']);
+    const v = Number(r['value']);
+    const s = Number(r['samples']);
+    if (r['in_window']) {
+      const cur = p.w.get(fn) ?? { v: 0, s: 0, type: String(r['profile_type']) };
+      cur.v += v;
+      cur.s += s;
+      p.w.set(fn, cur);
+      p.wTotal += v;
+      p.wSamples += s;
+    } else {
+      p.base.set(fn, (p.base.get(fn) ?? 0) + v);
+      p.bTotal += v;
+      p.bSamples += s;
+      p.bFirst = Math.min(p.bFirst, Number(r['first_us']));
+    }
+  }
+  const out: Finding[] = [];
+  for (const [service, p] of per) {
+    if (p.bTotal <= 0 || p.wTotal <= 0 || !Number.isFinite(p.bFirst)) continue;
+    const wSec = (b.to - b.from) / 1e6;
+    const bSec = Math.max(60, (b.from - p.bFirst) / 1e6);
+    const rateW = p.wTotal / wSec;
+    const rateB = p.bTotal / bSec;
+    // The function whose cost per second grew the most.
+    let best: { fn: string; grow: number; type: string; wRate: number; bRate: number } | null = null;
+    for (const [fn, x] of p.w) {
+      const wr = x.v / wSec;
+      const br = (p.base.get(fn) ?? 0) / bSec;
+      if (!best || wr - br > best.grow) best = { fn, grow: wr - br, type: x.type, wRate: wr, bRate: br };
+    }
+    if (!best || best.grow <= 0) continue;
+    // Samples are the counts behind the values: Poisson on the function's samples at its old share.
+    const share = best.bRate > 0 ? best.bRate / rateB : 0.5 / Math.max(1, p.bSamples);
+    const expected = share * (p.bSamples / bSec) * wSec;
+    const fnSamples = p.w.get(best.fn)!.s;
+    const surprise = poissonSurprise(fnSamples, Math.max(expected, 0.5));
+    const totalRatio = rateW / rateB;
+    if (surprise < SIGNIFICANT || totalRatio < 1.2) continue;
+    out.push({
+      kind: 'resource_hot_spot',
+      severity: 'info',
+      summary: `${service}: profiled cost ${round(totalRatio, 2)}x the baseline; ${best.fn} went from ${round(best.bRate / 1e6, 1)} to ${round(best.wRate / 1e6, 1)} ms per second (${best.type})`,
+      service,
+      operation: best.fn,
+      signal: 'profile_cost',
+      before: round(rateB * 300, 0),
+      after: round(rateW * 300, 0),
+      score: strength(surprise, fnSamples - expected, 50, Math.log2(totalRatio)),
+      drill_down_sql: LEADS.profileFunction(inp.model.bounds, service, best.fn),
+    });
+  }
+  return out;
+}
+
+const BAD_FINISH = (reason: string) => reason !== 'stop' && reason !== 'end_turn' && reason !== 'tool_calls' && reason !== 'tool_use' && reason !== 'STOP';
+
+/** Finish reasons of a row (a JSON array of strings). */
+export function finishReasons(text: unknown): string[] {
+  try {
+    const v: unknown = JSON.parse(String(text ?? '[]'));
+    return Array.isArray(v) ? v.map(String) : [];
+  } catch {
+    return [];
+  }
+}
+
+function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
+  const by = new Map<string, { service: string; model: string; w: { n: number; k: number; bad: number }; base: { n: number; k: number; bad: number } }>();
+  for (const r of inp.genAi) {
+    const service = String(r['service_name']);
+    if (!sub.has(service)) continue;
+    const key = `${service}\u0000${r['model']}`;
+    let e = by.get(key);
+    if (!e) by.set(key, (e = { service, model: String(r['model']), w: { n: 0, k: 0, bad: 0 }, base: { n: 0, k: 0, bad: 0 } }));
+    const side = r['in_window'] ? e.w : e.base;
+    const n = Number(r['n']);
+    side.n += n;
+    side.k += Number(r['k']);
+    if (finishReasons(r['finish']).some(BAD_FINISH)) side.bad += n;
+  }
+  const out: Finding[] = [];
+  for (const e of by.values()) {
+    const fin = errorShift(e.w.bad, e.w.n, e.base.bad, e.base.n);
+    const err = errorShift(e.w.k, e.w.n, e.base.k, e.base.n);
+    const useFinish = fin.surprise >= err.surprise;
+    const s = useFinish ? fin : err;
+    if (s.surprise < SIGNIFICANT) continue;
+    out.push({
+      kind: 'gen_ai_degradation',
+      severity: 'info',
+      summary: `${e.service}: model ${e.model} ${useFinish ? `ended ${round(fin.after)}% of calls without a normal finish (length, filter) against ${round(fin.before)}%` : `failed ${round(err.after)}% of calls against ${round(err.before)}%`}`,
+      service: e.service,
+      operation: e.model,
+      signal: useFinish ? 'gen_ai_finish_reasons' : 'error_rate',
+      before: round(s.before),
+      after: round(s.after),
+      score: strength(s.surprise, s.excess, 10, (s.after - s.before) / 10),
+      drill_down_sql: LEADS.genAiCalls(inp.model.bounds, e.service, e.model),
+    });
+  }
+  return out;
+}
+
+/** Correlated anomaly rows of the subgraph, one finding per incident (the spec's incident object). */
+function incidentFindings(inp: FindingInputs, sub: ReadonlySet<string>, others: readonly Finding[]): Finding[] {
+  const b = inp.model.bounds;
+  const rows = inp.anomalies.filter((r) => sub.has(String(r['service_name'])) && Number(r['ts_shift_us']) >= b.from - 12 * BUCKET_US);
+  const byService = new Map<string, Row[]>();
+  for (const r of rows) {
+    const s = String(r['service_name']);
+    byService.set(s, [...(byService.get(s) ?? []), r]);
+  }
+  const out: Finding[] = [];
+  for (const [service, rs] of byService) {
+    rs.sort((x, y) => Number(x['ts_shift_us']) - Number(y['ts_shift_us']) || String(x['signal']).localeCompare(String(y['signal'])));
+    // Chains of shifts in the same or adjacent buckets, as GET /v1/anomalies groups them.
+    const groups: Row[][] = [];
+    for (const r of rs) {
+      const g = groups[groups.length - 1];
+      const bucket = Math.floor(Number(r['ts_shift_us']) / BUCKET_US);
+      if (g && bucket - Math.floor(Number(g[g.length - 1]!['ts_shift_us']) / BUCKET_US) <= 1) g.push(r);
+      else groups.push([r]);
+    }
+    for (const g of groups) {
+      const start = Number(g[0]!['ts_shift_us']);
+      const magnitude = (r: Row) => (Number(r['after']) - Number(r['before'])) / (Number(r['after']) + Number(r['before']) || 1);
+      const top = g.reduce((x, y) => (magnitude(y) > magnitude(x) ? y : x));
+      const deploy = inp.deploys.find((d) => d.service === service && Math.abs(Math.floor(d.at_us / BUCKET_US) - Math.floor(start / BUCKET_US)) <= 1) ?? null;
+      const related = others.filter((f) => f.service === service).reduce((s, f) => Math.max(s, f.score), 0);
+      out.push({
+        kind: 'incident',
+        severity: 'info',
+        summary: `${service}: ${g.length} worsening shift${g.length > 1 ? 's' : ''} from ${isoFromUs(start)} (${[...new Set(g.map((r) => String(r['signal'])))].join(', ')})${deploy ? `, with a deploy of ${deploy.version ?? deploy.image}` : ''}`,
+        service,
+        operation: String(top['operation']),
+        signal: String(top['signal']),
+        before: round(Number(top['before'])),
+        after: round(Number(top['after'])),
+        // Below the finding that explains the same service: the incident is its corroboration.
+        score: related > 0 ? related * 0.97 : 0.3 + 0.2 * clamp01(magnitude(top)),
+        incident: {
+          started_at: start,
+          started_at_iso: isoFromUs(start),
+          shifts: g.slice(0, 10).map((r) => ({
+            signal: String(r['signal']),
+            entity: String(r['operation']),
+            before: round(Number(r['before'])),
+            after: round(Number(r['after'])),
+            ts_shift: Number(r['ts_shift_us']),
+            ts_shift_iso: isoFromUs(Number(r['ts_shift_us'])),
+            summary: `${r['signal']} of ${r['operation']}: ${round(Number(r['before']))} → ${round(Number(r['after']))}`,
+            drill_down_sql: r['drill_down_sql'] ? String(r['drill_down_sql']) : LEADS.shift(b, service),
+          })),
+          deploy: deploy ? { service: deploy.service, version: deploy.version, image: deploy.image, detected_at: isoFromUs(deploy.at_us), detected_at_us: deploy.at_us } : null,
+        },
+      });
+    }
+  }
+  return out;
+}
+
+function coverageFindings(inp: FindingInputs): Finding[] {
+  const c = inp.coverage;
+  const missing = (['spans', 'logs', 'metrics', 'profiles'] as const).filter((s) => !c[s]);
+  if (!missing.length) return [];
+  return [
+    {
+      kind: 'coverage_gap',
+      severity: 'info',
+      summary: `${inp.root}: no ${missing.join(', ')} in the window; ${missing.includes('spans') ? 'errors, latency and the call graph cannot be judged' : 'the diagnosis rests on the other signals'}`,
+      service: inp.root,
+      operation: null,
+      signal: missing[0]!,
+      before: null,
+      after: null,
+      score: missing.includes('spans') ? 0.3 : 0.05 * missing.length,
+      drill_down_sql: LEADS.coverage(inp.model.bounds, inp.root),
+    },
+  ];
+}
+
+export { binomialSurprise };

@@ -1,0 +1,226 @@
+// POST /v1/diagnose, the "why": the reads (queries.ts) run concurrently on the read pool, shared by
+// every service of the request; the reasoning (model, findings) and the block are pure functions of
+// the rows. A service that fails, or that never reported, is an entry in `errors`, never a failed
+// response.
+import type { ReadPool } from '../store/readers.js';
+import type { ServiceSpans } from '../store/batch.js';
+import { BUCKET_US } from '../store/batch.js';
+import { SQL, bucketStart, readShared, readSql, type Bounds, type Row, type SharedRows } from './queries.js';
+import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
+import { buildFindings } from './findings.js';
+import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
+import {
+  CAPS,
+  assembleBlock,
+  coverage,
+  dependencies,
+  genAiModels,
+  logCounters,
+  logPatterns,
+  logSample,
+  mergeSpanSamples,
+  metricSummaries,
+  operationSummaries,
+  profileHotSpots,
+  spanSample,
+} from './block.js';
+import type { DiagnoseRequest } from './request.js';
+
+export { parseDiagnoseRequest, type DiagnoseRequest } from './request.js';
+
+const HOUR_US = 3_600_000_000;
+
+export interface DiagnoseDeps {
+  reads: ReadPool;
+  /** First and last time seen per service (the writer's copy of the services table). */
+  services(): Readonly<ServiceSpans>;
+}
+
+export interface DiagnoseResponse {
+  results: Record<string, Record<string, unknown>>;
+  errors: Record<string, string>;
+}
+
+/**
+ * The time bounds of a diagnosis: the baseline is at least 4 times the window and at least an hour
+ * (in whole buckets, ending at the window's bucket); the look-back reaches half as far again, so a
+ * regime that began before the window can be found and cut out of the baseline.
+ */
+export function boundsFor(from: number, to: number): { bounds: Bounds; baseBuckets: number } {
+  const baseBuckets = Math.ceil(Math.max(4 * (to - from), HOUR_US) / BUCKET_US);
+  const lookFrom = bucketStart(from) - Math.ceil(baseBuckets * 1.5) * BUCKET_US;
+  return { bounds: { from, to, lookFrom }, baseBuckets };
+}
+
+/** Error types in the window that no span of the same service had in the look-back: service → type → count. */
+function newErrorTypes(shared: SharedRows): { counts: Map<string, Map<string, number>>; firstAt: Map<string, Map<string, number>> } {
+  const earlier = new Set(shared.earlierErrorTypes.map((r) => `${r['service_name']}\u0000${r['error_type']}`));
+  const counts = new Map<string, Map<string, number>>();
+  const firstAt = new Map<string, Map<string, number>>();
+  for (const r of shared.windowErrors) {
+    const s = String(r['service_name']);
+    const t = String(r['error_type']);
+    if (earlier.has(`${s}\u0000${t}`)) continue;
+    const c = counts.get(s) ?? counts.set(s, new Map()).get(s)!;
+    c.set(t, (c.get(t) ?? 0) + Number(r['n']));
+    const f = firstAt.get(s) ?? firstAt.set(s, new Map()).get(s)!;
+    f.set(t, Math.min(f.get(t) ?? Infinity, Number(r['first_us'])));
+  }
+  return { counts, firstAt };
+}
+
+interface Context {
+  deps: DiagnoseDeps;
+  model: Model;
+  shared: SharedRows;
+  templates: Map<number, Row>;
+  deploys: DeployEvent[];
+  newErrors: ReturnType<typeof newErrorTypes>;
+}
+
+/** Whether the store has anything of `service` to diagnose: it reported, and the window holds its telemetry or calls to it. */
+function hasTelemetry(ctx: Context, service: string): boolean {
+  const m = ctx.model;
+  return (
+    m.byService.has(service) ||
+    ctx.shared.windowLogs.some((r) => r['service_name'] === service) ||
+    ctx.shared.profiles.some((r) => r['service_name'] === service && r['in_window']) ||
+    (m.callers.get(service)?.size ?? 0) > 0
+  );
+}
+
+async function diagnoseOne(ctx: Context, service: string): Promise<Record<string, unknown>> {
+  const { model: m, shared } = ctx;
+  const b = m.bounds;
+  const reads = ctx.deps.reads;
+  const ops = m.byService.get(service) ?? [];
+  const myLogs = shared.windowLogs.filter((r) => r['service_name'] === service);
+  const topTemplates = [...myLogs].sort((x, y) => Number(y['n']) - Number(x['n']) || Number(x['template_id']) - Number(y['template_id'])).slice(0, 8);
+  const exemplarIds = ops.map((o) => o.slowest_span).filter((s): s is string => s !== null).slice(0, 100);
+  const [errorRows, slowRows, exemplarRows, logRows, paramRows, metricRows, [metricSeries], [errorTraces]] = await Promise.all([
+    ops.some((o) => o.k > 0) ? readSql(reads, SQL.errorSpans(b, service, CAPS.span_sample)) : [],
+    ops.length ? readSql(reads, SQL.slowSpans(b, service, CAPS.span_sample)) : [],
+    exemplarIds.length ? readSql(reads, SQL.spansById(b, service, exemplarIds)) : [],
+    myLogs.length ? readSql(reads, SQL.logSample(b, service, CAPS.log_sample)) : [],
+    topTemplates.length ? readSql(reads, SQL.templateParams(b, service, topTemplates.map((r) => Number(r['template_id'])), 200)) : [],
+    readSql(reads, SQL.metrics(b, service)),
+    readSql(reads, SQL.metricSeries(b, service)),
+    ops.some((o) => o.k > 0) ? readSql(reads, SQL.errorTraces(b, service)) : [{ n: 0 }],
+  ]);
+  const identity = serviceIdentity(shared.deployments, service, b.from);
+  const known = ctx.deps.services()[service];
+  const spanTotal = ops.reduce((s, o) => s + o.n, 0);
+  const logTotal = myLogs.reduce((s, r) => s + Number(r['n']), 0);
+  const profileRows = shared.profiles.filter((r) => r['service_name'] === service && r['in_window']);
+  const cov = coverage({
+    spans: spanTotal,
+    logs: logTotal,
+    templates: myLogs.filter((r) => r['template_id'] !== null).length,
+    metricSeries: Number(metricSeries?.['n'] ?? 0),
+    profileSamples: profileRows.reduce((s, r) => s + Number(r['samples']), 0),
+  });
+  const findings = buildFindings({
+    model: m,
+    root: service,
+    deploys: ctx.deploys,
+    newErrorTypes: ctx.newErrors.counts,
+    windowLogs: shared.windowLogs,
+    templates: ctx.templates,
+    profiles: shared.profiles,
+    genAi: shared.genAi,
+    anomalies: shared.anomalies,
+    coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
+  });
+  const newPatterns = myLogs
+    .map((r) => ctx.templates.get(Number(r['template_id'])))
+    .filter((t): t is Row => t !== undefined && Number(t['first_us']) >= b.from)
+    .map((t) => ({ template_id: Number(t['template_id']), pattern: String(t['pattern']), first_us: Number(t['first_us']) }));
+  const events = serviceEvents({
+    service,
+    from: b.from,
+    lookFrom: b.lookFrom,
+    deploys: ctx.deploys,
+    deployments: shared.deployments,
+    identity,
+    newErrorTypes: ctx.newErrors.counts.get(service) ?? new Map(),
+    firstErrorAt: ctx.newErrors.firstAt.get(service) ?? new Map(),
+    newPatterns,
+  });
+  // The baseline actually used by the entry operations (the earliest cut wins for the report).
+  const baselineFrom = b.from - m.baseBuckets * BUCKET_US;
+  return assembleBlock({
+    service,
+    bounds: b,
+    identity,
+    firstSeenUs: known ? known[0] : identity.first_seen_us,
+    lastSeenUs: known ? known[1] : identity.last_seen_us,
+    deps: dependencies(m, service),
+    coverage: cov,
+    errorTracesTotal: Number(errorTraces?.['n'] ?? 0),
+    events,
+    findings,
+    operations: operationSummaries(m, service, shared.windowErrors, shared.anomalies, b),
+    spanTotal,
+    spanSample: spanSample(mergeSpanSamples(errorRows, slowRows, exemplarRows), b),
+    logTotal,
+    logSample: logSample(logRows),
+    patterns: logPatterns(service, shared.windowLogs, ctx.templates, b),
+    counters: logCounters(paramRows, ctx.templates),
+    metrics: metricSummaries(metricRows),
+    profiles: profileHotSpots(shared.profiles, service),
+    genAi: genAiModels(shared.genAi, service),
+    baselineFromUs: baselineFrom,
+    edgeSampleMod: shared.edgeSampleMod,
+  });
+}
+
+export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promise<DiagnoseResponse> {
+  const { bounds, baseBuckets } = boundsFor(req.from, req.to);
+  const response: DiagnoseResponse = { results: {}, errors: {} };
+  let ctx: Context;
+  try {
+    const shared = await readShared(deps.reads, bounds);
+    const model = buildModel(shared, bounds, baseBuckets, Object.keys(deps.services()));
+    const tested = latencyCandidates(model);
+    const templateIds = new Set<number>();
+    const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
+    for (const r of shared.windowLogs) if (r['template_id'] !== null && wanted.has(String(r['service_name']))) templateIds.add(Number(r['template_id']));
+    const [above, templateRows] = await Promise.all([
+      tested.length ? readSql(deps.reads, SQL.exceedances(bounds, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 })))) : [],
+      templateIds.size ? readSql(deps.reads, SQL.templates([...templateIds])) : [],
+    ]);
+    applyExceedances(model, above);
+    ctx = {
+      deps,
+      model,
+      shared,
+      templates: new Map(templateRows.map((r) => [Number(r['template_id']), r])),
+      deploys: findDeploys(shared.deployments, bounds.lookFrom),
+      newErrors: newErrorTypes(shared),
+    };
+  } catch (err) {
+    for (const s of req.services) response.errors[s] = `diagnosis failed: ${(err as Error).message}`;
+    return response;
+  }
+  const known = deps.services();
+  await Promise.all(
+    req.services.map(async (service) => {
+      if (!known[service] && !hasTelemetry(ctx, service)) {
+        response.errors[service] = `no telemetry from '${service}' has been received; see GET /v1/services for the services that reported`;
+        return;
+      }
+      if (!hasTelemetry(ctx, service)) {
+        response.errors[service] = `no telemetry from '${service}' in the window (last seen ${new Date(known[service]![1] / 1000).toISOString()}); widen the window or see GET /v1/services`;
+        return;
+      }
+      try {
+        response.results[service] = await diagnoseOne(ctx, service);
+      } catch (err) {
+        response.errors[service] = `diagnosis failed: ${(err as Error).message}`;
+      }
+    }),
+  );
+  // Keys in the request's order, whatever finished first.
+  response.results = Object.fromEntries(req.services.filter((s) => s in response.results).map((s) => [s, response.results[s]!]));
+  return response;
+}

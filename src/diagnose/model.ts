@@ -1,0 +1,212 @@
+// The numbers a diagnosis reasons over, built from the shared rows as pure functions: every
+// operation of every service in the window with its baseline and its two tests (errors, latency),
+// and the call graph between services (who calls whom, through which of the caller's operations).
+import { BUCKET_US } from '../store/batch.js';
+import { SPAN_KIND } from '../pipeline/operation.js';
+import { indexSeries, opBaseline, seriesKey, type OpBaseline, type SeriesIndex } from './baseline.js';
+import { errorShift, exceedanceShift, type RateShift } from './stats.js';
+import type { Bounds, Row, SharedRows } from './queries.js';
+
+export interface OpStat {
+  service: string;
+  operation: string;
+  span_name: string;
+  kind: number;
+  n: number;
+  k: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  mean: number;
+  peer: string | null;
+  error_trace: string | null;
+  slowest_span: string | null;
+  first_error_us: number | null;
+  base: OpBaseline;
+  err: RateShift;
+  /** Window calls above the baseline p95 (filled by the exceedance read; null when not tested). */
+  above: number | null;
+  lat: { surprise: number; excess: number; fraction: number } | null;
+  /** A client or producer span: the caller's view of a call. */
+  client: boolean;
+  /** Who a client operation calls: a service of the store, or an external peer (database, API). */
+  callee: string | null;
+  calleeIsService: boolean;
+}
+
+export interface Edge {
+  caller: string;
+  callee: string;
+  /** Calls and errors as the callee's spans count them (scaled up when the join ran on a sample). */
+  n: number;
+  k: number;
+}
+
+export interface Model {
+  bounds: Bounds;
+  /** Baseline length in buckets. */
+  baseBuckets: number;
+  series: SeriesIndex;
+  ops: OpStat[];
+  byService: Map<string, OpStat[]>;
+  edges: Edge[];
+  /** Services of the store (anything that reported in the look-back or window). */
+  known: Set<string>;
+  /** caller → callees (services or external peers) */
+  callees: Map<string, Set<string>>;
+  callers: Map<string, Set<string>>;
+}
+
+const num = (v: unknown, d = 0) => (v === null || v === undefined ? d : Number(v));
+const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
+
+export const isClientKind = (kind: number) => kind === SPAN_KIND.CLIENT || kind === SPAN_KIND.PRODUCER;
+
+/** The service a peer name stands for: itself, or its first DNS label (`payments.prod.svc.cluster.local`). */
+export function peerService(peer: string, known: ReadonlySet<string>): string | null {
+  if (known.has(peer)) return peer;
+  const host = peer.split(':')[0]!;
+  if (known.has(host)) return host;
+  const label = host.split('.')[0]!;
+  return label && known.has(label) ? label : null;
+}
+
+/** Anomaly rows' earliest worsening shift before the window, per `service\0operation\0signal`. */
+function shiftsBefore(rows: readonly Row[], from: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rows) {
+    const t = num(r['ts_shift_us']);
+    if (t >= from) continue;
+    const key = `${r['service_name']}\u0000${r['operation']}`;
+    const cur = out.get(key);
+    if (cur === undefined || t < cur) out.set(key, t);
+  }
+  return out;
+}
+
+export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: number, knownServices: Iterable<string>): Model {
+  const series = indexSeries(shared.series);
+  const known = new Set<string>(knownServices);
+  for (const r of shared.windowOps) known.add(String(r['service_name']));
+  for (const r of shared.series) if (r['signal'] === 'error_rate') known.add(String(r['service_name']));
+  const shifts = shiftsBefore(shared.anomalies, bounds.from);
+  const windowBuckets = (bounds.to - bounds.from) / BUCKET_US;
+
+  // Which service a caller's operation reaches, from the trace join (the callee's own spans), else its peer name.
+  const viaJoin = new Map<string, { callee: string; n: number }>();
+  const edges = new Map<string, Edge>();
+  for (const r of shared.edges) {
+    const caller = String(r['caller']);
+    const callee = String(r['callee']);
+    const n = num(r['n']) * shared.edgeSampleMod;
+    const k = num(r['k']) * shared.edgeSampleMod;
+    const key = `${caller}\u0000${r['caller_operation']}`;
+    const cur = viaJoin.get(key);
+    if (!cur || n > cur.n) viaJoin.set(key, { callee, n });
+    const ek = `${caller}\u0000${callee}`;
+    const e = edges.get(ek);
+    if (e) {
+      e.n += n;
+      e.k += k;
+    } else edges.set(ek, { caller, callee, n, k });
+  }
+
+  const ops: OpStat[] = shared.windowOps.map((r) => {
+    const service = String(r['service_name']);
+    const operation = String(r['operation']);
+    const q = (r['q'] as number[] | null) ?? [];
+    const n = num(r['n']);
+    const k = num(r['k']);
+    const kind = num(r['span_kind']);
+    const p95 = num(q[1]);
+    const errBuckets = series.get('error_rate')?.get(seriesKey(service, operation)) ?? [];
+    const latBuckets = series.get('latency_p95')?.get(seriesKey(service, operation)) ?? [];
+    const base = opBaseline(errBuckets, latBuckets, { n, k, p95, windowBuckets }, shifts.get(`${service}\u0000${operation}`), baseBuckets);
+    const client = isClientKind(kind);
+    const peer = strOrNull(r['peer']);
+    const joined = viaJoin.get(`${service}\u0000${operation}`);
+    let callee: string | null = joined?.callee ?? null;
+    let calleeIsService = callee !== null;
+    if (callee === null && client && peer !== null) {
+      const svc = peerService(peer, known);
+      callee = svc ?? peer;
+      calleeIsService = svc !== null;
+    }
+    return {
+      service,
+      operation,
+      span_name: String(r['span_name'] ?? operation),
+      kind,
+      n,
+      k,
+      p50: num(q[0]),
+      p95,
+      p99: num(q[2]),
+      mean: num(r['mean_us']),
+      peer,
+      error_trace: strOrNull(r['error_trace']),
+      slowest_span: strOrNull(r['slowest_span']),
+      first_error_us: r['first_error_us'] === null || r['first_error_us'] === undefined ? null : num(r['first_error_us']),
+      base,
+      err: errorShift(k, n, base.k, base.n),
+      above: null,
+      lat: null,
+      client,
+      callee,
+      calleeIsService,
+    };
+  });
+
+  // Calls to a service that no longer answers have no callee spans to join: their peer names stand in.
+  for (const op of ops) {
+    if (!op.client || op.callee === null || op.callee === op.service) continue;
+    const ek = `${op.service}\u0000${op.callee}`;
+    if (!edges.has(ek)) edges.set(ek, { caller: op.service, callee: op.callee, n: op.n, k: op.k });
+  }
+
+  const byService = new Map<string, OpStat[]>();
+  for (const op of ops) {
+    let l = byService.get(op.service);
+    if (!l) byService.set(op.service, (l = []));
+    l.push(op);
+  }
+  const callees = new Map<string, Set<string>>();
+  const callers = new Map<string, Set<string>>();
+  for (const e of edges.values()) {
+    if (e.caller === e.callee) continue;
+    (callees.get(e.caller) ?? callees.set(e.caller, new Set()).get(e.caller)!).add(e.callee);
+    (callers.get(e.callee) ?? callers.set(e.callee, new Set()).get(e.callee)!).add(e.caller);
+  }
+  return { bounds, baseBuckets, series, ops, byService, edges: [...edges.values()], known, callees, callers };
+}
+
+/** Operations worth the latency test: enough calls, a baseline p95, and a window p95 above it. */
+export function latencyCandidates(m: Model): OpStat[] {
+  return m.ops.filter((o) => o.n >= 5 && Number.isFinite(o.base.p95) && o.base.p95 > 0 && o.p95 > 1.1 * o.base.p95);
+}
+
+/** Fills each tested operation's exceedance counts (rows of SQL.exceedances). */
+export function applyExceedances(m: Model, rows: readonly Row[]): void {
+  const above = new Map(rows.map((r) => [`${r['service_name']}\u0000${r['operation']}`, num(r['above'])]));
+  for (const o of latencyCandidates(m)) {
+    o.above = above.get(`${o.service}\u0000${o.operation}`) ?? 0;
+    o.lat = exceedanceShift(o.above, o.n);
+  }
+}
+
+/** Services reachable from `root` through calls (root included), nearest first. */
+export function downstream(m: Model, root: string, maxDepth = 8): { service: string; depth: number }[] {
+  const seen = new Map<string, number>([[root, 0]]);
+  const queue = [root];
+  while (queue.length) {
+    const s = queue.shift()!;
+    const d = seen.get(s)!;
+    if (d >= maxDepth) continue;
+    for (const c of [...(m.callees.get(s) ?? [])].sort()) {
+      if (seen.has(c)) continue;
+      seen.set(c, d + 1);
+      queue.push(c);
+    }
+  }
+  return [...seen].map(([service, depth]) => ({ service, depth }));
+}

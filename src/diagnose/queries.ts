@@ -1,0 +1,223 @@
+// The reads of one diagnosis, as SQL text (pure) and one function that runs them concurrently on the
+// read pool. Every statement is bounded by TIMESTAMP literals, so the store skips row groups outside
+// the window and look-back. Statements over "all services" are run once per request and shared by
+// every diagnosed service: the causal walk needs the neighbours' numbers anyway, and ten services in
+// one call then cost little more than one.
+//
+// The baseline comes from the persisted 5-minute series (svc_series_5m: per bucket, operation and
+// signal the calls, errors and p95, written by the detection pass), not from raw spans: an hour of a
+// busy service is millions of spans, its series a few hundred rows. Buckets the pass has not closed
+// yet (svc_dirty_buckets) are aggregated from raw telemetry with the very same statements the pass
+// uses, so a diagnosis works before any pass has run and agrees with the series after it.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { BUCKET_US } from '../store/batch.js';
+import { sqlString, sqlTimestamp } from '../store/db.js';
+import { readRows, type ReadPool } from '../store/readers.js';
+import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
+import { SIGNALS } from '../detect/signals.js';
+
+export type Row = Record<string, unknown>;
+
+/** Time bounds of one diagnosis, µs. `lookFrom` ≤ baseline start: the series and events look back this far. */
+export interface Bounds {
+  from: number;
+  to: number;
+  lookFrom: number;
+}
+
+const between = (lo: number, hi: number, col = 'timestamp') => `${col} >= ${sqlTimestamp(lo)} AND ${col} < ${sqlTimestamp(hi)}`;
+const inList = (values: readonly string[]) => values.map(sqlString).join(', ');
+
+/** Spans of the edge join: at most this many a side, by a deterministic trace sample when the window holds more. */
+export const EDGE_SAMPLE_SPANS = 200_000;
+
+export const SQL = {
+  /** Per service and operation in the window: volume, errors, quantiles, an exemplar error trace and the slowest span. */
+  windowOps: (b: Bounds) =>
+    `SELECT service_name, operation, any_value(span_name) AS span_name, min(span_kind) AS span_kind, count(*) AS n, count_if(is_error) AS k, ` +
+    `quantile_cont(duration_us, [0.5, 0.95, 0.99]) AS q, avg(duration_us) AS mean_us, max(peer_service) AS peer, ` +
+    `any_value(trace_id) FILTER (WHERE is_error) AS error_trace, arg_max(span_id, duration_us) AS slowest_span, ` +
+    `min(epoch_us(timestamp)) FILTER (WHERE is_error) AS first_error_us ` +
+    `FROM ${SPANS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+
+  /** Window spans above a per-operation threshold (the baseline p95): the quantile-exceedance test's counts. */
+  exceedances: (b: Bounds, thresholds: readonly { service: string; operation: string; threshold: number }[]) =>
+    `SELECT s.service_name, s.operation, count(*) AS above FROM ${SPANS.name} AS s JOIN (VALUES ${thresholds
+      .map((t) => `(${sqlString(t.service)}, ${sqlString(t.operation)}, ${Math.floor(t.threshold)})`)
+      .join(', ')}) AS t(svc, op, thr) ON s.service_name = t.svc AND s.operation = t.op ` +
+    `WHERE ${between(b.from, b.to, 's.timestamp')} AND s.duration_us > t.thr GROUP BY ALL`,
+
+  /** Error classes in the window: exception or error type, HTTP status, status message. */
+  windowErrors: (b: Bounds) =>
+    `SELECT service_name, operation, coalesce(error_type, 'unclassified') AS error_type, http_status_code, ` +
+    `left(coalesce(status_message, ''), 120) AS message, count(*) AS n, min(epoch_us(timestamp)) AS first_us ` +
+    `FROM ${SPANS.name} WHERE is_error AND ${between(b.from, b.to)} GROUP BY ALL`,
+
+  /** Error types seen before the window (to tell a new one). */
+  earlierErrorTypes: (b: Bounds) =>
+    `SELECT DISTINCT service_name, coalesce(error_type, 'unclassified') AS error_type FROM ${SPANS.name} WHERE is_error AND ${between(b.lookFrom, b.from)}`,
+
+  /** The persisted series before the window. */
+  series: (b: Bounds) =>
+    `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM ${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}`,
+
+  dirtyBuckets: (b: Bounds) =>
+    `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket >= ${Math.floor(b.lookFrom / BUCKET_US)} AND bucket < ${Math.floor(b.from / BUCKET_US)} ORDER BY bucket`,
+
+  /** The series' own aggregates over raw telemetry for buckets [lo, hi) the pass has not closed. */
+  rawSeries: (lo: number, hi: number) =>
+    `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM (${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')})`,
+
+  /** Cross-service calls: a server or consumer span whose parent span belongs to another service. */
+  edges: (b: Bounds, sampleMod: number) => {
+    const sample = sampleMod > 1 ? ` AND hash(trace_id) % ${sampleMod} = 0` : '';
+    return (
+      `SELECT p.service_name AS caller, p.operation AS caller_operation, c.service_name AS callee, count(*) AS n, count_if(c.is_error) AS k ` +
+      `FROM (SELECT trace_id, parent_span_id, service_name, is_error FROM ${SPANS.name} WHERE span_kind IN (2, 5) AND parent_span_id IS NOT NULL AND ${between(b.from, b.to)}${sample}) AS c ` +
+      `JOIN (SELECT trace_id, span_id, service_name, operation FROM ${SPANS.name} WHERE ${between(b.from - BUCKET_US, b.to)}${sample}) AS p ` +
+      `ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.service_name <> c.service_name GROUP BY ALL`
+    );
+  },
+
+  /** Versions, images, instances and pods per service, first and last seen, over the look-back and window. */
+  deployments: (b: Bounds) =>
+    `SELECT service_name, service_version, container_image, service_instance_id, k8s_pod_name, any_value(k8s_deployment) AS k8s_deployment, ` +
+    `any_value(k8s_namespace) AS k8s_namespace, any_value(service_namespace) AS service_namespace, ` +
+    `min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, count(*) AS n ` +
+    `FROM ${SPANS.name} WHERE ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+
+  /** Logs per service and template in the window. */
+  windowLogs: (b: Bounds) =>
+    `SELECT service_name, template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
+    `any_value(severity_text) AS severity_text FROM ${LOGS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+
+  templates: (ids: readonly number[]) =>
+    `SELECT template_id, service_name, pattern, example_body, severity_text, epoch_us(first_seen) AS first_us, epoch_us(last_seen) AS last_us, sample_values ` +
+    `FROM ${LOG_TEMPLATES.name} WHERE template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')})`,
+
+  /** Profile cost per service, type and leaf function, in the window and before it. */
+  profiles: (b: Bounds) =>
+    `SELECT service_name, profile_type, unit, function, epoch_us(timestamp) >= ${b.from} AS in_window, sum(value)::DOUBLE AS value, sum(sample_count) AS samples, ` +
+    `min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us FROM ${PROFILES.name} WHERE ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+
+  /** Model calls (GenAI semantic conventions, promoted at ingest) per service and model, window and before. */
+  genAi: (b: Bounds) =>
+    `SELECT service_name, gen_ai_model AS model, any_value(gen_ai_system) AS system, list(DISTINCT gen_ai_operation) FILTER (WHERE gen_ai_operation IS NOT NULL) AS operations, ` +
+    `epoch_us(timestamp) >= ${b.from} AS in_window, coalesce(gen_ai_finish_reasons, '[]') AS finish, count(*) AS n, count_if(is_error) AS k, ` +
+    `quantile_cont(duration_us, 0.95) AS p95, sum(gen_ai_input_tokens) AS input_tokens, sum(gen_ai_output_tokens) AS output_tokens ` +
+    `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+
+  anomalies: (b: Bounds) =>
+    `SELECT service_name, operation, signal, before, after, ts_shift_us, drill_down_sql FROM ${ANOMALIES.name} WHERE ${between(b.lookFrom, b.to)}`,
+
+  /** Metric summaries of one service: per metric and 5-minute bucket. */
+  metrics: (b: Bounds, service: string) => {
+    const bucket = `(epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US}`;
+    const where = `service_name = ${sqlString(service)} AND ${between(b.from, b.to)}`;
+    return (
+      `SELECT metric_name, ${bucket} AS bucket_us, count(*) AS n, avg(value) AS avg, quantile_cont(value, 0.95) AS p95 FROM ${METRICS_GAUGE.name} WHERE ${where} GROUP BY ALL UNION ALL ` +
+      `SELECT metric_name, ${bucket}, count(*), avg(value), quantile_cont(value, 0.95) FROM ${METRICS_SUM.name} WHERE ${where} GROUP BY ALL UNION ALL ` +
+      `SELECT metric_name, ${bucket}, sum(count)::BIGINT, sum(sum) / nullif(sum(count), 0), NULL::DOUBLE FROM ${METRICS_HISTOGRAM.name} WHERE ${where} GROUP BY ALL`
+    );
+  },
+
+  /** Distinct metric series of one service in the window (coverage). */
+  metricSeries: (b: Bounds, service: string) => {
+    const where = `service_name = ${sqlString(service)} AND ${between(b.from, b.to)}`;
+    return `SELECT count(*) AS n FROM (${[METRICS_GAUGE, METRICS_SUM, METRICS_HISTOGRAM].map((t) => `SELECT DISTINCT metric_name, attributes FROM ${t.name} WHERE ${where}`).join(' UNION ')})`;
+  },
+
+  /** Error spans of one service, newest first. */
+  errorSpans: (b: Bounds, service: string, limit: number) =>
+    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, span_id LIMIT ${limit}`,
+  slowSpans: (b: Bounds, service: string, limit: number) =>
+    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND NOT is_error AND ${between(b.from, b.to)} ORDER BY duration_us DESC, span_id LIMIT ${limit}`,
+  spansById: (b: Bounds, service: string, spanIds: readonly string[]) =>
+    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND span_id IN (${inList(spanIds)}) AND ${between(b.from, b.to)}`,
+
+  /** Log sample of one service: errors first, then the newest. */
+  logSample: (b: Bounds, service: string, limit: number) =>
+    `SELECT epoch_us(timestamp) AS ts, body, severity_text, trace_id, span_id, log_attributes, event_name, is_error FROM ${LOGS.name} ` +
+    `WHERE service_name = ${sqlString(service)} AND ${between(b.from, b.to)} ORDER BY is_error DESC, timestamp DESC LIMIT ${limit}`,
+
+  /** Parameters of the newest records of each template (the numeric slots behind log_counters), bounded per template. */
+  templateParams: (b: Bounds, service: string, ids: readonly number[], perTemplate: number) =>
+    ids
+      .map(
+        (id) =>
+          `(SELECT template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND template_id = ${Math.trunc(id)} ` +
+          `AND template_params IS NOT NULL AND ${between(b.from, b.to)} ORDER BY timestamp DESC LIMIT ${perTemplate})`,
+      )
+      .join(' UNION ALL '),
+
+  /** Distinct traces with an error span of one service. */
+  errorTraces: (b: Bounds, service: string) =>
+    `SELECT count(DISTINCT trace_id) AS n FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)}`,
+};
+
+export const SPAN_SAMPLE_COLUMNS =
+  'trace_id, span_id, parent_span_id, span_name, operation, span_kind, status_code, status_message, is_error, epoch_us(timestamp) AS start_us, duration_us, span_attributes, events_json';
+
+export function bucketStart(us: number): number {
+  return Math.floor(us / BUCKET_US) * BUCKET_US;
+}
+
+/** Contiguous runs of sorted bucket indexes, as [start µs, end µs). */
+export function bucketRuns(buckets: readonly number[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const b of buckets) {
+    const last = out[out.length - 1];
+    if (last && b * BUCKET_US === last[1]) last[1] = (b + 1) * BUCKET_US;
+    else out.push([b * BUCKET_US, (b + 1) * BUCKET_US]);
+  }
+  return out;
+}
+
+/** What every diagnosis of the request shares. */
+export interface SharedRows {
+  windowOps: Row[];
+  windowErrors: Row[];
+  earlierErrorTypes: Row[];
+  series: Row[];
+  edges: Row[];
+  edgeSampleMod: number;
+  deployments: Row[];
+  windowLogs: Row[];
+  profiles: Row[];
+  genAi: Row[];
+  anomalies: Row[];
+}
+
+const read = (reads: ReadPool, sql: string) => reads.use((c: DuckDBConnection) => readRows(c, sql));
+
+/** Runs the shared statements concurrently. */
+export async function readShared(reads: ReadPool, b: Bounds): Promise<SharedRows> {
+  const seriesRows = (async () => {
+    const dirty = (await read(reads, SQL.dirtyBuckets(b))).map((r) => Number(r['bucket']));
+    const parts = await Promise.all([read(reads, SQL.series(b)), ...bucketRuns(dirty).map(([lo, hi]) => read(reads, SQL.rawSeries(lo, hi)))]);
+    return parts.flat();
+  })();
+  const edgeRows = (async () => {
+    // The join's cost grows with the window's spans; past EDGE_SAMPLE_SPANS it runs on a hash sample
+    // of traces (whole traces, so parent and child stay together) and its counts are scaled up.
+    const [count] = await read(reads, `SELECT count(*) AS n FROM ${SPANS.name} WHERE ${between(b.from - BUCKET_US, b.to)}`);
+    const n = Number(count?.['n'] ?? 0);
+    const mod = n > EDGE_SAMPLE_SPANS ? Math.ceil(n / EDGE_SAMPLE_SPANS) : 1;
+    return { rows: await read(reads, SQL.edges(b, mod)), mod };
+  })();
+  const [windowOps, windowErrors, earlierErrorTypes, series, edges, deployments, windowLogs, profiles, genAi, anomalies] = await Promise.all([
+    read(reads, SQL.windowOps(b)),
+    read(reads, SQL.windowErrors(b)),
+    read(reads, SQL.earlierErrorTypes(b)),
+    seriesRows,
+    edgeRows,
+    read(reads, SQL.deployments(b)),
+    read(reads, SQL.windowLogs(b)),
+    read(reads, SQL.profiles(b)),
+    read(reads, SQL.genAi(b)),
+    read(reads, SQL.anomalies(b)),
+  ]);
+  return { windowOps, windowErrors, earlierErrorTypes, series, edges: edges.rows, edgeSampleMod: edges.mod, deployments, windowLogs, profiles, genAi, anomalies };
+}
+
+export { read as readSql };
