@@ -220,7 +220,7 @@ export function logPatterns(service: string, windowLogs: readonly Row[], templat
       last_seen: isoFromUs(Number(r['last_us'])),
       sample_values: jsonObject(JSON.stringify(sample), 10) ?? {},
       drill_down_sql: LEADS.templateLogs(b, service, id),
-      _new: firstUs >= b.from,
+      _new: firstUs >= b.newSince,
     };
   });
   list.sort((x, y) => Number(y._new) - Number(x._new) || y.error_count - x.error_count || y.count - x.count || x.template_id - y.template_id);

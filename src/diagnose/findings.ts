@@ -194,7 +194,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       out.push({
         kind: 'new_error_type',
         severity: 'info',
-        summary: `${service}: error type ${type} first seen in the window (${count} spans)`,
+        summary: `${service}: error type ${type} is new since the baseline (${count} spans in the window)`,
         service,
         operation: null,
         signal: 'error_rate',
@@ -247,7 +247,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
   for (const r of inp.windowLogs) {
     const service = String(r['service_name']);
     const t = inp.templates.get(Number(r['template_id']));
-    if (!sub.has(service) || !t || Number(t['first_us']) < b.from) continue;
+    if (!sub.has(service) || !t || Number(t['first_us']) < b.newSince) continue;
     const n = Number(r['n']);
     const k = Number(r['k']);
     if (n < 5) continue;

@@ -49,22 +49,22 @@ export interface DiagnoseResponse {
 export function boundsFor(from: number, to: number): { bounds: Bounds; baseBuckets: number } {
   const baseBuckets = Math.ceil(Math.max(4 * (to - from), HOUR_US) / BUCKET_US);
   const lookFrom = bucketStart(from) - Math.ceil(baseBuckets * 1.5) * BUCKET_US;
-  return { bounds: { from, to, lookFrom }, baseBuckets };
+  return { bounds: { from, to, lookFrom, newSince: bucketStart(from) - baseBuckets * BUCKET_US }, baseBuckets };
 }
 
-/** Error types in the window that no span of the same service had in the look-back: service → type → count. */
-function newErrorTypes(shared: SharedRows): { counts: Map<string, Map<string, number>>; firstAt: Map<string, Map<string, number>> } {
-  const earlier = new Set(shared.earlierErrorTypes.map((r) => `${r['service_name']}\u0000${r['error_type']}`));
+/** Error types in the window first seen since `newSince` (new with the incident): service → type → count, and since when. */
+function newErrorTypes(shared: SharedRows, b: Bounds): { counts: Map<string, Map<string, number>>; firstAt: Map<string, Map<string, number>> } {
+  const first = new Map(shared.errorTypesFirstSeen.map((r) => [`${r['service_name']}\u0000${r['error_type']}`, Number(r['first_us'])]));
   const counts = new Map<string, Map<string, number>>();
   const firstAt = new Map<string, Map<string, number>>();
   for (const r of shared.windowErrors) {
     const s = String(r['service_name']);
     const t = String(r['error_type']);
-    if (earlier.has(`${s}\u0000${t}`)) continue;
+    const since = first.get(`${s}\u0000${t}`) ?? Number(r['first_us']);
+    if (since < b.newSince) continue;
     const c = counts.get(s) ?? counts.set(s, new Map()).get(s)!;
     c.set(t, (c.get(t) ?? 0) + Number(r['n']));
-    const f = firstAt.get(s) ?? firstAt.set(s, new Map()).get(s)!;
-    f.set(t, Math.min(f.get(t) ?? Infinity, Number(r['first_us'])));
+    (firstAt.get(s) ?? firstAt.set(s, new Map()).get(s)!).set(t, since);
   }
   return { counts, firstAt };
 }
@@ -133,7 +133,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
   });
   const newPatterns = myLogs
     .map((r) => ctx.templates.get(Number(r['template_id'])))
-    .filter((t): t is Row => t !== undefined && Number(t['first_us']) >= b.from)
+    .filter((t): t is Row => t !== undefined && Number(t['first_us']) >= b.newSince)
     .map((t) => ({ template_id: Number(t['template_id']), pattern: String(t['pattern']), first_us: Number(t['first_us']) }));
   const events = serviceEvents({
     service,
@@ -196,7 +196,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       shared,
       templates: new Map(templateRows.map((r) => [Number(r['template_id']), r])),
       deploys: findDeploys(shared.deployments, bounds.lookFrom),
-      newErrors: newErrorTypes(shared),
+      newErrors: newErrorTypes(shared, bounds),
     };
   } catch (err) {
     for (const s of req.services) response.errors[s] = `diagnosis failed: ${(err as Error).message}`;

@@ -18,11 +18,16 @@ import { SIGNALS } from '../detect/signals.js';
 
 export type Row = Record<string, unknown>;
 
-/** Time bounds of one diagnosis, µs. `lookFrom` ≤ baseline start: the series and events look back this far. */
+/**
+ * Time bounds of one diagnosis, µs. `lookFrom` ≤ baseline start: the series and events look back this
+ * far. `newSince`: what first appeared at or after it (an error type, a log pattern) is new — the
+ * baseline's start, so a pattern that began with an incident 40 minutes before the window is still new.
+ */
 export interface Bounds {
   from: number;
   to: number;
   lookFrom: number;
+  newSince: number;
 }
 
 const between = (lo: number, hi: number, col = 'timestamp') => `${col} >= ${sqlTimestamp(lo)} AND ${col} < ${sqlTimestamp(hi)}`;
@@ -53,9 +58,9 @@ export const SQL = {
     `left(coalesce(status_message, ''), 120) AS message, count(*) AS n, min(epoch_us(timestamp)) AS first_us ` +
     `FROM ${SPANS.name} WHERE is_error AND ${between(b.from, b.to)} GROUP BY ALL`,
 
-  /** Error types seen before the window (to tell a new one). */
-  earlierErrorTypes: (b: Bounds) =>
-    `SELECT DISTINCT service_name, coalesce(error_type, 'unclassified') AS error_type FROM ${SPANS.name} WHERE is_error AND ${between(b.lookFrom, b.from)}`,
+  /** When each error type first appeared in the look-back and window (to tell a new one, and since when). */
+  errorTypesFirstSeen: (b: Bounds) =>
+    `SELECT service_name, coalesce(error_type, 'unclassified') AS error_type, min(epoch_us(timestamp)) AS first_us FROM ${SPANS.name} WHERE is_error AND ${between(b.lookFrom, b.to)} GROUP BY ALL`,
 
   /** The persisted series before the window. */
   series: (b: Bounds) =>
@@ -177,7 +182,7 @@ export function bucketRuns(buckets: readonly number[]): [number, number][] {
 export interface SharedRows {
   windowOps: Row[];
   windowErrors: Row[];
-  earlierErrorTypes: Row[];
+  errorTypesFirstSeen: Row[];
   series: Row[];
   edges: Row[];
   edgeSampleMod: number;
@@ -205,10 +210,10 @@ export async function readShared(reads: ReadPool, b: Bounds): Promise<SharedRows
     const mod = n > EDGE_SAMPLE_SPANS ? Math.ceil(n / EDGE_SAMPLE_SPANS) : 1;
     return { rows: await read(reads, SQL.edges(b, mod)), mod };
   })();
-  const [windowOps, windowErrors, earlierErrorTypes, series, edges, deployments, windowLogs, profiles, genAi, anomalies] = await Promise.all([
+  const [windowOps, windowErrors, errorTypesFirstSeen, series, edges, deployments, windowLogs, profiles, genAi, anomalies] = await Promise.all([
     read(reads, SQL.windowOps(b)),
     read(reads, SQL.windowErrors(b)),
-    read(reads, SQL.earlierErrorTypes(b)),
+    read(reads, SQL.errorTypesFirstSeen(b)),
     seriesRows,
     edgeRows,
     read(reads, SQL.deployments(b)),
@@ -217,7 +222,7 @@ export async function readShared(reads: ReadPool, b: Bounds): Promise<SharedRows
     read(reads, SQL.genAi(b)),
     read(reads, SQL.anomalies(b)),
   ]);
-  return { windowOps, windowErrors, earlierErrorTypes, series, edges: edges.rows, edgeSampleMod: edges.mod, deployments, windowLogs, profiles, genAi, anomalies };
+  return { windowOps, windowErrors, errorTypesFirstSeen, series, edges: edges.rows, edgeSampleMod: edges.mod, deployments, windowLogs, profiles, genAi, anomalies };
 }
 
 export { read as readSql };

@@ -1,0 +1,247 @@
+// POST /v1/diagnose end to end on a real server: two hours of a three-service chain sent through
+// OTLP (gateway → orders → payments, payments also calling PostgreSQL), payments failing for the
+// last 40 minutes. Before any detection pass and after it, the first finding blames payments, not
+// the gateway the agent asks about; every drill_down_sql and drill_all_sql runs through /v1/query
+// as it stands and returns the rows its lead talks about; bad requests get 400 with a hint.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { postOtlp } from '../helpers/otlp.js';
+import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
+import { rng } from '../../bench/lib/rng.js';
+
+const B = 300_000_000;
+const now = Date.now() * 1000;
+const START = now - 2 * 3_600_000_000;
+const FAULT = now - 40 * 60_000_000; // the agent asks about the last 15 minutes, 40 minutes into the trouble
+
+let srv: TestServer;
+const hex = (n: number) => randomBytes(n).toString('hex');
+
+/** One request through the chain; payments fails (and its callers with it) after FAULT. */
+function request(t: number, r: () => number, spans: Record<string, JsonSpan[]>, logs: Record<string, JsonLog[]>) {
+  const traceId = hex(16);
+  const failing = t >= FAULT && r() < 0.4;
+  const dbUs = 2_000 + Math.floor(r() * 1_000);
+  const payUs = dbUs + 3_000 + Math.floor(r() * 2_000);
+  const ordUs = payUs + 4_000 + Math.floor(r() * 2_000);
+  const gwUs = ordUs + 2_000;
+  const [gw, gwc, ord, ordc, pay, db] = [hex(8), hex(8), hex(8), hex(8), hex(8), hex(8)];
+  const http = (m: string, route: string, code: number) => ({ 'http.request.method': m, 'http.route': route, 'http.response.status_code': code });
+  spans['gateway']!.push(
+    { traceId, spanId: gw, name: 'GET /checkout', startUs: t, durationUs: gwUs, error: failing, attributes: http('GET', '/checkout', failing ? 502 : 200) },
+    { traceId, spanId: gwc, parentSpanId: gw, kind: 3, name: 'POST', startUs: t + 500, durationUs: ordUs + 500, error: failing, attributes: { 'http.request.method': 'POST', 'server.address': 'orders' } },
+  );
+  spans['orders']!.push(
+    { traceId, spanId: ord, parentSpanId: gwc, name: 'POST /orders', startUs: t + 700, durationUs: ordUs, error: failing, attributes: http('POST', '/orders', failing ? 502 : 201) },
+    { traceId, spanId: ordc, parentSpanId: ord, kind: 3, name: 'POST', startUs: t + 900, durationUs: payUs + 200, error: failing, attributes: { 'http.request.method': 'POST', 'peer.service': 'payments' } },
+  );
+  spans['payments']!.push(
+    { traceId, spanId: pay, parentSpanId: ordc, name: 'POST /charge', startUs: t + 1_000, durationUs: payUs, error: failing, attributes: { ...http('POST', '/charge', failing ? 500 : 200), ...(failing ? { 'error.type': 'CardProcessorTimeout' } : {}) } },
+    { traceId, spanId: db, parentSpanId: pay, kind: 3, name: 'SELECT', startUs: t + 1_200, durationUs: dbUs, attributes: { 'db.system': 'postgresql', 'db.operation': 'SELECT' } },
+  );
+  logs['payments']!.push(
+    failing
+      ? { timeUs: t + 1_500, body: `charge ${Math.floor(r() * 1e6)} failed: card processor timeout after ${3000 + Math.floor(r() * 100)} ms`, severity: 17, severityText: 'ERROR' }
+      : { timeUs: t + 1_500, body: `charge ${Math.floor(r() * 1e6)} captured in ${Math.floor(r() * 50)} ms`, severity: 9, severityText: 'INFO' },
+  );
+  logs['orders']!.push({ timeUs: t + 800, body: `order ${Math.floor(r() * 1e6)} received with ${1 + Math.floor(r() * 5)} items`, severity: 9, severityText: 'INFO' });
+}
+
+async function send(from: number, to: number, seed: number) {
+  const r = rng(seed);
+  for (let b0 = from; b0 < to; b0 += B) {
+    const spans: Record<string, JsonSpan[]> = { gateway: [], orders: [], payments: [] };
+    const logs: Record<string, JsonLog[]> = { gateway: [], orders: [], payments: [] };
+    for (let t = b0; t < Math.min(b0 + B, to); t += 4_000_000) request(t + Math.floor(r() * 1_000_000), r, spans, logs);
+    for (const s of Object.keys(spans)) {
+      const res = { 'service.version': '1.4.2', 'service.instance.id': `${s}-1`, 'k8s.pod.name': `${s}-7d9f-1`, 'k8s.deployment.name': s, 'k8s.namespace.name': 'shop' };
+      expect((await postOtlp(srv.otlpHttp, 'traces', tracesJson(s, spans[s]!, res))).status).toBe(200);
+      if (logs[s]!.length) expect((await postOtlp(srv.otlpHttp, 'logs', logsJson(s, logs[s]!, res))).status).toBe(200);
+    }
+  }
+}
+
+const diagnose = async (body: unknown, path = '/v1/diagnose') => {
+  const res = await fetch(`${srv.api}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+};
+const query = async (sql: string) => {
+  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql });
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+/** Every SQL string of a block with where it sits. */
+function leads(block: any): { where: string; sql: string }[] {
+  const out: { where: string; sql: string }[] = [];
+  const walk = (v: unknown, path: string) => {
+    if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (k === 'drill_down_sql' || k === 'drill_all_sql') && typeof x === 'string' ? out.push({ where: `${path}.${k}`, sql: x }) : walk(x, `${path}.${k}`);
+  };
+  walk(block, '');
+  return out;
+}
+
+beforeAll(async () => {
+  srv = await startTestServer({ SVC_DETECT_INTERVAL_S: '3600', SVC_DETECT_GRACE_S: '0' });
+  await send(START, now - 30_000_000, 11);
+}, 120_000);
+
+afterAll(async () => {
+  await srv?.stop();
+  if (srv) rmSync(srv.dataDir, { recursive: true, force: true });
+});
+
+function checkBlame(block: any) {
+  const top = block.findings[0];
+  expect(top, JSON.stringify(block.findings, null, 1)).toBeDefined();
+  expect(top.service).toBe('payments');
+  expect(top.signal).toBe('error_rate');
+  expect(top.kind).toBe('dependency_failure');
+  expect(['critical', 'high']).toContain(top.severity);
+  expect(top.after).toBeGreaterThan(20);
+  expect(top.before).toBeLessThan(2);
+  // The gateway's own error spike is listed as the symptom it is, below the cause.
+  const symptom = block.findings.find((f: any) => f.service === 'gateway' && f.signal === 'error_rate');
+  expect(symptom?.score ?? 0).toBeLessThan(top.score);
+  for (const f of block.findings) {
+    expect(f.score).toBeGreaterThanOrEqual(0);
+    expect(f.score).toBeLessThanOrEqual(1);
+  }
+  expect(block.findings.map((f: any) => f.score)).toEqual([...block.findings.map((f: any) => f.score)].sort((a: number, b: number) => b - a));
+}
+
+describe('diagnose before any detection pass', () => {
+  let block: any;
+  beforeAll(async () => {
+    const r = await diagnose({ services: ['gateway'] });
+    expect(r.status).toBe(200);
+    expect(r.body.errors).toEqual({});
+    block = r.body.results.gateway;
+  });
+
+  it('blames the failing downstream service, not the entry service', () => checkBlame(block));
+
+  it('fills context, coverage, operations and samples from the data', () => {
+    expect(block.context).toMatchObject({ service_name: 'gateway', deployment: 'gateway', namespace: 'shop', pod_count: 1, has_instance_id: true });
+    expect(block.context.dependencies.map((d: any) => d.service_name)).toEqual(['orders']);
+    expect(block.context.dependencies[0].error_count).toBeGreaterThan(10);
+    expect(block.context.dependents).toEqual([]);
+    expect(block.coverage).toMatchObject({ has_spans: true, has_logs: false });
+    expect(block.coverage.span_count).toBeGreaterThan(300);
+    const op = block.operation_summaries.find((o: any) => o.operation === 'GET /checkout');
+    expect(op.is_anomalous).toBe(true);
+    expect(op.anomaly_reason).toMatch(/error rate/);
+    expect(op.baseline_count).toBeGreaterThan(600);
+    expect(op.error_pct).toBeGreaterThan(20);
+    expect(op.error_breakdown[0]).toMatchObject({ error_type: 'HTTP 502' });
+    expect(op.exemplar_error_trace_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(block.error_traces_total).toBeGreaterThan(10);
+    expect(block.spans.sample.length).toBeGreaterThan(0);
+    expect(block.spans.sample[0].is_error).toBe(true);
+    expect(block.spans.total).toBe(block.coverage.span_count);
+    expect(Buffer.byteLength(JSON.stringify(block))).toBeLessThan(64 * 1024);
+  });
+
+  it('diagnoses the culprit itself with its logs, patterns, error types and database dependency', async () => {
+    const r = await diagnose({ service: 'payments' });
+    const p = r.body.results.payments;
+    expect(p.findings[0]).toMatchObject({ service: 'payments', signal: 'error_rate', operation: 'POST /charge' });
+    expect(['error_spike', 'new_error_type']).toContain(p.findings[0].kind);
+    expect(p.context.dependents.map((d: any) => d.service_name)).toEqual(['orders']);
+    expect(p.context.dependencies.map((d: any) => d.service_name)).toEqual(['postgresql']);
+    expect(p.logs.sample[0].severity_text).toBe('ERROR');
+    const newPattern = p.log_patterns[0];
+    expect(newPattern.pattern).toMatch(/failed/);
+    expect(newPattern.error_count).toBeGreaterThan(10);
+    expect(p.events.some((e: any) => e.event_type === 'new_error_type' && /CardProcessorTimeout/.test(e.description)), JSON.stringify(p.events) + JSON.stringify(p.operation_summaries.map((o: any) => o.error_breakdown))).toBe(true);
+    expect(p.findings.some((f: any) => f.kind === 'log_error_burst' && f.service === 'payments')).toBe(true);
+  });
+
+  it('every drill_down_sql and drill_all_sql runs as it stands and returns its rows', async () => {
+    const all = [...leads(block), ...leads((await diagnose({ service: 'payments' })).body.results.payments)];
+    expect(all.length).toBeGreaterThan(10);
+    for (const { where, sql } of all) {
+      expect(sql, where).toMatch(/timestamp >= TIMESTAMP '/);
+      const r = await query(sql);
+      expect(r.status, `${where}: ${sql}\n${JSON.stringify(r.body)}`).toBe(200);
+      // A section with nothing in the window (the gateway sends no logs) has SQL that finds nothing.
+      const empty = (where.startsWith('.logs.') && block.logs.total === 0 && !sql.includes("'payments'")) || where.includes('findings') && sql.includes("'svc_spans' AS table_name");
+      if (!empty) expect(r.body.length, `${where} returned nothing: ${sql}`).toBeGreaterThan(0);
+    }
+    // The lead of the first finding returns payments' error spans.
+    const top = await query(block.findings[0].drill_down_sql);
+    expect(top.body.every((row: any) => row.service_name === 'payments' && row.status_code === 2)).toBe(true);
+  });
+
+  it('answers the same block for the same data, and investigate answers the same', async () => {
+    const body = { services: ['gateway'], from_ts: block.window.from_ts, to_ts: block.window.to_ts };
+    const a = await diagnose(body);
+    const b = await diagnose(body);
+    expect(a.body).toEqual(b.body);
+    const inv = await diagnose(body, '/v1/investigate');
+    expect(inv.body).toEqual(a.body);
+    const quick = await diagnose({ service: 'gateway' }, '/v1/investigate');
+    expect(quick.status).toBe(200);
+    expect(quick.body.results.gateway.findings[0].service).toBe('payments');
+  });
+
+  it('puts unknown and silent services in errors, not in the status', async () => {
+    const r = await diagnose({ services: ['gateway', 'nope'], service: 'gateway' });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.results)).toEqual(['gateway']);
+    expect(r.body.errors.nope).toMatch(/no telemetry from 'nope'.*GET \/v1\/services/);
+    const old = await diagnose({ services: ['gateway'], from_ts: START - 10 * 3_600_000_000, to_ts: START - 9 * 3_600_000_000 });
+    expect(old.status).toBe(200);
+    expect(old.body.errors.gateway).toMatch(/in the window/);
+  });
+
+  it('refuses bad requests with 400 and a hint', async () => {
+    for (const [body, code, hint] of [
+      [{ services: ['gateway'], from_ts: Math.floor(now / 1e6) }, 'INVALID_TIMESTAMP', /seconds/],
+      [{ services: ['gateway'], from_ts: Math.floor(now / 1e3) }, 'INVALID_TIMESTAMP', /milliseconds/],
+      [{ services: ['gateway'], to_ts: now }, 'INVALID_WINDOW', /from_ts/],
+      [{ services: ['gateway'], from_ts: now - 10, to_ts: now - 20 }, 'INVALID_WINDOW', /./],
+      [{ services: Array.from({ length: 11 }, (_v, i) => `s${i}`) }, 'BAD_REQUEST', /split/],
+    ] as const) {
+      const r = await diagnose(body);
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe(code);
+      expect(r.body.error.hint).toMatch(hint);
+    }
+    const raw = await fetch(`${srv.api}/v1/diagnose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"services": [' });
+    expect(raw.status).toBe(400);
+  });
+});
+
+describe('diagnose after the detection pass', () => {
+  let block: any;
+  beforeAll(async () => {
+    const dataDir = srv.dataDir;
+    expect(await srv.stop()).toBe(0);
+    srv = await startTestServer({ SVC_DETECT_INTERVAL_S: '1', SVC_DETECT_GRACE_S: '0' }, dataDir);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const st = (await (await fetch(`${srv.api}/admin/status`)).json()) as any;
+      if (st.status.detection.passes >= 2) break;
+      if (Date.now() > deadline) throw new Error('the detection pass did not run');
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    block = (await diagnose({ services: ['gateway'] })).body.results.gateway;
+  }, 60_000);
+
+  it('still blames payments, and lists the correlated shifts as incidents', async () => {
+    checkBlame(block);
+    const incidents = block.findings.filter((f: any) => f.kind === 'incident');
+    const anomalies = await (await fetch(`${srv.api}/v1/anomalies?from_ts=${START}&to_ts=${now}`)).json();
+    expect(incidents.length, JSON.stringify(anomalies) + JSON.stringify(block.findings)).toBeGreaterThan(0);
+    const onPayments = incidents.find((f: any) => f.service === 'payments');
+    expect(onPayments?.incident.shifts.length).toBeGreaterThan(0);
+    expect(Math.abs(onPayments.incident.started_at - FAULT)).toBeLessThanOrEqual(2 * B);
+    for (const f of incidents) {
+      expect(f.incident.started_at_iso).toMatch(/Z$/);
+      for (const s of f.incident.shifts) expect((await query(s.drill_down_sql)).status).toBe(200);
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { parseDiagnoseRequest, DEFAULT_WINDOW_US } from '../../src/diagnose/request.js';
+import { ApiError } from '../../src/api/errors.js';
+
+const NOW = 1_790_000_000_000_000;
+const parse = (body: unknown) => parseDiagnoseRequest(typeof body === 'string' ? body : JSON.stringify(body), NOW);
+const failure = (body: unknown): ApiError => {
+  try {
+    parse(body);
+  } catch (e) {
+    return e as ApiError;
+  }
+  throw new Error('accepted ' + JSON.stringify(body));
+};
+
+describe('diagnose request', () => {
+  it('defaults to the last 15 minutes, and from_ts alone ends now', () => {
+    expect(parse({ services: ['a'] })).toEqual({ services: ['a'], from: NOW - DEFAULT_WINDOW_US, to: NOW });
+    expect(parse({ service: 'a', from_ts: NOW - 5_000_000 })).toEqual({ services: ['a'], from: NOW - 5_000_000, to: NOW });
+    expect(parse({ service: 'a', from_ts: NOW - 9, to_ts: NOW - 3 })).toMatchObject({ from: NOW - 9, to: NOW - 3 });
+    expect(parse({ service: 'a', from_ts: null, to_ts: null }).to).toBe(NOW);
+  });
+
+  it('takes the union of services and service, without duplicates, at most 10', () => {
+    expect(parse({ services: ['a', 'b', 'a'], service: 'c' }).services).toEqual(['a', 'b', 'c']);
+    expect(parse({ services: ['a'], service: 'a' }).services).toEqual(['a']);
+    const ten = Array.from({ length: 10 }, (_v, i) => `s${i}`);
+    expect(parse({ services: ten, service: 's0' }).services).toHaveLength(10);
+    expect(failure({ services: ten, service: 'eleven' }).message).toMatch(/11 services/);
+    expect(failure({ services: [] }).status).toBe(400);
+    expect(failure({}).hint).toMatch(/GET \/v1\/services/);
+    expect(failure({ services: [1] }).code).toBe('BAD_REQUEST');
+    expect(failure({ services: 'a' }).code).toBe('BAD_REQUEST');
+    expect(failure({ service: '' }).code).toBe('BAD_REQUEST');
+  });
+
+  it('refuses to_ts without from_ts and an empty or reversed window', () => {
+    expect(failure({ service: 'a', to_ts: NOW }).code).toBe('INVALID_WINDOW');
+    expect(failure({ service: 'a', from_ts: NOW, to_ts: NOW }).code).toBe('INVALID_WINDOW');
+    expect(failure({ service: 'a', from_ts: NOW, to_ts: NOW - 1 }).status).toBe(400);
+    expect(failure({ service: 'a', from_ts: NOW + 1_000_000 }).code).toBe('INVALID_WINDOW');
+  });
+
+  it('names the unit a timestamp looks like and the microsecond value meant', () => {
+    const s = failure({ service: 'a', from_ts: 1_790_000_000 });
+    expect(s.code).toBe('INVALID_TIMESTAMP');
+    expect(s.hint).toMatch(/seconds/);
+    expect(s.hint).toContain('1790000000000000');
+    const ms = failure({ service: 'a', from_ts: 1_790_000_000_000 });
+    expect(ms.hint).toMatch(/milliseconds/);
+    expect(ms.hint).toContain('1790000000000000');
+    const ns = failure({ service: 'a', from_ts: 1_790_000_000_000_000_000 });
+    expect(ns.hint).toMatch(/nanoseconds/);
+    expect(failure({ service: 'a', from_ts: NOW - 1, to_ts: 1_790_000_000 }).hint).toMatch(/seconds/);
+    expect(failure({ service: 'a', from_ts: '1790000000000000' }).code).toBe('INVALID_TIMESTAMP');
+    expect(failure({ service: 'a', from_ts: 1.5e15 + 0.5 }).code).toBe('INVALID_TIMESTAMP');
+  });
+
+  it('refuses malformed, truncated and hostile bodies with a hint', () => {
+    for (const raw of ['', '{', '{"services": ["a"]', 'null', '[]', '"a"', '\u0000\u0001', '{"services": ["a"]}}']) {
+      const e = failure(raw);
+      expect(e.status).toBe(400);
+      expect(e.hint.length).toBeGreaterThan(0);
+    }
+    expect(parse('{"services":["a"],"__proto__":{"x":1}}').services).toEqual(['a']);
+    expect(parse({ services: ['a'], extra: { deep: [1, 2, 3] } }).services).toEqual(['a']);
+  });
+});
