@@ -353,14 +353,26 @@ function hotSpots(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
 
 const BAD_FINISH = (reason: string) => reason !== 'stop' && reason !== 'end_turn' && reason !== 'tool_calls' && reason !== 'tool_use' && reason !== 'STOP';
 
-/** Finish reasons of a row (a JSON array of strings). */
-export function finishReasons(text: unknown): string[] {
-  try {
-    const v: unknown = JSON.parse(String(text ?? '[]'));
-    return Array.isArray(v) ? v.map(String) : [];
-  } catch {
-    return [];
+/** Finish reasons of a row's histogram ([{key: JSON array of reasons, value: calls}]) as reason → calls. */
+export function finishCounts(hist: unknown): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of (hist as { key: string; value: number }[] | null) ?? []) {
+    let reasons: unknown;
+    try {
+      reasons = JSON.parse(String(e.key));
+    } catch {
+      reasons = [String(e.key)];
+    }
+    for (const r of Array.isArray(reasons) ? reasons : [reasons]) out.set(String(r), (out.get(String(r)) ?? 0) + Number(e.value));
   }
+  return out;
+}
+
+/** Calls whose finish reasons include an abnormal one (cut off by length, filtered, …). */
+function badFinishes(hist: unknown): number {
+  let n = 0;
+  for (const e of (hist as { key: string; value: number }[] | null) ?? []) if ([...finishCounts([e]).keys()].some(BAD_FINISH)) n += Number(e.value);
+  return n;
 }
 
 function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
@@ -375,7 +387,7 @@ function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] 
     const n = Number(r['n']);
     side.n += n;
     side.k += Number(r['k']);
-    if (finishReasons(r['finish']).some(BAD_FINISH)) side.bad += n;
+    side.bad += badFinishes(r['finish']);
   }
   const out: Finding[] = [];
   for (const e of by.values()) {
