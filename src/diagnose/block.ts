@@ -366,7 +366,7 @@ export interface BlockParts {
   metrics: ReturnType<typeof metricSummaries>;
   profiles: ReturnType<typeof profileHotSpots>;
   genAi: ReturnType<typeof genAiModels>;
-  baselineFromUs: number;
+  baseline: { from: number; to: number; cut: boolean };
   edgeSampleMod: number;
 }
 
@@ -407,7 +407,14 @@ export function assembleBlock(p: BlockParts): Record<string, unknown> {
     profiles: p.profiles.list,
     profiles_total: p.profiles.total,
     gen_ai: p.genAi,
-    baseline: { from_ts: p.baselineFromUs, from_iso: isoFromUs(p.baselineFromUs), to_ts: b.from, to_iso: isoFromUs(b.from), buckets: Math.round((b.from - p.baselineFromUs) / BUCKET_US) },
+    baseline: {
+      from_ts: p.baseline.from,
+      from_iso: isoFromUs(p.baseline.from),
+      to_ts: p.baseline.to,
+      to_iso: isoFromUs(p.baseline.to),
+      buckets: Math.round((p.baseline.to - p.baseline.from) / BUCKET_US),
+      ends_at_onset: p.baseline.cut,
+    },
     call_graph_sampled: p.edgeSampleMod > 1 ? { one_trace_in: p.edgeSampleMod } : null,
   };
   return fitBlock(block);

@@ -186,24 +186,27 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
     }
   }
 
-  // New error types in the subgraph.
+  // New error types in the subgraph, one finding per service, weighed by that service's own share of
+  // its errors: a 502 its callee's failure makes it answer is new too, but it is a symptom.
+  const errorShare = new Map<string, number>();
+  for (const bl of attribute(m, root, 'error_rate')) if (!bl.external) errorShare.set(bl.service, Math.max(errorShare.get(bl.service) ?? 0, bl.share));
   for (const [service, types] of inp.newErrorTypes) {
     if (!sub.has(service)) continue;
-    for (const [type, count] of types) {
-      if (count < 3) continue;
-      out.push({
-        kind: 'new_error_type',
-        severity: 'info',
-        summary: `${service}: error type ${type} is new since the baseline (${count} spans in the window)`,
-        service,
-        operation: null,
-        signal: 'error_rate',
-        before: 0,
-        after: count,
-        score: 0.25 + 0.35 * amountWeight(count, 20),
-        drill_down_sql: LEADS.errorType(b, service, type),
-      });
-    }
+    const named = [...types].filter(([type, count]) => type !== 'unclassified' && count >= 3).sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
+    if (!named.length) continue;
+    const [type, count] = named[0]!;
+    out.push({
+      kind: 'new_error_type',
+      severity: 'info',
+      summary: `${service}: error type${named.length > 1 ? 's' : ''} ${named.slice(0, 3).map(([t, c]) => `${t} (${c} spans)`).join(', ')} new since the baseline`,
+      service,
+      operation: null,
+      signal: 'error_rate',
+      before: 0,
+      after: count,
+      score: (0.25 + 0.35 * amountWeight(count, 20)) * Math.max(errorShare.get(service) ?? 1, 0.3),
+      drill_down_sql: LEADS.errorType(b, service, type),
+    });
   }
 
   // Error logs per service: the share of error records against the baseline's, cut at its onset.

@@ -146,8 +146,10 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     firstErrorAt: ctx.newErrors.firstAt.get(service) ?? new Map(),
     newPatterns,
   });
-  // The baseline actually used by the entry operations (the earliest cut wins for the report).
-  const baselineFrom = b.from - m.baseBuckets * BUCKET_US;
+  // The baseline the service's operations were compared with: before the earliest onset when a
+  // regime began before the window, else the stretch just before the window.
+  const onsets = ops.map((o) => o.base.onset_us).filter((t): t is number => t !== null);
+  const baselineTo = onsets.length ? Math.min(...onsets) : bucketStart(b.from);
   return assembleBlock({
     service,
     bounds: b,
@@ -169,7 +171,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     metrics: metricSummaries(metricRows),
     profiles: profileHotSpots(shared.profiles, service),
     genAi: genAiModels(shared.genAi, service),
-    baselineFromUs: baselineFrom,
+    baseline: { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
     edgeSampleMod: shared.edgeSampleMod,
   });
 }

@@ -119,6 +119,7 @@ describe('diagnose before any detection pass', () => {
     expect(r.status).toBe(200);
     expect(r.body.errors).toEqual({});
     block = r.body.results.gateway;
+    if (process.env['DUMP_BLOCK']) (await import('node:fs')).writeFileSync(process.env['DUMP_BLOCK'], JSON.stringify(r.body, null, 1));
   });
 
   it('blames the failing downstream service, not the entry service', () => checkBlame(block));
