@@ -103,7 +103,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
         detection: () => detection.status(),
       }),
       ...profileRoutes(ctx),
-      ...diagnoseRoutes({ reads, services: () => writer.services() }),
+      ...diagnoseRoutes({ reads, services: () => writer.services(), timeoutMs: config.diagnoseTimeoutMs }),
       notBuiltRoute('POST', '/admin/tenants', DOCS.createTenant, 'this server runs in open mode (self-hosted, one tenant); tenants belong to the hosted variant'),
       notBuiltRoute('DELETE', '/admin/keys/{short_token}', DOCS.revokeKey, 'this server runs in open mode (self-hosted); API keys belong to the hosted variant'),
     ];

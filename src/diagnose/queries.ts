@@ -193,10 +193,36 @@ export interface SharedRows {
   anomalies: Row[];
 }
 
-const read = (reads: ReadPool, sql: string) => reads.use((c: DuckDBConnection) => readRows(c, sql));
+/** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
+export interface Reader {
+  reads: ReadPool;
+  deadline: number;
+}
+
+export class DiagnoseTimeout extends Error {}
+
+/** One statement on a pooled connection, interrupted at the deadline (DuckDB stops within milliseconds). */
+async function read(r: Reader, sql: string): Promise<Row[]> {
+  return r.reads.use(async (c: DuckDBConnection) => {
+    const left = r.deadline - Date.now();
+    if (left <= 0) throw new DiagnoseTimeout('the time limit was reached');
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      c.interrupt();
+    }, left);
+    try {
+      return await readRows(c, sql);
+    } catch (err) {
+      throw timedOut ? new DiagnoseTimeout('the time limit was reached') : err;
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+}
 
 /** Runs the shared statements concurrently. */
-export async function readShared(reads: ReadPool, b: Bounds): Promise<SharedRows> {
+export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> {
   const seriesRows = (async () => {
     const dirty = (await read(reads, SQL.dirtyBuckets(b))).map((r) => Number(r['bucket']));
     const parts = await Promise.all([read(reads, SQL.series(b)), ...bucketRuns(dirty).map(([lo, hi]) => read(reads, SQL.rawSeries(lo, hi)))]);
