@@ -11,6 +11,7 @@
 // error logs, profiles, model finish reasons — add findings and corroborate.
 import { BUCKET_US } from '../store/batch.js';
 import { downstream, type Model, type OpStat } from './model.js';
+import { SPAN_KIND } from '../pipeline/operation.js';
 import { amountWeight, errorShift, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
 import { errorOnset, seriesKey, type Bucket } from './baseline.js';
 import type { Row } from './queries.js';
@@ -102,7 +103,10 @@ function attribute(m: Model, root: string, signal: 'error_rate' | 'latency_p95')
   const out: Blame[] = [];
   for (const { service: node, depth } of nodes) {
     const ops = m.byService.get(node) ?? [];
-    const entry = ops.filter((o) => !o.client);
+    // The service's requests: its server and consumer spans when it has them (an internal span
+    // under a failing request fails too, and would count the same errors twice), else the rest.
+    const requests = ops.filter((o) => o.kind === SPAN_KIND.SERVER || o.kind === SPAN_KIND.CONSUMER);
+    const entry = requests.length ? requests : ops.filter((o) => !o.client);
     const calls = ops.filter((o) => o.client && o.callee !== null && o.callee !== node);
     const seenBy = [...(m.callers.get(node) ?? [])].filter(inSub).flatMap((c) => (m.byService.get(c) ?? []).filter((o) => o.client && o.callee === node));
     const shows = combine(entry.map(size));
