@@ -7,7 +7,7 @@
 // first finding's `service` and `signal` match the fault, top-3 when one of the first three does; a
 // fault-free case passes when no finding is above `low`.
 //
-// Environment: EVAL_SEED (first seed, default 1), EVAL_PER_KIND (seeds per faulty kind, default 3),
+// Environment: EVAL_SEED (first seed, default 1), EVAL_PER_KIND (seeds per faulty kind, default 4),
 // EVAL_CONTROLS (fault-free cases, default 3), EVAL_KINDS (comma-separated kinds), EVAL_CASES (run at
 // most this many), EVAL_OUT (write the per-case results as JSON to this file).
 import { writeFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ const kinds = env['EVAL_KINDS']
   : undefined;
 const cases = caseList({
   baseSeed: Number(env['EVAL_SEED'] ?? 1),
-  perKind: Number(env['EVAL_PER_KIND'] ?? 3),
+  perKind: Number(env['EVAL_PER_KIND'] ?? 4),
   controls: Number(env['EVAL_CONTROLS'] ?? 3),
   ...(kinds ? { kinds } : {}),
 }).slice(0, env['EVAL_CASES'] ? Number(env['EVAL_CASES']) : undefined);

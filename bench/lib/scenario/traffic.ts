@@ -453,7 +453,9 @@ function profiles(g: Gen, sc: Scenario): void {
         const hot = f.kind === 'cpu_hot_spot' && f.target === s.name && i === f.hotFunction && active(f, m) ? f.hotFactor : 1;
         return { stack: [...root, fn.name], cpuNs: Math.round(served.requests * fn.nsPerRequest * hot * between(r, 0.9, 1.1)) };
       });
-      samples.push({ stack: gc, cpuNs: Math.round(between(r, 0.2, 0.3) * 1e9) }); // background work, independent of load
+      // Garbage collection follows the allocation of the work done (a fifth of it) plus a small idle floor.
+      const work = samples.reduce((a, x) => a + x.cpuNs, 0);
+      samples.push({ stack: gc, cpuNs: Math.round(work * between(r, 0.18, 0.22) + between(r, 0.01, 0.02) * 1e9) });
       g.out.profiles.push({ service: s.name, resource: resourceFor(g, s, m, m / MINUTE_US), startUs: m, durationUs: MINUTE_US, samples });
     }
   }
