@@ -198,6 +198,23 @@ describe('diagnose before any detection pass', () => {
     expect(old.body.errors.gateway).toMatch(/in the window/);
   });
 
+  it('quotes hostile service and operation names in every lead', async () => {
+    const name = "o'brien\"; DROP TABLE svc_spans; -- ✓";
+    const t = now - 5 * 60_000_000;
+    const spans: JsonSpan[] = Array.from({ length: 20 }, (_v, i) => ({ name: "GET /it's", startUs: t + i * 1000, durationUs: 500, error: i % 4 === 0, attributes: { 'http.route': "/it's/{id}'--" } }));
+    expect((await postOtlp(srv.otlpHttp, 'traces', tracesJson(name, spans))).status).toBe(200);
+    const r = await diagnose({ service: name });
+    expect(r.status).toBe(200);
+    const block = r.body.results[name];
+    expect(block.coverage.span_count).toBe(20);
+    for (const { where, sql } of leads(block)) {
+      const q = await query(sql);
+      expect(q.status, `${where}: ${sql}`).toBe(200);
+      if (where.startsWith('.operation_summaries')) expect(q.body.every((row: any) => row.service_name === name)).toBe(true);
+    }
+    expect((await query(`SELECT count(*) AS n FROM svc_spans WHERE timestamp >= TIMESTAMP '2000-01-01 00:00:00'`)).body[0].n).toBeGreaterThan(1000);
+  });
+
   it('refuses bad requests with 400 and a hint', async () => {
     for (const [body, code, hint] of [
       [{ services: ['gateway'], from_ts: Math.floor(now / 1e6) }, 'INVALID_TIMESTAMP', /seconds/],
