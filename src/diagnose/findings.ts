@@ -17,7 +17,7 @@ import { errorOnset, seriesKey, type Bucket } from './baseline.js';
 import type { Row } from './queries.js';
 import { isoFromUs } from '../api/time.js';
 import { LEADS } from './leads.js';
-import type { DeployEvent } from './events.js';
+import { newInstances, type DeployEvent } from './events.js';
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
@@ -128,6 +128,8 @@ export interface FindingInputs {
   model: Model;
   root: string;
   deploys: readonly DeployEvent[];
+  /** Versions, instances and pods per service (SQL.deployments rows). */
+  deployments: readonly Row[];
   /** Window error types not seen before the window: service → error_type → count. */
   newErrorTypes: Map<string, Map<string, number>>;
   windowLogs: readonly Row[];
@@ -164,6 +166,9 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       if (anomalyFor(o.service, o.operation, signal)) score += 0.03;
       if (isErr && (inp.newErrorTypes.get(bl.service)?.size ?? 0) > 0) score += 0.03;
       if (deploy && bl.share >= 0.5) score += 0.08;
+      // Instances that started around the onset without a deploy: crashes or restarts.
+      const restarted = deploy || bl.external ? 0 : newInstances(inp.deployments, bl.service, onset - 2 * BUCKET_US, b.to, b.lookFrom);
+      if (restarted && bl.share >= 0.5) score += 0.04;
       const isRoot = bl.node === root;
       const kind = deploy && bl.share >= 0.5 ? 'deploy_regression' : isRoot ? (isErr ? 'error_spike' : 'latency_regression') : 'dependency_failure';
       const before = isErr ? round(o.err.before) : round(o.base.p95, 0);
@@ -178,7 +183,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       out.push({
         kind,
         severity: 'info',
-        summary: `${where}: ${what}; ${role}${deploy ? `; began with deploy of ${deploy.version ?? deploy.image}` : ''}`,
+        summary: `${where}: ${what}; ${role}${deploy ? `; began with deploy of ${deploy.version ?? deploy.image}` : ''}${restarted ? `; ${restarted} instance${restarted > 1 ? 's' : ''} (re)started since` : ''}`,
         service: bl.service,
         operation: o.operation,
         signal,

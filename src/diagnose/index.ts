@@ -126,6 +126,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     model: m,
     root: service,
     deploys: ctx.deploys,
+    deployments: shared.deployments,
     newErrorTypes: ctx.newErrors.counts,
     windowLogs: shared.windowLogs,
     templates: ctx.templates,

@@ -28,7 +28,7 @@ interface Op {
   silent?: boolean;
 }
 
-function scenario(ops: Op[], edges: [string, string, string][]) {
+function scenario(ops: Op[], edges: [string, string, string][], deployments: Row[] = []) {
   const windowOps: Row[] = [];
   const series: Row[] = [];
   for (const o of ops) {
@@ -74,6 +74,7 @@ function scenario(ops: Op[], edges: [string, string, string][]) {
     model,
     root: 'gateway',
     deploys: [],
+    deployments,
     newErrorTypes: new Map(),
     windowLogs: [],
     templates: new Map(),
@@ -124,6 +125,17 @@ describe('the causal walk', () => {
     const symptom = f.find((x) => x.service === 'gateway' && x.signal === 'error_rate')!;
     expect(symptom.score).toBeLessThan(top(f).score);
     expect(f.find((x) => x.service === 'cart' && x.signal === 'error_rate')!.score).toBeLessThan(top(f).score);
+  });
+
+  it('instances that started with the failure are named', () => {
+    const failing = { k: 600 };
+    const over = { 'gateway GET /checkout': { k: 630 }, 'gateway → cart GET /cart': failing, 'cart GET /cart': failing, 'cart → stock GET /stock': failing, 'stock GET /stock': failing };
+    const inst = (id: string, first: number) => ({ service_name: 'stock', service_version: '1', container_image: null, service_instance_id: id, k8s_pod_name: id, first_us: first, last_us: TO, n: 100 });
+    const steady = scenario(chain(over), EDGES, [inst('stock-1', bounds.lookFrom)]);
+    const restarted = scenario(chain(over), EDGES, [inst('stock-1', bounds.lookFrom), inst('stock-2', FROM + 1000), inst('stock-3', FROM + 2000)]);
+    expect(top(steady).summary).not.toMatch(/started/);
+    expect(top(restarted).summary).toMatch(/2 instances \(re\)started/);
+    expect(top(restarted).score).toBeGreaterThanOrEqual(top(steady).score);
   });
 
   it('a dependency that stopped answering is blamed from its callers\' side', () => {
