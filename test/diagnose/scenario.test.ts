@@ -142,6 +142,17 @@ describe('scenario generator', () => {
     expect(hops).toBeGreaterThan(1000);
   });
 
+  it('varies how failures are recorded and how an outage looks across seeds', () => {
+    const styles = new Set<string>();
+    const modes = new Set<string>();
+    for (let seed = 1; seed <= 16; seed++) {
+      styles.add(planScenario({ seed, kind: 'errors_leaf' }, NOW).fault.errorStyle);
+      modes.add(planScenario({ seed, kind: 'dependency_outage' }, NOW).fault.outageMode);
+    }
+    expect(styles).toEqual(new Set(['exception', 'error_type', 'status_only']));
+    expect(modes).toEqual(new Set(['refused', 'timeout']));
+  });
+
   it('picks fault targets of the right shape', () => {
     for (let seed = 1; seed <= 10; seed++) {
       for (const kind of FAULT_KINDS) {
@@ -178,12 +189,19 @@ describe('the injected fault shows in the data', () => {
     expect(share(entry.after, isError)).toBeLessThan(0.05); // slower, not failing
   });
 
-  it.each(seeds)('errors_leaf (seed %i): the leaf fails with exception events after the onset, not before', (seed) => {
+  // Seeds 1, 2, 7 record the failures as error.type alone, with exception events, and by status alone.
+  it.each([1, ...seeds])('errors_leaf (seed %i): the leaf fails after the onset, not before, recorded in the planned style', (seed) => {
     const { sc, data } = gen(seed, 'errors_leaf');
     const { before, after } = split(serverSpans(data, sc.fault.target!), (s) => s.startUs, sc.fault.onsetUs);
     expect(share(before, isError)).toBeLessThan(0.01);
     expect(share(after, isError)).toBeGreaterThan(0.15);
-    expect(after.filter(isError).some((s) => s.events.some((e) => e.attributes['exception.type'] === sc.fault.errorType))).toBe(true);
+    // Recorded in the plan's style: exception event and error.type, error.type alone, or the status alone.
+    const failing = after.filter((s) => isError(s) && s.attributes['http.response.status_code'] !== 502 && s.attributes['rpc.grpc.status_code'] !== 14);
+    const style = sc.fault.errorStyle;
+    const exceptionOf = (s: GenSpan) => s.events.find((e) => e.name === 'exception')?.attributes['exception.type'];
+    if (style === 'exception') expect(failing.some((s) => exceptionOf(s) === sc.fault.errorType && s.attributes['error.type'] === sc.fault.errorType)).toBe(true);
+    if (style === 'error_type') expect(failing.some((s) => s.attributes['error.type'] === sc.fault.errorType && s.events.length === 0)).toBe(true);
+    if (style === 'status_only') expect(failing.some((s) => s.attributes['error.type'] === undefined && s.events.length === 0)).toBe(true);
     // The failure reaches the entry.
     const entry = split(serverSpans(data, sc.topology.entry), (s) => s.startUs, sc.fault.onsetUs);
     expect(share(entry.after, isError)).toBeGreaterThan(share(entry.before, isError) + 0.03);
@@ -244,7 +262,8 @@ describe('the injected fault shows in the data', () => {
     expect(share(after, isError)).toBeGreaterThan(0.02);
   });
 
-  it.each(seeds)('dependency_outage (seed %i): the service sends nothing from the onset; its callers get ECONNREFUSED', (seed) => {
+  // Seed 2: connections refused; seed 7: client timeouts.
+  it.each(seeds)('dependency_outage (seed %i): the service sends nothing from the onset; its callers are refused or time out', (seed) => {
     const { sc, data } = gen(seed, 'dependency_outage');
     const target = sc.fault.target!;
     const on = sc.fault.onsetUs;
@@ -256,7 +275,10 @@ describe('the injected fault shows in the data', () => {
     const calls = data.spans.filter((s) => s.kind === 3 && s.attributes['peer.service'] === target);
     const { before, after } = split(calls, (s) => s.startUs, on);
     expect(after.length).toBeGreaterThan(0);
-    expect(after.every((s) => s.error && s.attributes['error.type'] === 'ECONNREFUSED')).toBe(true);
+    const refused = sc.fault.outageMode === 'refused';
+    expect(after.every((s) => s.error && (refused ? s.attributes['error.type'] === 'ECONNREFUSED' : ['timeout', 'DEADLINE_EXCEEDED'].includes(String(s.attributes['error.type']))))).toBe(true);
+    // Refused at once, or after the client's timeout.
+    for (const s of after) refused ? expect(s.durationUs).toBeLessThan(5_000) : expect(s.durationUs).toBeGreaterThanOrEqual(sc.fault.timeoutUs);
     expect(share(before, isError)).toBeLessThan(0.01);
   });
 

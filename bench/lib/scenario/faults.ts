@@ -40,12 +40,20 @@ export interface FaultPlan {
   /** error_log_burst: background ERROR lines a minute, and their message. */
   burstPerMinute: number;
   burstTemplate: number;
-  /** cpu_hot_spot: the function that gets costlier, and by how much. */
+  /** cpu_hot_spot: the function that gets costlier, and the service's CPU per request it multiplies (1.8-3x). */
   hotFunction: number;
   hotFactor: number;
   /** llm_degradation: share of calls cut at max tokens, share that fail. */
   llmLengthShare: number;
   llmErrorShare: number;
+  /**
+   * errors_leaf, bad_deploy: how the failures are recorded — an exception event and error.type, the
+   * error.type attribute alone, or only the span status and a 5xx / gRPC status code.
+   */
+  errorStyle: 'exception' | 'error_type' | 'status_only';
+  /** dependency_outage: callers are refused at once, or wait for their client timeout. */
+  outageMode: 'refused' | 'timeout';
+  timeoutUs: number;
 }
 
 /** What the evaluation scores against (the brief's case record). */
@@ -159,17 +167,17 @@ function detailOf(f: FaultPlan, t: Topology): string {
     case 'latency_leaf':
       return `${f.target} self time x${f.latencyFactor.toFixed(1)} + ~${Math.round(f.latencyExtraUs / 1000)} ms`;
     case 'errors_leaf':
-      return `${f.target} fails ${(f.errorShare * 100).toFixed(0)}% (${f.errorType})`;
+      return `${f.target} fails ${(f.errorShare * 100).toFixed(0)}% (${f.errorStyle === 'status_only' ? 'status only' : f.errorType + (f.errorStyle === 'error_type' ? ', no exception event' : '')})`;
     case 'bad_deploy':
-      return `${f.target} → ${f.newVersion}, fails ${(f.errorShare * 100).toFixed(0)}% (${f.errorType})`;
+      return `${f.target} → ${f.newVersion}, fails ${(f.errorShare * 100).toFixed(0)}% (${f.errorStyle === 'status_only' ? 'status only' : f.errorType + (f.errorStyle === 'error_type' ? ', no exception event' : '')})`;
     case 'error_log_burst':
       return `${f.target} logs ${f.burstPerMinute} ERROR lines/min`;
     case 'cpu_hot_spot':
-      return `${f.target} function #${f.hotFunction} x${f.hotFactor.toFixed(1)} CPU, self time x${f.latencyFactor.toFixed(2)}`;
+      return `${f.target} function #${f.hotFunction} takes the service's CPU x${f.hotFactor.toFixed(1)}, self time x${f.latencyFactor.toFixed(2)}`;
     case 'llm_degradation':
       return `${t.llm.model} length ${(f.llmLengthShare * 100).toFixed(0)}%, errors ${(f.llmErrorShare * 100).toFixed(0)}%`;
     case 'dependency_outage':
-      return `${f.target} down (no telemetry), callers get ECONNREFUSED`;
+      return `${f.target} down (no telemetry), callers ${f.outageMode === 'refused' ? 'get ECONNREFUSED' : `time out after ${f.timeoutUs / 1e6} s`}`;
   }
 }
 
@@ -196,11 +204,17 @@ export function planScenario(spec: CaseSpec, nowUs: number): Scenario {
     burstPerMinute: intBetween(r, 60, 240),
     burstTemplate: intBetween(r, 0, 2),
     hotFunction: 0, // set below: an index into the target's business functions (see traffic.ts)
-    hotFactor: between(r, 4, 8),
+    hotFactor: between(r, 1.8, 3),
     llmLengthShare: between(r, 0.4, 0.7),
     llmErrorShare: between(r, 0.05, 0.15),
+    errorStyle: 'exception',
+    outageMode: 'refused',
+    timeoutUs: 0,
   };
   fault.hotFunction = shuffled(r, [0, 1, 2, 3])[0]!;
+  fault.errorStyle = pick(r, ['exception', 'error_type', 'status_only'] as const);
+  fault.outageMode = r() < 0.5 ? 'refused' : 'timeout';
+  fault.timeoutUs = Math.round(between(r, 1, 3)) * 1_000_000;
   const perRequest = expectedSpansPerRequest(topology);
   const rate = Math.min(4, Math.max(0.3, (spec.maxSpans ?? 130_000) / (perRequest * ((endUs - startUs) / 1e6))));
   const expectation: Expectation = {

@@ -297,13 +297,20 @@ function call(g: Gen, caller: ServiceNode, resource: string, c: Operation['calls
   const events: GenSpan['events'] = [];
   let out: Outcome;
   let message = '';
-  if (isDown(f, callee.name, start)) {
+  if (isDown(f, callee.name, start) && f.outageMode === 'refused') {
     // Nothing listens: the connection is refused within a few milliseconds.
     const dur = Math.round(between(r, 800, 3_000));
     a['error.type'] = 'ECONNREFUSED';
     message = `connect ECONNREFUSED 10.${t.seed % 250}.${callee.name.length}.${c.op + 10}:${a['server.port']}`;
     events.push({ name: 'exception', timeUs: start + dur, attributes: { 'exception.type': 'ConnectionRefusedError', 'exception.message': message } });
     out = { endUs: start + dur, error: true, errorType: 'ECONNREFUSED' };
+  } else if (isDown(f, callee.name, start)) {
+    // The address still resolves but nothing answers: the caller waits for its client timeout.
+    const dur = Math.round(f.timeoutUs * between(r, 1, 1.02));
+    if (op.protocol === 'grpc') a['rpc.grpc.status_code'] = 4;
+    a['error.type'] = op.protocol === 'grpc' ? 'DEADLINE_EXCEEDED' : 'timeout';
+    message = op.protocol === 'grpc' ? 'context deadline exceeded' : `request to ${callee.name} timed out after ${f.timeoutUs / 1000} ms`;
+    out = { endUs: start + dur, error: true, errorType: String(a['error.type']) };
   } else {
     const net = Math.round(between(r, 300, 1_500));
     const inner = serve(g, callee, c.op, traceId, spanId, start + Math.round(net / 2), hint);
@@ -373,8 +380,10 @@ function serve(g: Gen, s: ServiceNode, opIndex: number, traceId: string, parent:
     op.protocol === 'http'
       ? { 'http.request.method': op.method, 'http.route': op.route, 'url.path': op.route.replace('{id}', String(Math.floor(r() * 90000) + 10000)), 'url.scheme': 'http', 'http.response.status_code': error ? (own ? 500 : 502) : op.method === 'POST' ? 201 : 200 }
       : { 'rpc.system': 'grpc', 'rpc.service': op.route, 'rpc.method': op.method, 'rpc.grpc.status_code': error ? (own ? 13 : 14) : 0 };
-  if (error) a['error.type'] = errorType ?? '_OTHER';
-  const events: GenSpan['events'] = own
+  // A fault's failures are recorded in the plan's style; everything else with error.type and an exception event.
+  const style = own && ownType === f.errorType && f.target === s.name ? f.errorStyle : 'exception';
+  if (error && style !== 'status_only') a['error.type'] = errorType ?? '_OTHER';
+  const events: GenSpan['events'] = own && style === 'exception'
     ? [{ name: 'exception', timeUs: end - 10, attributes: { 'exception.type': ownType!, 'exception.message': `${ownType} while handling ${noun(s)} request`, 'exception.escaped': true } }]
     : [];
   g.out.spans.push({
@@ -449,9 +458,12 @@ function profiles(g: Gen, sc: Scenario): void {
       if (isDown(f, s.name, m)) continue;
       const served = g.served.get(`${s.name}|${m}`);
       if (!served) continue;
+      // The hot function alone adds (hotFactor - 1) times the service's whole CPU per request.
+      const perRequest = fns.reduce((a, fn) => a + fn.nsPerRequest, 0);
       const samples = fns.map((fn, i) => {
-        const hot = f.kind === 'cpu_hot_spot' && f.target === s.name && i === f.hotFunction && active(f, m) ? f.hotFactor : 1;
-        return { stack: [...root, fn.name], cpuNs: Math.round(served.requests * fn.nsPerRequest * hot * between(r, 0.9, 1.1)) };
+        const hot = f.kind === 'cpu_hot_spot' && f.target === s.name && i === f.hotFunction && active(f, m);
+        const ns = fn.nsPerRequest + (hot ? (f.hotFactor - 1) * perRequest : 0);
+        return { stack: [...root, fn.name], cpuNs: Math.round(served.requests * ns * between(r, 0.9, 1.1)) };
       });
       // Garbage collection follows the allocation of the work done (a fifth of it) plus a small idle floor.
       const work = samples.reduce((a, x) => a + x.cpuNs, 0);
