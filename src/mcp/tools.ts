@@ -216,9 +216,35 @@ const listAlerts: ToolDef = {
 
 export const TOOLS: readonly ToolDef[] = [listServices, getAnomalies, diagnose, query, getTrace, listAlerts];
 
+/** No tool argument nests deeper than a list of names; deeper input is hostile (it overflows JSON.stringify). */
+const MAX_ARGUMENT_DEPTH = 8;
+
+/** Whether `value` nests arrays/objects deeper than `limit`; iterative, so hostile depth cannot overflow the stack. */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const x of Object.values(v)) stack.push([x, depth + 1]);
+  }
+  return false;
+}
+
+/** Hostile nesting and misspelt arguments (service_name for service) are refused rather than ignored. */
+function checkArguments(tool: ToolDef, args: Record<string, unknown>): void {
+  if (nestedDeeperThan(args, MAX_ARGUMENT_DEPTH)) throw new ToolInputError(`the arguments of ${tool.name} nest deeper than ${MAX_ARGUMENT_DEPTH} levels`, 'every argument is a string, a number or a list of strings');
+  const known = Object.keys((tool.inputSchema['properties'] ?? {}) as object);
+  const unknown = Object.keys(args).find((k) => !known.includes(k));
+  if (unknown !== undefined) {
+    throw new ToolInputError(`${tool.name} has no argument ${JSON.stringify(unknown)}`, known.length ? `its arguments: ${known.join(', ')}` : 'it takes no arguments');
+  }
+}
+
 /** Runs a tool; a refused input or any failure is a tool error with a code, a message and a hint, never a throw. */
 export async function callTool(tool: ToolDef, args: Record<string, unknown>, api: ApiCall, nowUs: number): Promise<ToolAnswer> {
   try {
+    checkArguments(tool, args);
     return await tool.run(args, api, nowUs);
   } catch (e) {
     if (e instanceof ToolInputError) return { ok: false, error: errorBody('BAD_REQUEST', e.message, e.hint) };
