@@ -2,6 +2,9 @@
 // with SVC_URL, through the shared suite; and what a stdio server must survive on its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
@@ -63,5 +66,40 @@ describe('tds mcp on its own', () => {
       }
     }
     expect(alive).toBe(false);
+  });
+});
+
+describe('the README\'s mcpServers snippet', () => {
+  const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
+  const block = /```json\n(\{\n  "mcpServers"[\s\S]*?)```/.exec(readme)?.[1];
+  const servers = JSON.parse(block ?? '{}').mcpServers as Record<string, { command?: string; args?: string[]; env?: Record<string, string>; type?: string; url?: string }>;
+  // The snippet's addresses are the defaults; the test server listens on a free port instead.
+  const local = (url: string) => url.replace('http://127.0.0.1:9999', srv.api);
+
+  it('its stdio entry starts `tds mcp` from the PATH and serves the tools', async () => {
+    const entry = servers['tds']!;
+    const bin = mkdtempSync(join(tmpdir(), 'tds-bin-'));
+    symlinkSync(BIN, join(bin, entry.command!)); // what `npm link` does
+    const env = Object.fromEntries(Object.entries(entry.env ?? {}).map(([k, v]) => [k, local(v)]));
+    const c = new Client({ name: 'readme', version: '1.0.0' });
+    try {
+      await c.connect(new StdioClientTransport({ command: entry.command!, args: entry.args ?? [], env: { PATH: `${bin}:${process.env['PATH'] ?? ''}`, ...env } }));
+      expect((await call(c, 'list_services')).value.services.length).toBeGreaterThan(0);
+    } finally {
+      await c.close();
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it('its HTTP entry is the /mcp endpoint', async () => {
+    const entry = servers['tds-http']!;
+    expect(entry.type).toBe('http');
+    const c = new Client({ name: 'readme', version: '1.0.0' });
+    try {
+      await c.connect(new StreamableHTTPClientTransport(new URL(local(entry.url!))));
+      expect((await call(c, 'list_services')).value.services.length).toBeGreaterThan(0);
+    } finally {
+      await c.close();
+    }
   });
 });
