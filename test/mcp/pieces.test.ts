@@ -1,7 +1,8 @@
 // The MCP server's pure pieces: loopback address, bearer, Origin check, schemas taken from the API
 // description, the row bound, the window, hostile nesting, the tables resource and the prompt text.
 import { describe, expect, it } from 'vitest';
-import { bearer, loopbackUrl, originAllowed } from '../../src/api/routes/mcp.js';
+import { bearer, loopbackUrl, mcpRoute, originAllowed } from '../../src/api/routes/mcp.js';
+import { ApiError } from '../../src/api/errors.js';
 import { boundRows, lastWindow, nestedDeeperThan, plainSchema, TOOLS } from '../../src/mcp/tools.js';
 import { tablesDoc, triageText } from '../../src/mcp/guide.js';
 import { toolResult } from '../../src/mcp/server.js';
@@ -31,6 +32,18 @@ describe('the /mcp route helpers', () => {
     expect(originAllowed(undefined)).toBe(true);
     for (const o of ['http://localhost:3000', 'http://127.0.0.1', 'http://[::1]:8080']) expect(originAllowed(o), o).toBe(true);
     for (const o of ['http://evil.example', 'null', 'http://localhost.evil.example', '']) expect(originAllowed(o), o).toBe(false);
+  });
+});
+
+describe('/mcp error answers', () => {
+  const render = mcpRoute(() => '').errorReply!;
+  it('are JSON-RPC errors carrying the service\'s code and hint, but a refused key keeps the one error body', () => {
+    const big = render(new ApiError('TOO_LARGE', 'too big', 'send less'));
+    expect(big.status).toBe(413);
+    expect(JSON.parse(big.body as string)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'too big', data: { code: 'TOO_LARGE', hint: 'send less' } } });
+    expect(JSON.parse(render(new Error('boom')).body as string).error).toMatchObject({ code: -32603, data: { code: 'INTERNAL' } });
+    const denied = render(new ApiError('UNAUTHORIZED', 'no key', 'pass a key'));
+    expect([denied.status, JSON.parse(denied.body as string)]).toEqual([401, { error: { code: 'UNAUTHORIZED', message: 'no key', hint: 'pass a key' } }]);
   });
 });
 

@@ -9,7 +9,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { toApiError } from '../errors.js';
 import { DOCS } from '../docs.js';
-import type { Reply, Request, RouteSpec } from '../http.js';
+import { errorReply, type Reply, type Request, type RouteSpec } from '../http.js';
 import { createMcpServer } from '../../mcp/server.js';
 import { httpApi } from '../../mcp/api.js';
 
@@ -51,6 +51,8 @@ export function jsonRpcError(status: number, code: number, message: string, data
 
 function mcpErrorReply(err: unknown): Reply {
   const e = toApiError(err);
+  // A refused key is the HTTP layer's answer, the same on every endpoint (clients look at the status).
+  if (e.code === 'UNAUTHORIZED') return errorReply(e);
   // -32600 Invalid Request for what the client sent; -32603 Internal error for the server's own failures.
   return jsonRpcError(e.status, e.status < 500 ? -32600 : -32603, e.message, { code: e.code, hint: e.hint });
 }
