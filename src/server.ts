@@ -26,6 +26,7 @@ import { startScheduler, type Scheduler } from './detect/scheduler.js';
 import { LOG_TEMPLATES, SCHEMA_VERSION } from './store/schema.js';
 import { notBuiltRoute } from './api/routes/not-built.js';
 import { diagnoseRoutes } from './api/routes/diagnose.js';
+import { loopbackUrl, mcpRoute } from './api/routes/mcp.js';
 import { DOCS } from './api/docs.js';
 
 export interface Running {
@@ -88,6 +89,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const detection = startScheduler({ store, writer, reads, pool, graceS: config.detectGraceS }, config.detectIntervalS, log);
     stops.push(() => detection.stop());
     const startedAt = Date.now();
+    let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there
 
     const apiRoutes: RouteSpec[] = [
       healthRoute(() => ready),
@@ -104,6 +106,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       }),
       ...profileRoutes(ctx),
       ...diagnoseRoutes({ reads, services: () => writer.services(), timeoutMs: config.diagnoseTimeoutMs }),
+      mcpRoute(() => apiUrl),
       notBuiltRoute('POST', '/admin/tenants', DOCS.createTenant, 'this server runs in open mode (self-hosted, one tenant); tenants belong to the hosted variant'),
       notBuiltRoute('DELETE', '/admin/keys/{short_token}', DOCS.revokeKey, 'this server runs in open mode (self-hosted); API keys belong to the hosted variant'),
     ];
@@ -125,6 +128,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => new Promise<void>((r) => grpcServer.tryShutdown(() => r())));
     const otlpHttp = await listen('otlp-http', otlpHttpRoutes(ctx), config.otlpHttpPort);
     const api = await listen('api', apiRoutes, config.apiPort);
+    apiUrl = loopbackUrl(config.host, api);
     // Stop accepting first, then wait for requests in flight (bounded), then flush and close the store.
     stops.push(async () => {
       for (const t of listeners) uws.us_listen_socket_close(t);
