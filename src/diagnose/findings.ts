@@ -115,7 +115,8 @@ function attribute(m: Model, root: string, signal: 'error_rate' | 'latency_p95')
     const total = Math.max(shows, seen);
     if (total <= 0) continue;
     const own = Math.max(0, total - inherited);
-    const viaCallers = seen > shows;
+    // Callers see much more than the service shows of itself: it stopped answering, or the network.
+    const viaCallers = seen > 1.5 * shows;
     const pool = viaCallers ? seenBy : entry;
     const op = pool.reduce((best, o) => (size(o) > size(best) ? o : best), pool[0]!);
     const external = !m.known.has(node);
@@ -152,6 +153,8 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
     inp.anomalies.some((r) => r['service_name'] === service && r['operation'] === operation && r['signal'] === signal);
 
   // Errors and latency, attributed along the call graph.
+  // Which evidence each blamed node's error and latency findings rest on: its own spans, or only its callers'.
+  const seen = new Map<string, { finding: Finding; viaCallers: boolean }>();
   for (const signal of ['error_rate', 'latency_p95'] as const) {
     const blames = attribute(m, root, signal);
     for (const bl of blames) {
@@ -192,7 +195,18 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
         score: clamp01(score),
         drill_down_sql: isErr ? LEADS.errorSpans(b, o.service, o.operation) : LEADS.slowSpans(b, o.service, o.operation),
       });
+      seen.set(`${signal}\u0000${bl.node}`, { finding: out[out.length - 1]!, viaCallers: bl.viaCallers });
     }
+  }
+  // Errors and latency of one node often move together. When its own spans are slow, the callers'
+  // errors are their time-outs: latency is the cause. When only its callers see it (it stopped
+  // answering), the failed calls are: errors first, their wait for a time-out second.
+  for (const [key, err] of seen) {
+    if (!key.startsWith('error_rate\u0000')) continue;
+    const lat = seen.get('latency_p95' + key.slice('error_rate'.length));
+    if (!lat || err.finding.score < 0.45 || lat.finding.score < 0.45) continue;
+    if (lat.viaCallers) err.finding.score = Math.max(err.finding.score, lat.finding.score + 0.01);
+    else if (err.viaCallers) lat.finding.score = Math.max(lat.finding.score, err.finding.score + 0.01);
   }
 
   // New error types in the subgraph, one finding per service, weighed by that service's own share of

@@ -148,6 +148,20 @@ describe('the causal walk', () => {
     expect(top(f).summary).toMatch(/no spans in the window/);
   });
 
+  it('a silent dependency that makes its callers wait: errors first; a slow one that makes them time out: latency first', () => {
+    const timeout = { k: 2900, p95: 3_000_000, above: 2950 };
+    const silent = scenario(
+      chain({ 'gateway GET /checkout': { ...timeout, k: 2930 }, 'gateway → cart GET /cart': timeout, 'cart GET /cart': timeout, 'cart → stock GET /stock': timeout, 'stock GET /stock': { silent: true } }),
+      CHAIN_EDGES.slice(0, 1),
+    );
+    expect(silent.slice(0, 2).map((x) => `${x.service} ${x.signal}`)).toEqual(['stock error_rate', 'stock latency_p95']);
+    const slow = scenario(
+      chain({ 'gateway GET /checkout': { ...timeout, k: 2930 }, 'gateway → cart GET /cart': timeout, 'cart GET /cart': timeout, 'cart → stock GET /stock': timeout, 'stock GET /stock': { p95: 2_990_000, above: 2950 } }),
+      EDGES,
+    );
+    expect(slow.slice(0, 2).map((x) => `${x.service} ${x.signal}`)).toEqual(['stock latency_p95', 'stock error_rate']);
+  });
+
   it('latency in the leaf: the leaf is blamed for latency_p95', () => {
     const slow = (p95: number) => ({ p95, above: 2400 });
     const f = scenario(
