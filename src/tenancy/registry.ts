@@ -110,7 +110,10 @@ export function createRegistry(opts: {
       sizes.set(tenant, { bytes, at: now });
       return bytes;
     },
-    ingested: (tenant) => void lastIngest.set(tenant, Date.now()),
+    ingested(tenant) {
+      lastIngest.set(tenant, Date.now());
+      sizes.delete(tenant); // the next admission measures the files again: a limit is not overrun by a stale size
+    },
     status: () => ({
       open: entries.size,
       idle_close_s: opts.idleS,
