@@ -19,6 +19,6 @@ globalThis.fetch = async function checkedFetch(input: string | URL | Request, in
   const contentType = res.headers.get('content-type') ?? undefined;
   const text = await res.clone().text();
   const body = contentType?.startsWith('application/json') && text ? (JSON.parse(text) as unknown) : text;
-  checkResponse(method, template, res.status, body, contentType ? { contentType } : {});
+  checkResponse(method, template, res.status, body, contentType ? { contentType, doc } : { doc });
   return res;
 };
