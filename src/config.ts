@@ -24,6 +24,7 @@ export interface Config {
   /** DuckDB connections loading ingest commits side by side. */
   duckdbLoaders: number;
   queryTimeoutMs: number;
+  diagnoseTimeoutMs: number;
   queryRowCap: number;
   detectIntervalS: number;
   detectGraceS: number;
@@ -99,6 +100,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_DUCKDB_MEMORY_LIMIT', key: 'duckdbMemoryLimit', default: '', doc: "DuckDB's memory limit, e.g. `2GB` (its buffer cache, ingest loads and queries; beyond it DuckDB spills to `SVC_DATA_DIR` or fails the query); unset = DuckDB's default, 80% of the machine's memory", parse: memory },
   { env: 'SVC_DUCKDB_LOADERS', key: 'duckdbLoaders', default: '2', doc: 'DuckDB connections that load ingest commits side by side, each in its own transaction (on 2 cores, 2 loaded 10–15% more spans/s than 1)', parse: int(1, 16) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
+  { env: 'SVC_DIAGNOSE_TIMEOUT_MS', key: 'diagnoseTimeoutMs', default: '30000', doc: 'time limit of one `/v1/diagnose` call; past it its queries are interrupted and each service gets an entry in `errors`', parse: int(100, 3_600_000) },
   { env: 'SVC_QUERY_ROW_CAP', key: 'queryRowCap', default: '10000', doc: 'most rows `/v1/query` returns; more is a 400 ROW_CAP error', parse: int(1, 10_000_000) },
   { env: 'SVC_DETECT_INTERVAL_S', key: 'detectIntervalS', default: '300', doc: 'how often the detection pass runs (buckets stay 5 minutes)', parse: int(1, 86_400) },
   { env: 'SVC_DETECT_GRACE_S', key: 'detectGraceS', default: '60', doc: 'how long after its end a 5-minute bucket waits for late data before it is closed', parse: int(0, 86_400) },

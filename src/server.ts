@@ -114,7 +114,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
           : {}),
       }),
       ...profileRoutes(ctx),
-      ...diagnoseRoutes(),
+      ...diagnoseRoutes({ timeoutMs: config.diagnoseTimeoutMs }),
       ...adminRoutes(control),
     ];
     apiRoutes.push(openapiRoute(() => apiRoutes, config.auth)); // last: it describes the final route list

@@ -114,7 +114,11 @@ const diagnosisBlock = obj({
   log_patterns_total: int('log patterns before the cap of 20'),
   metrics_total: int('metric summaries before the cap of 40'),
   profiles_total: int('profile functions before the cap of 20'),
-  baseline: obj({ from_ts: int64(), from_iso: iso(), to_ts: int64(), to_iso: iso(), buckets: int('5-minute buckets') }, undefined, { description: 'the longest baseline the window is compared with (an operation whose regime began before the window uses the part before that)' }),
+  baseline: obj(
+    { from_ts: int64(), from_iso: iso(), to_ts: int64(), to_iso: iso(), buckets: int('5-minute buckets'), ends_at_onset: bool('true when the current regime began before the window and the baseline ends where it began') },
+    undefined,
+    { description: 'what the window is compared with: at least 4 times the window and an hour, before the onset of the current regime' },
+  ),
   call_graph_sampled: nobject('null when dependencies and the causal walk saw every trace; {one_trace_in: N} when the window was large and 1 trace in N was joined (counts scaled)'),
 });
 

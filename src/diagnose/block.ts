@@ -6,7 +6,7 @@ import { isoFromUs } from '../api/time.js';
 import { BUCKET_US } from '../store/batch.js';
 import { addSample, computeLogCounters, newSlotStats, slotLabels, type SlotStats } from '../pipeline/logminer/counters.js';
 import type { DiagnosisEvent, ServiceIdentity } from './events.js';
-import { finishReasons, type Finding } from './findings.js';
+import { finishCounts, type Finding } from './findings.js';
 import { LEADS } from './leads.js';
 import type { Model, OpStat } from './model.js';
 import type { Bounds, Row } from './queries.js';
@@ -292,36 +292,24 @@ export function profileHotSpots(rows: readonly Row[], service: string) {
 }
 
 export function genAiModels(rows: readonly Row[], service: string) {
-  const by = new Map<string, { model: string; system: string | null; ops: Set<string>; n: number; k: number; p95s: [number, number][]; inTok: number; outTok: number; finish: Map<string, number> }>();
-  for (const r of rows) {
-    if (r['service_name'] !== service || !r['in_window']) continue;
-    const model = String(r['model']);
-    let e = by.get(model);
-    if (!e) by.set(model, (e = { model, system: r['system'] === null ? null : String(r['system']), ops: new Set(), n: 0, k: 0, p95s: [], inTok: 0, outTok: 0, finish: new Map() }));
-    const n = Number(r['n']);
-    e.n += n;
-    e.k += Number(r['k']);
-    e.p95s.push([Number(r['p95']), n]);
-    e.inTok += Number(r['input_tokens'] ?? 0);
-    e.outTok += Number(r['output_tokens'] ?? 0);
-    for (const op of (r['operations'] as string[] | null) ?? []) e.ops.add(String(op));
-    for (const reason of finishReasons(r['finish'])) e.finish.set(reason, (e.finish.get(reason) ?? 0) + n);
-  }
-  return [...by.values()]
-    .sort((a, b) => b.n - a.n || a.model.localeCompare(b.model))
-    .slice(0, CAPS.gen_ai)
-    .map((e) => ({
-      model: e.model,
-      system: e.system,
-      operations: [...e.ops].sort(),
-      call_count: e.n,
-      error_pct: e.n ? round((100 * e.k) / e.n) : 0,
-      // The largest group p95 bounds the model's p95 from above without re-reading the spans.
-      duration_p95_us: round(Math.max(0, ...e.p95s.map(([p]) => p)), 1),
-      input_tokens: e.inTok,
-      output_tokens: e.outTok,
-      finish_reasons: [...e.finish].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
-    }));
+  return rows
+    .filter((r) => r['service_name'] === service && r['in_window'])
+    .map((r) => {
+      const n = Number(r['n']);
+      return {
+        model: String(r['model']),
+        system: r['system'] === null ? null : String(r['system']),
+        operations: ((r['operations'] as string[] | null) ?? []).map(String).sort(),
+        call_count: n,
+        error_pct: n ? round((100 * Number(r['k'])) / n) : 0,
+        duration_p95_us: round(Number(r['p95']), 1),
+        input_tokens: Number(r['input_tokens'] ?? 0),
+        output_tokens: Number(r['output_tokens'] ?? 0),
+        finish_reasons: [...finishCounts(r['finish'])].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+      };
+    })
+    .sort((a, b) => b.call_count - a.call_count || a.model.localeCompare(b.model))
+    .slice(0, CAPS.gen_ai);
 }
 
 export interface CoverageInputs {
@@ -378,7 +366,7 @@ export interface BlockParts {
   metrics: ReturnType<typeof metricSummaries>;
   profiles: ReturnType<typeof profileHotSpots>;
   genAi: ReturnType<typeof genAiModels>;
-  baselineFromUs: number;
+  baseline: { from: number; to: number; cut: boolean };
   edgeSampleMod: number;
 }
 
@@ -419,7 +407,14 @@ export function assembleBlock(p: BlockParts): Record<string, unknown> {
     profiles: p.profiles.list,
     profiles_total: p.profiles.total,
     gen_ai: p.genAi,
-    baseline: { from_ts: p.baselineFromUs, from_iso: isoFromUs(p.baselineFromUs), to_ts: b.from, to_iso: isoFromUs(b.from), buckets: Math.round((b.from - p.baselineFromUs) / BUCKET_US) },
+    baseline: {
+      from_ts: p.baseline.from,
+      from_iso: isoFromUs(p.baseline.from),
+      to_ts: p.baseline.to,
+      to_iso: isoFromUs(p.baseline.to),
+      buckets: Math.round((p.baseline.to - p.baseline.from) / BUCKET_US),
+      ends_at_onset: p.baseline.cut,
+    },
     call_graph_sampled: p.edgeSampleMod > 1 ? { one_trace_in: p.edgeSampleMod } : null,
   };
   return fitBlock(block);

@@ -61,6 +61,17 @@ export function findDeploys(rows: readonly Row[], lookFrom: number): DeployEvent
   return out.sort((a, b) => a.at_us - b.at_us);
 }
 
+/** Instances of `service` first seen in [lo, hi] (and not at the look-back's start): restarts or a rollout. */
+export function newInstances(rows: readonly Row[], service: string, lo: number, hi: number, lookFrom: number): number {
+  const ids = new Set<string>();
+  for (const r of rows) {
+    const id = str(r['service_instance_id']) ?? str(r['k8s_pod_name']);
+    const first = Number(r['first_us']);
+    if (r['service_name'] === service && id !== null && first >= lo && first <= hi && first >= lookFrom + BUCKET_US) ids.add(id);
+  }
+  return ids.size;
+}
+
 /** Identity of one service (deployment, namespace, pods, instance ids) from its rows. */
 export function serviceIdentity(rows: readonly Row[], service: string, from: number): ServiceIdentity {
   const mine = rows.filter((r) => r['service_name'] === service);

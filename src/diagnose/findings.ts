@@ -11,12 +11,13 @@
 // error logs, profiles, model finish reasons — add findings and corroborate.
 import { BUCKET_US } from '../store/batch.js';
 import { downstream, type Model, type OpStat } from './model.js';
+import { SPAN_KIND } from '../pipeline/operation.js';
 import { amountWeight, errorShift, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
 import { errorOnset, seriesKey, type Bucket } from './baseline.js';
 import type { Row } from './queries.js';
 import { isoFromUs } from '../api/time.js';
 import { LEADS } from './leads.js';
-import type { DeployEvent } from './events.js';
+import { newInstances, type DeployEvent } from './events.js';
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
@@ -102,7 +103,10 @@ function attribute(m: Model, root: string, signal: 'error_rate' | 'latency_p95')
   const out: Blame[] = [];
   for (const { service: node, depth } of nodes) {
     const ops = m.byService.get(node) ?? [];
-    const entry = ops.filter((o) => !o.client);
+    // The service's requests: its server and consumer spans when it has them (an internal span
+    // under a failing request fails too, and would count the same errors twice), else the rest.
+    const requests = ops.filter((o) => o.kind === SPAN_KIND.SERVER || o.kind === SPAN_KIND.CONSUMER);
+    const entry = requests.length ? requests : ops.filter((o) => !o.client);
     const calls = ops.filter((o) => o.client && o.callee !== null && o.callee !== node);
     const seenBy = [...(m.callers.get(node) ?? [])].filter(inSub).flatMap((c) => (m.byService.get(c) ?? []).filter((o) => o.client && o.callee === node));
     const shows = combine(entry.map(size));
@@ -124,6 +128,8 @@ export interface FindingInputs {
   model: Model;
   root: string;
   deploys: readonly DeployEvent[];
+  /** Versions, instances and pods per service (SQL.deployments rows). */
+  deployments: readonly Row[];
   /** Window error types not seen before the window: service → error_type → count. */
   newErrorTypes: Map<string, Map<string, number>>;
   windowLogs: readonly Row[];
@@ -160,6 +166,9 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       if (anomalyFor(o.service, o.operation, signal)) score += 0.03;
       if (isErr && (inp.newErrorTypes.get(bl.service)?.size ?? 0) > 0) score += 0.03;
       if (deploy && bl.share >= 0.5) score += 0.08;
+      // Instances that started around the onset without a deploy: crashes or restarts.
+      const restarted = deploy || bl.external ? 0 : newInstances(inp.deployments, bl.service, onset - 2 * BUCKET_US, b.to, b.lookFrom);
+      if (restarted && bl.share >= 0.5) score += 0.04;
       const isRoot = bl.node === root;
       const kind = deploy && bl.share >= 0.5 ? 'deploy_regression' : isRoot ? (isErr ? 'error_spike' : 'latency_regression') : 'dependency_failure';
       const before = isErr ? round(o.err.before) : round(o.base.p95, 0);
@@ -174,7 +183,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       out.push({
         kind,
         severity: 'info',
-        summary: `${where}: ${what}; ${role}${deploy ? `; began with deploy of ${deploy.version ?? deploy.image}` : ''}`,
+        summary: `${where}: ${what}; ${role}${deploy ? `; began with deploy of ${deploy.version ?? deploy.image}` : ''}${restarted ? `; ${restarted} instance${restarted > 1 ? 's' : ''} (re)started since` : ''}`,
         service: bl.service,
         operation: o.operation,
         signal,
@@ -186,24 +195,27 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
     }
   }
 
-  // New error types in the subgraph.
+  // New error types in the subgraph, one finding per service, weighed by that service's own share of
+  // its errors: a 502 its callee's failure makes it answer is new too, but it is a symptom.
+  const errorShare = new Map<string, number>();
+  for (const bl of attribute(m, root, 'error_rate')) if (!bl.external) errorShare.set(bl.service, Math.max(errorShare.get(bl.service) ?? 0, bl.share));
   for (const [service, types] of inp.newErrorTypes) {
     if (!sub.has(service)) continue;
-    for (const [type, count] of types) {
-      if (count < 3) continue;
-      out.push({
-        kind: 'new_error_type',
-        severity: 'info',
-        summary: `${service}: error type ${type} is new since the baseline (${count} spans in the window)`,
-        service,
-        operation: null,
-        signal: 'error_rate',
-        before: 0,
-        after: count,
-        score: 0.25 + 0.35 * amountWeight(count, 20),
-        drill_down_sql: LEADS.errorType(b, service, type),
-      });
-    }
+    const named = [...types].filter(([type, count]) => type !== 'unclassified' && count >= 3).sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
+    if (!named.length) continue;
+    const [type, count] = named[0]!;
+    out.push({
+      kind: 'new_error_type',
+      severity: 'info',
+      summary: `${service}: error type${named.length > 1 ? 's' : ''} ${named.slice(0, 3).map(([t, c]) => `${t} (${c} spans)`).join(', ')} new since the baseline`,
+      service,
+      operation: null,
+      signal: 'error_rate',
+      before: 0,
+      after: count,
+      score: (0.25 + 0.35 * amountWeight(count, 20)) * Math.max(errorShare.get(service) ?? 1, 0.3),
+      drill_down_sql: LEADS.errorType(b, service, type),
+    });
   }
 
   // Error logs per service: the share of error records against the baseline's, cut at its onset.
@@ -353,14 +365,26 @@ function hotSpots(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
 
 const BAD_FINISH = (reason: string) => reason !== 'stop' && reason !== 'end_turn' && reason !== 'tool_calls' && reason !== 'tool_use' && reason !== 'STOP';
 
-/** Finish reasons of a row (a JSON array of strings). */
-export function finishReasons(text: unknown): string[] {
-  try {
-    const v: unknown = JSON.parse(String(text ?? '[]'));
-    return Array.isArray(v) ? v.map(String) : [];
-  } catch {
-    return [];
+/** Finish reasons of a row's histogram ([{key: JSON array of reasons, value: calls}]) as reason → calls. */
+export function finishCounts(hist: unknown): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of (hist as { key: string; value: number }[] | null) ?? []) {
+    let reasons: unknown;
+    try {
+      reasons = JSON.parse(String(e.key));
+    } catch {
+      reasons = [String(e.key)];
+    }
+    for (const r of Array.isArray(reasons) ? reasons : [reasons]) out.set(String(r), (out.get(String(r)) ?? 0) + Number(e.value));
   }
+  return out;
+}
+
+/** Calls whose finish reasons include an abnormal one (cut off by length, filtered, …). */
+function badFinishes(hist: unknown): number {
+  let n = 0;
+  for (const e of (hist as { key: string; value: number }[] | null) ?? []) if ([...finishCounts([e]).keys()].some(BAD_FINISH)) n += Number(e.value);
+  return n;
 }
 
 function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
@@ -375,7 +399,7 @@ function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] 
     const n = Number(r['n']);
     side.n += n;
     side.k += Number(r['k']);
-    if (finishReasons(r['finish']).some(BAD_FINISH)) side.bad += n;
+    side.bad += badFinishes(r['finish']);
   }
   const out: Finding[] = [];
   for (const e of by.values()) {

@@ -5,7 +5,7 @@
 import type { ReadPool } from '../store/readers.js';
 import type { ServiceSpans } from '../store/batch.js';
 import { BUCKET_US } from '../store/batch.js';
-import { SQL, bucketStart, readShared, readSql, type Bounds, type Row, type SharedRows } from './queries.js';
+import { DiagnoseTimeout, SQL, bucketStart, readShared, readSql, type Bounds, type Reader, type Row, type SharedRows } from './queries.js';
 import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
 import { buildFindings } from './findings.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
@@ -32,6 +32,8 @@ const HOUR_US = 3_600_000_000;
 
 export interface DiagnoseDeps {
   reads: ReadPool;
+  /** Time limit of one call (SVC_DIAGNOSE_TIMEOUT_MS). */
+  timeoutMs: number;
   /** First and last time seen per service (the writer's copy of the services table). */
   services(): Readonly<ServiceSpans>;
 }
@@ -71,6 +73,7 @@ function newErrorTypes(shared: SharedRows, b: Bounds): { counts: Map<string, Map
 
 interface Context {
   deps: DiagnoseDeps;
+  reader: Reader;
   model: Model;
   shared: SharedRows;
   templates: Map<number, Row>;
@@ -92,7 +95,7 @@ function hasTelemetry(ctx: Context, service: string): boolean {
 async function diagnoseOne(ctx: Context, service: string): Promise<Record<string, unknown>> {
   const { model: m, shared } = ctx;
   const b = m.bounds;
-  const reads = ctx.deps.reads;
+  const reads = ctx.reader;
   const ops = m.byService.get(service) ?? [];
   const myLogs = shared.windowLogs.filter((r) => r['service_name'] === service);
   const topTemplates = [...myLogs].sort((x, y) => Number(y['n']) - Number(x['n']) || Number(x['template_id']) - Number(y['template_id'])).slice(0, 8);
@@ -123,6 +126,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     model: m,
     root: service,
     deploys: ctx.deploys,
+    deployments: shared.deployments,
     newErrorTypes: ctx.newErrors.counts,
     windowLogs: shared.windowLogs,
     templates: ctx.templates,
@@ -146,8 +150,10 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     firstErrorAt: ctx.newErrors.firstAt.get(service) ?? new Map(),
     newPatterns,
   });
-  // The baseline actually used by the entry operations (the earliest cut wins for the report).
-  const baselineFrom = b.from - m.baseBuckets * BUCKET_US;
+  // The baseline the service's operations were compared with: before the earliest onset when a
+  // regime began before the window, else the stretch just before the window.
+  const onsets = ops.map((o) => o.base.onset_us).filter((t): t is number => t !== null);
+  const baselineTo = onsets.length ? Math.min(...onsets) : bucketStart(b.from);
   return assembleBlock({
     service,
     bounds: b,
@@ -169,7 +175,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     metrics: metricSummaries(metricRows),
     profiles: profileHotSpots(shared.profiles, service),
     genAi: genAiModels(shared.genAi, service),
-    baselineFromUs: baselineFrom,
+    baseline: { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
     edgeSampleMod: shared.edgeSampleMod,
   });
 }
@@ -177,21 +183,27 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
 export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promise<DiagnoseResponse> {
   const { bounds, baseBuckets } = boundsFor(req.from, req.to);
   const response: DiagnoseResponse = { results: {}, errors: {} };
+  const reader: Reader = { reads: deps.reads, deadline: Date.now() + deps.timeoutMs };
+  const failure = (err: unknown) =>
+    err instanceof DiagnoseTimeout
+      ? `diagnosis took longer than ${deps.timeoutMs} ms (SVC_DIAGNOSE_TIMEOUT_MS); narrow the window or ask for fewer services`
+      : `diagnosis failed: ${(err as Error).message}`;
   let ctx: Context;
   try {
-    const shared = await readShared(deps.reads, bounds);
+    const shared = await readShared(reader, bounds);
     const model = buildModel(shared, bounds, baseBuckets, Object.keys(deps.services()));
     const tested = latencyCandidates(model);
     const templateIds = new Set<number>();
     const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
     for (const r of shared.windowLogs) if (r['template_id'] !== null && wanted.has(String(r['service_name']))) templateIds.add(Number(r['template_id']));
     const [above, templateRows] = await Promise.all([
-      tested.length ? readSql(deps.reads, SQL.exceedances(bounds, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 })))) : [],
-      templateIds.size ? readSql(deps.reads, SQL.templates([...templateIds])) : [],
+      tested.length ? readSql(reader, SQL.exceedances(bounds, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 })))) : [],
+      templateIds.size ? readSql(reader, SQL.templates([...templateIds])) : [],
     ]);
     applyExceedances(model, above);
     ctx = {
       deps,
+      reader,
       model,
       shared,
       templates: new Map(templateRows.map((r) => [Number(r['template_id']), r])),
@@ -199,7 +211,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       newErrors: newErrorTypes(shared, bounds),
     };
   } catch (err) {
-    for (const s of req.services) response.errors[s] = `diagnosis failed: ${(err as Error).message}`;
+    for (const s of req.services) response.errors[s] = failure(err);
     return response;
   }
   const known = deps.services();
@@ -216,7 +228,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       try {
         response.results[service] = await diagnoseOne(ctx, service);
       } catch (err) {
-        response.errors[service] = `diagnosis failed: ${(err as Error).message}`;
+        response.errors[service] = failure(err);
       }
     }),
   );

@@ -105,10 +105,10 @@ export const SQL = {
     `SELECT service_name, profile_type, unit, function, epoch_us(timestamp) >= ${b.from} AS in_window, sum(value)::DOUBLE AS value, sum(sample_count) AS samples, ` +
     `min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us FROM ${PROFILES.name} WHERE ${between(b.lookFrom, b.to)} GROUP BY ALL`,
 
-  /** Model calls (GenAI semantic conventions, promoted at ingest) per service and model, window and before. */
+  /** Model calls (GenAI semantic conventions, promoted at ingest) per service and model, window and before; finish reasons as a histogram. */
   genAi: (b: Bounds) =>
     `SELECT service_name, gen_ai_model AS model, any_value(gen_ai_system) AS system, list(DISTINCT gen_ai_operation) FILTER (WHERE gen_ai_operation IS NOT NULL) AS operations, ` +
-    `epoch_us(timestamp) >= ${b.from} AS in_window, coalesce(gen_ai_finish_reasons, '[]') AS finish, count(*) AS n, count_if(is_error) AS k, ` +
+    `epoch_us(timestamp) >= ${b.from} AS in_window, histogram(coalesce(gen_ai_finish_reasons, '[]')) AS finish, count(*) AS n, count_if(is_error) AS k, ` +
     `quantile_cont(duration_us, 0.95) AS p95, sum(gen_ai_input_tokens) AS input_tokens, sum(gen_ai_output_tokens) AS output_tokens ` +
     `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${between(b.lookFrom, b.to)} GROUP BY ALL`,
 
@@ -193,10 +193,36 @@ export interface SharedRows {
   anomalies: Row[];
 }
 
-const read = (reads: ReadPool, sql: string) => reads.use((c: DuckDBConnection) => readRows(c, sql));
+/** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
+export interface Reader {
+  reads: ReadPool;
+  deadline: number;
+}
+
+export class DiagnoseTimeout extends Error {}
+
+/** One statement on a pooled connection, interrupted at the deadline (DuckDB stops within milliseconds). */
+async function read(r: Reader, sql: string): Promise<Row[]> {
+  return r.reads.use(async (c: DuckDBConnection) => {
+    const left = r.deadline - Date.now();
+    if (left <= 0) throw new DiagnoseTimeout('the time limit was reached');
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      c.interrupt();
+    }, left);
+    try {
+      return await readRows(c, sql);
+    } catch (err) {
+      throw timedOut ? new DiagnoseTimeout('the time limit was reached') : err;
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+}
 
 /** Runs the shared statements concurrently. */
-export async function readShared(reads: ReadPool, b: Bounds): Promise<SharedRows> {
+export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> {
   const seriesRows = (async () => {
     const dirty = (await read(reads, SQL.dirtyBuckets(b))).map((r) => Number(r['bucket']));
     const parts = await Promise.all([read(reads, SQL.series(b)), ...bucketRuns(dirty).map(([lo, hi]) => read(reads, SQL.rawSeries(lo, hi)))]);

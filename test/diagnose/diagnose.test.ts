@@ -119,6 +119,7 @@ describe('diagnose before any detection pass', () => {
     expect(r.status).toBe(200);
     expect(r.body.errors).toEqual({});
     block = r.body.results.gateway;
+    if (process.env['DUMP_BLOCK']) (await import('node:fs')).writeFileSync(process.env['DUMP_BLOCK'], JSON.stringify(r.body, null, 1));
   });
 
   it('blames the failing downstream service, not the entry service', () => checkBlame(block));
@@ -195,6 +196,23 @@ describe('diagnose before any detection pass', () => {
     const old = await diagnose({ services: ['gateway'], from_ts: START - 10 * 3_600_000_000, to_ts: START - 9 * 3_600_000_000 });
     expect(old.status).toBe(200);
     expect(old.body.errors.gateway).toMatch(/in the window/);
+  });
+
+  it('quotes hostile service and operation names in every lead', async () => {
+    const name = "o'brien\"; DROP TABLE svc_spans; -- ✓";
+    const t = now - 5 * 60_000_000;
+    const spans: JsonSpan[] = Array.from({ length: 20 }, (_v, i) => ({ name: "GET /it's", startUs: t + i * 1000, durationUs: 500, error: i % 4 === 0, attributes: { 'http.route': "/it's/{id}'--" } }));
+    expect((await postOtlp(srv.otlpHttp, 'traces', tracesJson(name, spans))).status).toBe(200);
+    const r = await diagnose({ service: name });
+    expect(r.status).toBe(200);
+    const block = r.body.results[name];
+    expect(block.coverage.span_count).toBe(20);
+    for (const { where, sql } of leads(block)) {
+      const q = await query(sql);
+      expect(q.status, `${where}: ${sql}`).toBe(200);
+      if (where.startsWith('.operation_summaries')) expect(q.body.every((row: any) => row.service_name === name)).toBe(true);
+    }
+    expect((await query(`SELECT count(*) AS n FROM svc_spans WHERE timestamp >= TIMESTAMP '2000-01-01 00:00:00'`)).body[0].n).toBeGreaterThan(1000);
   });
 
   it('refuses bad requests with 400 and a hint', async () => {

@@ -3,7 +3,7 @@ import { json, tenantOf, type RouteDoc, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import { diagnose, parseDiagnoseRequest } from '../../diagnose/index.js';
 
-function route(path: string, doc: RouteDoc): RouteSpec {
+function route(path: string, doc: RouteDoc, timeoutMs: number): RouteSpec {
   return {
     method: 'POST',
     path,
@@ -12,11 +12,11 @@ function route(path: string, doc: RouteDoc): RouteSpec {
     async handler(req) {
       const request = parseDiagnoseRequest(req.body, Date.now() * 1000);
       const t = tenantOf(req);
-      return json(200, await diagnose({ reads: t.reads, services: () => t.writer.services() }, request));
+      return json(200, await diagnose({ reads: t.reads, services: () => t.writer.services(), timeoutMs }, request));
     },
   };
 }
 
-export function diagnoseRoutes(): RouteSpec[] {
-  return [route('/v1/diagnose', DOCS.diagnose), route('/v1/investigate', DOCS.investigate)];
+export function diagnoseRoutes(opts: { timeoutMs: number }): RouteSpec[] {
+  return [route('/v1/diagnose', DOCS.diagnose, opts.timeoutMs), route('/v1/investigate', DOCS.investigate, opts.timeoutMs)];
 }

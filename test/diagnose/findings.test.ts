@@ -1,0 +1,172 @@
+// The causal walk as a pure function: hand-built window and baseline rows for a chain
+// gateway → cart → stock (+ a database and a noisy neighbour), one fault at a time.
+import { describe, expect, it } from 'vitest';
+import { applyExceedances, buildModel, latencyCandidates } from '../../src/diagnose/model.js';
+import { buildFindings, severityOf, type Finding } from '../../src/diagnose/findings.js';
+import type { Row, SharedRows } from '../../src/diagnose/queries.js';
+import { boundsFor } from '../../src/diagnose/index.js';
+
+const B = 300_000_000;
+const TO = 1_790_000_000_000_000 - (1_790_000_000_000_000 % B);
+const FROM = TO - 3 * B;
+const { bounds, baseBuckets } = boundsFor(FROM, TO);
+
+interface Op {
+  service: string;
+  operation: string;
+  kind?: number;
+  n: number;
+  k: number;
+  p95: number;
+  peer?: string;
+  /** baseline error rate and p95 */
+  baseRate: number;
+  baseP95: number;
+  /** calls above the baseline p95 in the window (5% = unchanged) */
+  above?: number;
+  /** no spans in the window (the service is down) */
+  silent?: boolean;
+}
+
+function scenario(ops: Op[], edges: [string, string, string][], deployments: Row[] = []) {
+  const windowOps: Row[] = [];
+  const series: Row[] = [];
+  for (const o of ops) {
+    for (let i = 1; i <= baseBuckets + 6; i++) {
+      const t = FROM - (FROM % B) - i * B;
+      const n = Math.round(o.n / 3);
+      series.push({ service_name: o.service, operation: o.operation, signal: 'error_rate', t, value: 100 * o.baseRate, n, k: Math.round(n * o.baseRate) });
+      series.push({ service_name: o.service, operation: o.operation, signal: 'latency_p95', t, value: o.baseP95 * (0.97 + 0.06 * ((i * 7) % 5) / 4), n, k: null });
+    }
+    if (o.silent) continue;
+    windowOps.push({
+      service_name: o.service,
+      operation: o.operation,
+      span_name: o.operation,
+      span_kind: o.kind ?? 2,
+      n: o.n,
+      k: o.k,
+      q: [o.p95 / 2, o.p95, o.p95 * 1.5],
+      mean_us: o.p95 / 2,
+      peer: o.peer ?? null,
+      error_trace: o.k ? 'ab'.repeat(16) : null,
+      slowest_span: 'cd'.repeat(8),
+      first_error_us: o.k ? FROM : null,
+    });
+  }
+  const shared: SharedRows = {
+    windowOps,
+    windowErrors: [],
+    errorTypesFirstSeen: [],
+    series,
+    edges: edges.map(([caller, caller_operation, callee]) => ({ caller, caller_operation, callee, n: 100, k: 0 })),
+    edgeSampleMod: 1,
+    deployments: [],
+    windowLogs: [],
+    profiles: [],
+    genAi: [],
+    anomalies: [],
+  };
+  const model = buildModel(shared, bounds, baseBuckets, new Set(ops.map((o) => o.service)));
+  const above = latencyCandidates(model).map((o) => ({ service_name: o.service, operation: o.operation, above: ops.find((x) => x.service === o.service && x.operation === o.operation)?.above ?? Math.round(o.n * 0.05) }));
+  applyExceedances(model, above);
+  return buildFindings({
+    model,
+    root: 'gateway',
+    deploys: [],
+    deployments,
+    newErrorTypes: new Map(),
+    windowLogs: [],
+    templates: new Map(),
+    profiles: [],
+    genAi: [],
+    anomalies: [],
+    coverage: { spans: true, logs: true, metrics: true, profiles: true },
+  }).findings;
+}
+
+const CHAIN_EDGES: [string, string, string][] = [
+  ['gateway', '→ cart GET /cart', 'cart'],
+  ['cart', '→ stock GET /stock', 'stock'],
+];
+
+/** The chain, healthy: every operation at its baseline. */
+function chain(over: Partial<Record<string, Partial<Op>>> = {}): Op[] {
+  const base: Op[] = [
+    { service: 'gateway', operation: 'GET /checkout', n: 3000, k: 30, p95: 80_000, baseRate: 0.01, baseP95: 80_000 },
+    { service: 'gateway', operation: '→ cart GET /cart', kind: 3, n: 3000, k: 3, p95: 60_000, baseRate: 0.001, baseP95: 60_000, peer: 'cart' },
+    { service: 'cart', operation: 'GET /cart', n: 3000, k: 3, p95: 58_000, baseRate: 0.001, baseP95: 58_000 },
+    { service: 'cart', operation: '→ stock GET /stock', kind: 3, n: 3000, k: 3, p95: 30_000, baseRate: 0.001, baseP95: 30_000, peer: 'stock' },
+    { service: 'cart', operation: '→ postgresql SELECT', kind: 3, n: 6000, k: 0, p95: 5_000, baseRate: 0.0005, baseP95: 5_000, peer: 'postgresql' },
+    { service: 'stock', operation: 'GET /stock', n: 3000, k: 3, p95: 28_000, baseRate: 0.001, baseP95: 28_000 },
+    { service: 'gateway', operation: '→ ads GET /ads', kind: 3, n: 3000, k: 300, p95: 200_000, baseRate: 0.1, baseP95: 200_000, peer: 'ads' },
+    { service: 'ads', operation: 'GET /ads', n: 3000, k: 300, p95: 190_000, baseRate: 0.1, baseP95: 190_000 },
+  ];
+  return base.map((o) => ({ ...o, ...(over[`${o.service} ${o.operation}`] ?? {}) }));
+}
+const EDGES: [string, string, string][] = [...CHAIN_EDGES, ['gateway', '→ ads GET /ads', 'ads']];
+
+const top = (f: Finding[]) => f[0]!;
+
+describe('the causal walk', () => {
+  it('a healthy system, noisy neighbour included, has no finding above low', () => {
+    const f = scenario(chain(), EDGES);
+    expect(f.filter((x) => ['critical', 'high', 'medium'].includes(x.severity))).toEqual([]);
+  });
+
+  it('errors in the leaf: the leaf is blamed, the entry spike is its symptom', () => {
+    const failing = { k: 600 };
+    const f = scenario(
+      chain({ 'gateway GET /checkout': { k: 630 }, 'gateway → cart GET /cart': failing, 'cart GET /cart': failing, 'cart → stock GET /stock': failing, 'stock GET /stock': failing }),
+      EDGES,
+    );
+    expect(top(f)).toMatchObject({ service: 'stock', signal: 'error_rate', kind: 'dependency_failure', operation: 'GET /stock' });
+    expect(['critical', 'high']).toContain(top(f).severity);
+    const symptom = f.find((x) => x.service === 'gateway' && x.signal === 'error_rate')!;
+    expect(symptom.score).toBeLessThan(top(f).score);
+    expect(f.find((x) => x.service === 'cart' && x.signal === 'error_rate')!.score).toBeLessThan(top(f).score);
+  });
+
+  it('instances that started with the failure are named', () => {
+    const failing = { k: 600 };
+    const over = { 'gateway GET /checkout': { k: 630 }, 'gateway → cart GET /cart': failing, 'cart GET /cart': failing, 'cart → stock GET /stock': failing, 'stock GET /stock': failing };
+    const inst = (id: string, first: number) => ({ service_name: 'stock', service_version: '1', container_image: null, service_instance_id: id, k8s_pod_name: id, first_us: first, last_us: TO, n: 100 });
+    const steady = scenario(chain(over), EDGES, [inst('stock-1', bounds.lookFrom)]);
+    const restarted = scenario(chain(over), EDGES, [inst('stock-1', bounds.lookFrom), inst('stock-2', FROM + 1000), inst('stock-3', FROM + 2000)]);
+    expect(top(steady).summary).not.toMatch(/started/);
+    expect(top(restarted).summary).toMatch(/2 instances \(re\)started/);
+    expect(top(restarted).score).toBeGreaterThanOrEqual(top(steady).score);
+  });
+
+  it('a dependency that stopped answering is blamed from its callers\' side', () => {
+    const failing = { k: 2900 };
+    const f = scenario(
+      chain({ 'gateway GET /checkout': { k: 2930 }, 'gateway → cart GET /cart': failing, 'cart GET /cart': failing, 'cart → stock GET /stock': failing, 'stock GET /stock': { silent: true } }),
+      CHAIN_EDGES.slice(0, 1),
+    );
+    expect(top(f)).toMatchObject({ service: 'stock', signal: 'error_rate', kind: 'dependency_failure' });
+    expect(top(f).summary).toMatch(/no spans in the window/);
+  });
+
+  it('latency in the leaf: the leaf is blamed for latency_p95', () => {
+    const slow = (p95: number) => ({ p95, above: 2400 });
+    const f = scenario(
+      chain({ 'gateway GET /checkout': slow(280_000), 'gateway → cart GET /cart': slow(260_000), 'cart GET /cart': slow(258_000), 'cart → stock GET /stock': slow(230_000), 'stock GET /stock': slow(228_000) }),
+      EDGES,
+    );
+    expect(top(f)).toMatchObject({ service: 'stock', signal: 'latency_p95' });
+    expect(top(f).after! / top(f).before!).toBeGreaterThan(5);
+  });
+
+  it('a slow database is blamed on the service that calls it, naming the call', () => {
+    const f = scenario(
+      chain({ 'gateway GET /checkout': { p95: 200_000, above: 2000 }, 'gateway → cart GET /cart': { p95: 180_000, above: 2000 }, 'cart GET /cart': { p95: 178_000, above: 2000 }, 'cart → postgresql SELECT': { p95: 125_000, above: 5000 } }),
+      EDGES,
+    );
+    expect(top(f)).toMatchObject({ service: 'cart', operation: '→ postgresql SELECT', signal: 'latency_p95', kind: 'dependency_failure' });
+  });
+
+  it('severity bands', () => {
+    expect([0.9, 0.7, 0.5, 0.3, 0.1].map(severityOf)).toEqual(['critical', 'high', 'medium', 'low', 'info']);
+  });
+});
