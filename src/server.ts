@@ -20,6 +20,7 @@ import { alertsRoute } from './api/routes/alerts.js';
 import { adminRoutes, statusRoute } from './api/routes/admin.js';
 import { SCHEMA_VERSION } from './store/schema.js';
 import { diagnoseRoutes } from './api/routes/diagnose.js';
+import { loopbackUrl, mcpRoute } from './api/routes/mcp.js';
 import { tenantDir } from './store/db.js';
 import { openTenantRuntime, type TenantRuntime } from './tenancy/runtime.js';
 import { createRegistry } from './tenancy/registry.js';
@@ -84,6 +85,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const ctx: IngestContext = { pool, logPool, admission, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
     const startedAt = Date.now();
     const ingestTotals = () => ({ inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize });
+    let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there
 
     const apiRoutes: RouteSpec[] = [
       healthRoute(() => ready),
@@ -115,6 +117,9 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       }),
       ...profileRoutes(ctx),
       ...diagnoseRoutes({ timeoutMs: config.diagnoseTimeoutMs }),
+      // The MCP tools call this API over loopback with the caller's key: the gate checks it here
+      // (401 before any JSON-RPC) and again on each tool's own call.
+      mcpRoute(() => apiUrl),
       ...adminRoutes(control),
     ];
     apiRoutes.push(openapiRoute(() => apiRoutes, config.auth)); // last: it describes the final route list
@@ -135,6 +140,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => new Promise<void>((r) => grpcServer.tryShutdown(() => r())));
     const otlpHttp = await listen('otlp-http', otlpHttpRoutes(ctx), config.otlpHttpPort);
     const api = await listen('api', apiRoutes, config.apiPort);
+    apiUrl = loopbackUrl(config.host, api);
     // Stop accepting first, then wait for requests in flight (bounded), then flush and close the store.
     stops.push(async () => {
       for (const t of listeners) uws.us_listen_socket_close(t);

@@ -364,6 +364,24 @@ export const SCHEMAS: Record<string, Schema> = {
 
   QueryRows: arr(anyObject('one row keyed by column name or alias; BIGINT beyond 2^53 as a string, TIMESTAMP as an ISO string, LIST/STRUCT/MAP as JSON'), 'one object per row'),
 
+  JsonRpcMessage: {
+    type: ['object', 'array'],
+    description: 'one JSON-RPC 2.0 message of the Model Context Protocol, or a batch of them (initialize, tools/list, tools/call, resources/read, prompts/get, notifications)',
+  },
+  JsonRpcAnswer: {
+    oneOf: [anyObject('a JSON-RPC 2.0 response'), arr(anyObject(), 'the responses of a batch')],
+    description: 'the JSON-RPC result or error of each request; a tool that failed answers a result with isError true and the error body as text',
+  },
+  JsonRpcError: obj(
+    {
+      jsonrpc: { type: 'string', const: '2.0' },
+      id: { type: 'null' },
+      error: obj({ code: int('JSON-RPC error code: -32700 parse error, -32600 invalid request, -32603 internal, -32000 transport'), message: str(), data: anyObject('{code, hint} of the service, when it has them') }, ['code', 'message']),
+    },
+    ['jsonrpc', 'id', 'error'],
+    { description: 'The error answer of the MCP endpoint: a JSON-RPC error, not the error body of the other endpoints.' },
+  ),
+
   CreateTenantRequest: obj({ id: { type: 'string', minLength: 1 } }),
   Tenant: obj({ id: str(), status: str() }),
   KeyRevocation: obj({ revoked: bool(), short_token: str() }),
@@ -386,6 +404,7 @@ export const errorResponse = (description: string, headers?: Record<string, unkn
 });
 const retryAfter = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } };
 
+const jsonRpcErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ref('JsonRpcError') } } });
 const E401 = errorResponse('missing or invalid bearer token (code UNAUTHORIZED)');
 const E403 = errorResponse('a tenant key on an admin endpoint, or admin endpoints disabled (SVC_ADMIN_TOKEN unset) (code FORBIDDEN)');
 const E413 = errorResponse('body exceeds the limit of this route (code TOO_LARGE)');
@@ -664,6 +683,29 @@ export const DOCS = {
     responses: { '200': json('all instance status rows', ref('AdminStatus')), '401': E401, '403': E403, '500': E500 },
   },
 
+  mcp: {
+    operationId: 'mcp',
+    summary: 'Model Context Protocol (Streamable HTTP)',
+    description:
+      'The service as MCP tools for agents: list_services, get_anomalies, diagnose, query, get_trace, list_alerts; the resource tds://schema/tables; the prompt triage. ' +
+      'Stateless Streamable HTTP with JSON answers: POST one JSON-RPC message or a batch with Accept: application/json, text/event-stream. There is no session and no GET stream (405). ' +
+      'Errors here are JSON-RPC errors; a tool that fails answers a result with isError and the error body of the endpoint it called.',
+    tags: ['mcp'],
+    auth: true,
+    requestBody: { required: true, content: { 'application/json': { schema: ref('JsonRpcMessage') } } },
+    responses: {
+      '200': json('the JSON-RPC response(s)', ref('JsonRpcAnswer')),
+      '202': { description: 'notifications or responses only: accepted, no body' },
+      '400': jsonRpcErrorResponse('not JSON, not a JSON-RPC message, or a batch over the limit'),
+      '401': E401,
+      '403': jsonRpcErrorResponse('a browser Origin other than localhost (DNS rebinding protection)'),
+      '406': jsonRpcErrorResponse('Accept does not list both application/json and text/event-stream'),
+      '413': jsonRpcErrorResponse('body over the limit of the endpoint'),
+      '415': jsonRpcErrorResponse('Content-Type is not application/json'),
+      '500': jsonRpcErrorResponse('unexpected failure'),
+    },
+  },
+
   getHealth: {
     operationId: 'getHealth',
     summary: 'Readiness',
@@ -702,6 +744,7 @@ export const ENDPOINTS: readonly { method: string; path: string; operationId: Op
   { method: 'POST', path: '/admin/tenants/{id}/deactivate', operationId: 'deactivateTenant' },
   { method: 'DELETE', path: '/admin/keys/{short_token}', operationId: 'revokeKey' },
   { method: 'GET', path: '/admin/status', operationId: 'getAdminStatus' },
+  { method: 'POST', path: '/mcp', operationId: 'mcp' },
   { method: 'GET', path: '/healthz', operationId: 'getHealth' },
   { method: 'GET', path: '/openapi.json', operationId: 'getOpenApi' },
 ];

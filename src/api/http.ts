@@ -109,6 +109,8 @@ export interface RouteSpec {
   access?: Access;
   /** Called before the body is read with its declared length and the caller's tenant; may throw an ApiError (e.g. 429). */
   admit?(declaredBytes: number, tenant: string | null): (() => void) | void;
+  /** The answer for an error once the route is matched, for a protocol with its own error shape (JSON-RPC at /mcp). Default: the error body. */
+  errorReply?(err: unknown): Reply;
 }
 
 export function routeAccess(spec: Pick<RouteSpec, 'access' | 'doc'>): Access {
@@ -116,8 +118,8 @@ export function routeAccess(spec: Pick<RouteSpec, 'access' | 'doc'>): Access {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict',
-  413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 501: '501 Not Implemented',
+  200: '200 OK', 202: '202 Accepted', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed',
+  406: '406 Not Acceptable', 409: '409 Conflict', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 501: '501 Not Implemented',
   503: '503 Service Unavailable', 507: '507 Insufficient Storage',
 };
 
@@ -205,6 +207,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       return finish(errorReply(err));
     }
     const spec = found.spec;
+    const failed = (err: unknown) => finish((spec.errorReply ?? errorReply)(err));
     const limit = spec.maxBody ?? 1024 * 1024;
     const declared = Number(headers['content-length'] ?? 0);
     let release: (() => void) | void = undefined;
@@ -214,7 +217,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       if (declared > limit) throw new ApiError('TOO_LARGE', `body of ${declared} bytes exceeds the limit of ${limit} bytes`, 'send smaller batches');
       release = spec.admit?.(declared, tenant);
     } catch (err) {
-      return finish(errorReply(err));
+      return failed(err);
     }
     // The body is copied once, into one ArrayBuffer owned by it alone (never the shared Buffer pool,
     // so it can be transferred to a worker): of the declared length when there is one, else grown.
@@ -239,7 +242,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       if (!isLast) return;
       if (tooLarge) {
         release?.();
-        return finish(errorReply(new ApiError('TOO_LARGE', `body exceeds the limit of ${limit} bytes`, 'send smaller batches')));
+        return failed(new ApiError('TOO_LARGE', `body exceeds the limit of ${limit} bytes`, 'send smaller batches'));
       }
       // Shorter than declared (or grown past its end): only the bytes received, still owning their buffer.
       if (size !== body.length) body = Buffer.from(body.buffer.slice(0, size));
@@ -253,7 +256,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
             return spec.handler(request);
           });
         })
-        .then(finish, (err) => finish(errorReply(err)))
+        .then(finish, failed)
         .finally(() => release?.());
     });
   });

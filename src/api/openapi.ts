@@ -44,6 +44,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys'
       { name: 'analysis', description: 'what changed and why' },
       { name: 'query', description: 'read-only SQL over the telemetry tables' },
       { name: 'admin', description: 'tenants, keys and instance status' },
+      { name: 'mcp', description: 'the same capabilities as Model Context Protocol tools' },
       { name: 'meta', description: 'health and this description' },
     ],
     paths,

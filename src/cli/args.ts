@@ -85,6 +85,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: ['`key create` prints the key once, with its short_token; only its SHA-256 hash is kept by the server.'],
   },
   {
+    name: 'mcp',
+    summary: 'serve the API as Model Context Protocol tools over stdio, for agents (Claude Code, Cursor, any MCP client)',
+    usage: 'tds mcp',
+    options: [],
+    details: [
+      'Speaks MCP (JSON-RPC) on stdin/stdout until stdin closes; calls the server at --url / SVC_URL with --api-key / SVC_API_KEY.',
+      'Tools: list_services, get_anomalies, diagnose, query, get_trace, list_alerts; resource tds://schema/tables; prompt triage.',
+      'The same tools are served over Streamable HTTP at POST /mcp on the API port.',
+    ],
+  },
+  {
     name: 'healthcheck',
     summary: 'exit 0 only when the server is ready (GET /healthz answers 200)',
     usage: 'tds healthcheck',

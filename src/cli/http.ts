@@ -16,6 +16,8 @@ export interface RequestOptions {
   apiKey?: string;
   timeoutMs: number;
   fetchFn?: FetchFn;
+  /** A 404 is the endpoint's own answer (an unknown trace), not a sign the endpoint is missing. */
+  keep404?: boolean;
 }
 
 export type HttpOutcome =
@@ -112,7 +114,7 @@ export async function request(o: RequestOptions): Promise<HttpOutcome> {
     }
   }
   const body = normaliseServerError(res.status, res.statusText, text);
-  if (res.status === 404) {
+  if (res.status === 404 && !o.keep404) {
     // None of the CLI's endpoints has a meaningful 404: it means the endpoint is not served (yet).
     return {
       ok: false,

@@ -228,6 +228,14 @@ async function cmdHealthcheck(ctx: Ctx): Promise<number> {
   return fail(ctx.io, out.body, EXIT_ERROR);
 }
 
+/** `tds mcp`: stdout carries the protocol from here on, so nothing else may print to it. */
+async function cmdMcp(ctx: Ctx): Promise<number> {
+  noPositional(ctx.args);
+  const { serveStdio } = await import('../mcp/stdio.js'); // loaded only here: the SDK is large
+  await serveStdio({ baseUrl: ctx.baseUrl, apiKey: ctx.apiKey, timeoutMs: ctx.timeoutMs });
+  return EXIT_OK;
+}
+
 async function cmdFetchExtensions(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
   const { checkEngine } = await import('./extensions.js');
@@ -245,6 +253,7 @@ const HANDLERS: Record<string, (ctx: Ctx) => Promise<number>> = {
   admin: cmdAdmin,
   healthcheck: cmdHealthcheck,
   'fetch-extensions': cmdFetchExtensions,
+  mcp: cmdMcp,
 };
 
 /** Runs the CLI with `argv` (without node and the script path); resolves to the exit code. */

@@ -9,7 +9,8 @@ import type { RouteSpec } from '../../src/api/http.js';
 import { checkResponse, checkSchema, documentedRoutes, fullOpenApi, matchPathTemplate } from '../helpers/api.js';
 
 // The spec's "Summary" table (four ingest paths on one row), plus POST /v1/investigate (spec
-// "POST /v1/investigate"), and the two paths DESIGN.md adds: /healthz and /openapi.json.
+// "POST /v1/investigate"), the two paths DESIGN.md adds: /healthz and /openapi.json, and the MCP
+// endpoint (issue 23).
 const SPEC_ENDPOINTS = [
   'POST /',
   'POST /ingest',
@@ -30,9 +31,11 @@ const SPEC_ENDPOINTS = [
   'POST /admin/tenants/{id}/deactivate',
   'GET /healthz',
   'GET /openapi.json',
+  'POST /mcp',
 ];
-// Spec "Authentication" 2: the endpoints that declare the bearer requirement (+ investigate, + admin by decision).
-const AUTH = ['POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'GET /v1/alerts', 'GET /v1/anomalies', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /admin/tenants', 'DELETE /admin/keys/{short_token}', 'GET /admin/status', 'POST /admin/tenants/{id}/keys', 'POST /admin/tenants/{id}/deactivate'];
+// Spec "Authentication" 2: the endpoints that declare the bearer requirement (+ investigate, + admin
+// by decision, + /mcp: it serves anomalies and diagnose among its tools).
+const AUTH = ['POST /mcp', 'POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'GET /v1/alerts', 'GET /v1/anomalies', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /admin/tenants', 'DELETE /admin/keys/{short_token}', 'GET /admin/status', 'POST /admin/tenants/{id}/keys', 'POST /admin/tenants/{id}/deactivate'];
 
 const doc = fullOpenApi();
 type Op = { operationId: string; responses: Record<string, any>; security?: unknown[]; parameters?: any[]; requestBody?: any };
@@ -78,10 +81,14 @@ describe('the generated document', () => {
     expect(doc['security']).toBeUndefined(); // query, services, traces declare none
   });
 
-  it('every error response is the one error body', () => {
+  it('every error response is the one error body (at /mcp, but for 401, a JSON-RPC error: the protocol\'s own)', () => {
     for (const [key, op] of operations(doc)) {
       for (const [status, r] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
+        if (key === 'POST /mcp' && status !== '401') {
+          expect(r.content, `${key} ${status}`).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcError' } } });
+          continue;
+        }
         expect(r.content, `${key} ${status}`).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/Error' } } });
       }
     }

@@ -1,0 +1,253 @@
+// The MCP tools: one definition, served over stdio (`tds mcp`) and Streamable HTTP (`/mcp`). Each
+// tool is a thin call of one API endpoint through `ApiCall`, so both transports run the same code
+// and every rule, cap and error hint stays where the endpoint has it. Input schemas come from the API
+// description (api/docs.ts) wherever the endpoint takes the same fields; the service validates them
+// and its 400 answers come back as tool errors carrying its code, message and hint.
+import { DOCS, SCHEMAS, type Schema } from '../api/docs.js';
+import { errorBody, type ErrorBody } from '../api/errors.js';
+import type { HttpOutcome } from '../cli/http.js';
+import { QUERYABLE_TABLES } from '../store/schema.js';
+
+export interface ApiRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: { contentType: string; text: string };
+}
+
+/** One call of the service's HTTP API: over the network (stdio) or loopback (/mcp). */
+export type ApiCall = (req: ApiRequest) => Promise<HttpOutcome>;
+
+export type ToolAnswer = { ok: true; value: unknown } | { ok: false; error: ErrorBody };
+
+export interface ToolDef {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Schema & { type: 'object' };
+  run(args: Record<string, unknown>, api: ApiCall, nowUs: number): Promise<ToolAnswer>;
+}
+
+/** A request the tool refuses before calling the service; becomes a tool error like the service's own. */
+class ToolInputError extends Error {
+  constructor(message: string, readonly hint: string) {
+    super(message);
+  }
+}
+
+const HOUR_US = 3_600_000_000;
+const MINUTE_US = 60_000_000;
+/** Rows the query tool returns unless max_rows says otherwise: enough to act on, small enough for a context window. */
+export const DEFAULT_MAX_ROWS = 200;
+const MAX_ROWS = 10_000;
+
+/** Drops OpenAPI extension keywords (`x-unit`, `x-error-code`): tool schemas are plain JSON Schema. */
+export function plainSchema(s: unknown): any {
+  if (Array.isArray(s)) return s.map(plainSchema);
+  if (!s || typeof s !== 'object') return s;
+  return Object.fromEntries(Object.entries(s).filter(([k]) => !k.startsWith('x-')).map(([k, v]) => [k, plainSchema(v)]));
+}
+
+interface ParamObject {
+  name: string;
+  description?: string;
+  schema?: Schema;
+}
+
+/** A tool property from a documented query/path parameter of an endpoint. */
+function param(doc: { parameters?: unknown[] }, name: string): Schema {
+  const p = (doc.parameters ?? []).map((x) => x as ParamObject).find((x) => x.name === name);
+  if (!p) throw new Error(`no parameter ${name} in the API description`);
+  return plainSchema({ ...p.schema, ...(p.description ? { description: p.description } : {}) });
+}
+
+const lastMinutes: Schema = {
+  type: 'integer',
+  minimum: 1,
+  maximum: 7 * 24 * 60,
+  description: 'the window is the last N minutes until now; instead of from_ts/to_ts (saves computing microsecond timestamps)',
+};
+
+function optionalString(args: Record<string, unknown>, name: string, hint: string): string | undefined {
+  const v = args[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new ToolInputError(`${name} must be a string, got ${JSON.stringify(v)}`, hint);
+  return v;
+}
+
+function requiredString(args: Record<string, unknown>, name: string, hint: string): string {
+  const v = optionalString(args, name, hint);
+  if (v === undefined || v.trim() === '') throw new ToolInputError(`${name} is required`, hint);
+  return v;
+}
+
+/** `last_minutes` as [from, to] in microseconds; refused beside explicit timestamps. */
+export function lastWindow(args: Record<string, unknown>, nowUs: number): [number, number] | undefined {
+  const m = args['last_minutes'];
+  if (m === undefined || m === null) return undefined;
+  if (!Number.isInteger(m) || (m as number) < 1 || (m as number) > (lastMinutes['maximum'] as number)) {
+    throw new ToolInputError(`last_minutes must be a whole number of minutes from 1 to ${lastMinutes['maximum']}, got ${JSON.stringify(m)}`, 'e.g. last_minutes: 60 for the last hour');
+  }
+  if (args['from_ts'] != null || args['to_ts'] != null) throw new ToolInputError('last_minutes cannot be combined with from_ts or to_ts', 'give either last_minutes or the timestamps');
+  return [nowUs - (m as number) * MINUTE_US, nowUs];
+}
+
+/** The service's answer, or its error body; an unavailable endpoint or a dead server alike. */
+const answer = (out: HttpOutcome): ToolAnswer => (out.ok ? { ok: true, value: out.body } : { ok: false, error: out.body });
+
+const TABLE_NAMES = QUERYABLE_TABLES.map((t) => t.name).join(', ');
+
+const listServices: ToolDef = {
+  name: 'list_services',
+  title: 'List services',
+  description:
+    'Every service that has reported telemetry, with first and last time seen (microseconds and ISO). Start here: the names are what get_anomalies, diagnose and SQL filters take.',
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  run: async (_args, api) => answer(await api({ method: 'GET', path: '/v1/services' })),
+};
+
+const getAnomalies: ToolDef = {
+  name: 'get_anomalies',
+  title: 'What changed: ranked worsening shifts',
+  description:
+    'Worsening regime shifts found by the scheduled changepoint detection (error_rate and latency_p95 per operation; log_volume, error_log_rate and profile_cost per service), ranked by relative magnitude, grouped by incident_id. ' +
+    'Window: last_minutes, or from_ts/to_ts in microseconds; default the last hour. Each row carries drill_down_sql: run it verbatim with the query tool. `truncated: true` means the row cap cut the list.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      service: param(DOCS.listAnomalies, 'service'),
+      from_ts: param(DOCS.listAnomalies, 'from_ts'),
+      to_ts: param(DOCS.listAnomalies, 'to_ts'),
+      last_minutes: lastMinutes,
+    },
+    additionalProperties: false,
+  },
+  async run(args, api, nowUs) {
+    const service = optionalString(args, 'service', 'a service name from list_services');
+    const last = lastWindow(args, nowUs);
+    // Like `tds anomalies`: to_ts defaults to now, from_ts to an hour before to_ts; the service checks units.
+    const to = last ? last[1] : (args['to_ts'] ?? nowUs);
+    const from = last ? last[0] : (args['from_ts'] ?? (typeof to === 'number' ? to - HOUR_US : nowUs - HOUR_US));
+    return answer(await api({ method: 'GET', path: '/v1/anomalies', query: { service, from_ts: String(from), to_ts: String(to) } }));
+  },
+};
+
+const diagnoseRequest = plainSchema(SCHEMAS['DiagnoseRequest']) as Schema & { properties: Record<string, Schema> };
+
+const diagnose: ToolDef = {
+  name: 'diagnose',
+  title: 'Why: triage per service',
+  description:
+    'A triage block per service (1 to 10): findings ranked most important first, each with the service at fault (often a dependency, not the one asked about), operation, signal, before/after, score and drill_down_sql; ' +
+    'per-operation summaries with is_anomalous and drill_down_sql; bounded span and log samples; log patterns; metrics; profile hot spots; gen_ai statistics; coverage. Caps are reported as *_total fields. ' +
+    'Window: last_minutes, or from_ts (and optionally to_ts) in microseconds; default the last 15 minutes. A service that could not be diagnosed is listed in `errors`. ' +
+    'Follow a lead by passing its drill_down_sql verbatim to the query tool.',
+  inputSchema: { ...diagnoseRequest, properties: { ...diagnoseRequest.properties, last_minutes: lastMinutes }, additionalProperties: false, type: 'object' },
+  async run(args, api, nowUs) {
+    const body: Record<string, unknown> = {};
+    // Only the endpoint's own fields go through; the service checks them and answers with a hint.
+    for (const k of Object.keys(diagnoseRequest.properties)) if (args[k] !== undefined) body[k] = args[k];
+    const last = lastWindow(args, nowUs);
+    if (last) [body['from_ts'], body['to_ts']] = last;
+    return answer(await api({ method: 'POST', path: '/v1/diagnose', body: { contentType: 'application/json', text: JSON.stringify(body) } }));
+  },
+};
+
+const query: ToolDef = {
+  name: 'query',
+  title: 'Run one read-only SQL SELECT',
+  description:
+    `Runs exactly one DuckDB SELECT over the telemetry and answers {rows, row_count, truncated}. Tables: ${TABLE_NAMES} (bare, lake.<table> or main.<table>; columns in the resource tds://schema/tables). ` +
+    'Rules: no WITH/CTE (write a derived-table subquery: SELECT ... FROM (SELECT ...) AS t); one statement; allowlisted read-only functions only. ' +
+    "`timestamp` columns are TIMESTAMP in UTC without time zone: bound every table's timestamp with a literal, e.g. WHERE timestamp >= TIMESTAMP '2025-01-01 00:00:00' AND timestamp < TIMESTAMP '2025-01-01 01:00:00' " +
+    '(a bound built from now() is evaluated per row and reads everything). Every drill_down_sql and drill_all_sql from diagnose or get_anomalies already follows these rules: send it verbatim. ' +
+    `The service refuses answers above its row cap (code ROW_CAP: aggregate or add LIMIT); this tool returns at most max_rows of them (default ${DEFAULT_MAX_ROWS}) with truncated: true when it cut.`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      sql: { type: 'string', description: 'one SELECT statement' },
+      max_rows: { type: 'integer', minimum: 1, maximum: MAX_ROWS, description: `most rows to return (default ${DEFAULT_MAX_ROWS})` },
+    },
+    required: ['sql'],
+    additionalProperties: false,
+  },
+  async run(args, api) {
+    const sql = requiredString(args, 'sql', 'send one SELECT statement as `sql`, e.g. a drill_down_sql from diagnose');
+    const max = args['max_rows'] ?? DEFAULT_MAX_ROWS;
+    if (!Number.isInteger(max) || (max as number) < 1 || (max as number) > MAX_ROWS) {
+      throw new ToolInputError(`max_rows must be a whole number from 1 to ${MAX_ROWS}, got ${JSON.stringify(max)}`, `leave it out for ${DEFAULT_MAX_ROWS}`);
+    }
+    const out = await api({ method: 'POST', path: '/v1/query', body: { contentType: 'text/plain; charset=utf-8', text: sql } });
+    if (!out.ok) return answer(out);
+    return { ok: true, value: boundRows(out.body, max as number) };
+  },
+};
+
+/** The rows of a /v1/query answer, at most `max` of them, saying whether any were left out. */
+export function boundRows(rows: unknown, max: number): { rows: unknown[]; row_count: number; truncated: boolean } {
+  const all = Array.isArray(rows) ? rows : [];
+  return { rows: all.slice(0, max), row_count: all.length, truncated: all.length > max };
+}
+
+const getTrace: ToolDef = {
+  name: 'get_trace',
+  title: 'One whole trace',
+  description:
+    'Every span of one trace with parent links, the root span, error count, services, critical path and the time each service took. ' +
+    'Trace ids come from diagnose (exemplar_error_trace_id, span samples) or from query rows. Unknown id: error NOT_FOUND.',
+  inputSchema: { type: 'object', properties: { trace_id: param(DOCS.getTrace, 'trace_id') }, required: ['trace_id'], additionalProperties: false },
+  async run(args, api) {
+    const id = requiredString(args, 'trace_id', 'trace ids are 32 hex digits, e.g. exemplar_error_trace_id from diagnose');
+    return answer(await api({ method: 'GET', path: `/v1/traces/${encodeURIComponent(id)}` }));
+  },
+};
+
+const listAlerts: ToolDef = {
+  name: 'list_alerts',
+  title: 'Alert instances',
+  description:
+    'Instances of the built-in alert rules (one rule per signal: it fires when a worsening shift is recorded and resolves when the series returns to its earlier regime), newest first, with occurrence_count for re-firings.',
+  inputSchema: { type: 'object', properties: { status: param(DOCS.listAlerts, 'status') }, additionalProperties: false },
+  async run(args, api) {
+    const status = optionalString(args, 'status', 'firing or resolved, or leave it out');
+    return answer(await api({ method: 'GET', path: '/v1/alerts', query: { status } }));
+  },
+};
+
+export const TOOLS: readonly ToolDef[] = [listServices, getAnomalies, diagnose, query, getTrace, listAlerts];
+
+/** No tool argument nests deeper than a list of names; deeper input is hostile (it overflows JSON.stringify). */
+const MAX_ARGUMENT_DEPTH = 8;
+
+/** Whether `value` nests arrays/objects deeper than `limit`; iterative, so hostile depth cannot overflow the stack. */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const x of Object.values(v)) stack.push([x, depth + 1]);
+  }
+  return false;
+}
+
+/** Hostile nesting and misspelt arguments (service_name for service) are refused rather than ignored. */
+function checkArguments(tool: ToolDef, args: Record<string, unknown>): void {
+  if (nestedDeeperThan(args, MAX_ARGUMENT_DEPTH)) throw new ToolInputError(`the arguments of ${tool.name} nest deeper than ${MAX_ARGUMENT_DEPTH} levels`, 'every argument is a string, a number or a list of strings');
+  const known = Object.keys((tool.inputSchema['properties'] ?? {}) as object);
+  const unknown = Object.keys(args).find((k) => !known.includes(k));
+  if (unknown !== undefined) {
+    throw new ToolInputError(`${tool.name} has no argument ${JSON.stringify(unknown)}`, known.length ? `its arguments: ${known.join(', ')}` : 'it takes no arguments');
+  }
+}
+
+/** Runs a tool; a refused input or any failure is a tool error with a code, a message and a hint, never a throw. */
+export async function callTool(tool: ToolDef, args: Record<string, unknown>, api: ApiCall, nowUs: number): Promise<ToolAnswer> {
+  try {
+    checkArguments(tool, args);
+    return await tool.run(args, api, nowUs);
+  } catch (e) {
+    if (e instanceof ToolInputError) return { ok: false, error: errorBody('BAD_REQUEST', e.message, e.hint) };
+    return { ok: false, error: errorBody('INTERNAL', e instanceof Error ? e.message : String(e), 'this is a bug in the MCP server; the request may be retried') };
+  }
+}
