@@ -234,7 +234,7 @@ async function measureServer(dir: string, iterations: number): Promise<Results> 
     SVC_QUERY_TIMEOUT_MS: '60000',
   });
   const running = await startServer(config, () => {});
-  const raw = await running.store.connect();
+  const raw = await running.local!.store.connect();
   try {
     return await measure([rawRunner(raw), httpRunner(`http://127.0.0.1:${running.ports.api}`)], iterations);
   } finally {

@@ -30,6 +30,19 @@ export interface Config {
   detectGraceS: number;
   /** Below this much free disk space, ingest answers 507. */
   minFreeDiskBytes: number;
+  /** `open`: one tenant, nothing checked; `keys`: the hosted variant (tenant keys, one store per tenant). */
+  auth: 'open' | 'keys';
+  /** Bearer token of the admin endpoints in `keys` mode; empty disables them. */
+  adminToken: string;
+  /** PostgreSQL URL of the shared control plane; empty = the embedded one (a file under dataDir). */
+  controlPlaneUrl: string;
+  controlPlaneRefreshMs: number;
+  /** A tenant's store is closed after this long without a request. */
+  tenantIdleS: number;
+  /** Ingest bytes a tenant may send per second (token bucket, one second of burst); 0 = no limit. */
+  tenantIngestBytesPerS: number;
+  /** Above this many bytes stored, the tenant's ingest answers 507; 0 = no limit. */
+  tenantMaxStoredBytes: number;
 }
 
 interface Setting {
@@ -37,6 +50,8 @@ interface Setting {
   readonly key: keyof Config;
   readonly default: string;
   readonly doc: string;
+  /** Never echoed in an error message (a token, or a URL that may carry a password). */
+  readonly secret?: boolean;
   parse(raw: string): Config[keyof Config];
 }
 
@@ -54,6 +69,19 @@ const memory = (raw: string): string => {
   return v;
 };
 const MiB = 1024 * 1024;
+const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
+  if (!values.includes(raw as T)) throw new Error(`must be one of ${values.join(', ')}`);
+  return raw as T;
+};
+const adminToken = (raw: string): string => {
+  if (raw !== '' && raw.length < 16) throw new Error('must be at least 16 characters (or unset to disable the admin endpoints)');
+  if (raw.startsWith('tds_')) throw new Error('must not look like a tenant key (`tds_` prefix)');
+  return raw;
+};
+const postgresUrl = (raw: string): string => {
+  if (raw !== '' && !/^postgres(ql)?:\/\//.test(raw)) throw new Error('must be a postgres:// or postgresql:// URL, or empty for the embedded control plane');
+  return raw;
+};
 
 export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_DATA_DIR', key: 'dataDir', default: './data', doc: 'where `lake.duckdb` and every other file of the service live', parse: str },
@@ -77,6 +105,13 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_DETECT_INTERVAL_S', key: 'detectIntervalS', default: '300', doc: 'how often the detection pass runs (buckets stay 5 minutes)', parse: int(1, 86_400) },
   { env: 'SVC_DETECT_GRACE_S', key: 'detectGraceS', default: '60', doc: 'how long after its end a 5-minute bucket waits for late data before it is closed', parse: int(0, 86_400) },
   { env: 'SVC_MIN_FREE_DISK_BYTES', key: 'minFreeDiskBytes', default: String(256 * MiB), doc: 'below this much free space in the data directory, ingest answers 507', parse: int(0, Number.MAX_SAFE_INTEGER) },
+  { env: 'SVC_AUTH', key: 'auth', default: 'open', doc: '`open`: self-hosted, one tenant, no request is authenticated; `keys`: the hosted variant (a tenant key on every ingest and read path, one store per tenant, admin endpoints)', parse: oneOf('open', 'keys') },
+  { env: 'SVC_ADMIN_TOKEN', key: 'adminToken', default: '', doc: '`keys` mode: bearer token of `/admin/*` (at least 16 characters); unset = admin endpoints disabled (403). The CLI sends it for `tds admin` and `tds status`', secret: true, parse: adminToken },
+  { env: 'SVC_CONTROL_PLANE_URL', key: 'controlPlaneUrl', default: '', doc: '`keys` mode: `postgres://user:pass@host:port/db` of a control plane shared by several instances (tables created and migrated by the service); unset = embedded, `SVC_DATA_DIR/control-plane.json`, one instance', secret: true, parse: postgresUrl },
+  { env: 'SVC_CONTROL_PLANE_REFRESH_MS', key: 'controlPlaneRefreshMs', default: '2000', doc: 'how often an instance checks the control plane for keys and tenants changed elsewhere: a key created or revoked on one instance works or is refused on the others within this bound', parse: int(100, 60_000) },
+  { env: 'SVC_TENANT_IDLE_S', key: 'tenantIdleS', default: '900', doc: '`keys` mode: a tenant\'s store (its DuckDB file, detection and retention) is closed after this long without a request, and reopened by the next', parse: int(1, 86_400) },
+  { env: 'SVC_TENANT_INGEST_BYTES_PER_S', key: 'tenantIngestBytesPerS', default: String(32 * MiB), doc: '`keys` mode: ingest bytes per second per tenant (one second of burst, and always one body); above it 429 with Retry-After; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
+  { env: 'SVC_TENANT_MAX_STORED_BYTES', key: 'tenantMaxStoredBytes', default: String(10 * 1024 * MiB), doc: '`keys` mode: a tenant whose store holds more than this answers 507 to its own ingest (others are unaffected) until retention frees room; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
 ];
 
 /** A setting's default, as the server would use it. */
@@ -97,11 +132,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     try {
       out[s.key] = s.parse(raw);
     } catch (err) {
-      problems.push(`${s.env}=${JSON.stringify(raw)}: ${(err as Error).message}`);
+      problems.push(`${s.env}=${s.secret ? '(not shown)' : JSON.stringify(raw)}: ${(err as Error).message}`);
     }
   }
   const unknown = Object.keys(env).filter((k) => k.startsWith('SVC_') && !SETTINGS.some((s) => s.env === k) && !CLIENT_ENV.includes(k));
   for (const k of unknown) problems.push(`${k}: unknown setting (known: ${SETTINGS.map((s) => s.env).join(', ')})`);
+  if (out.auth === 'open' && out.controlPlaneUrl) problems.push('SVC_CONTROL_PLANE_URL: only applies with SVC_AUTH=keys (open mode has no tenants or keys)');
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return out as Config;
 }

@@ -1,10 +1,8 @@
 // Assembles the service: store → writer → worker pool → receivers and API. Started downstream first
 // (store before anything that writes to it); if a step fails, what already started is stopped.
 import type * as grpc from '@grpc/grpc-js';
+import { join, resolve } from 'node:path';
 import { duckdbThreads, type Config } from './config.js';
-import { openStore, type Store } from './store/db.js';
-import { createWriter, type EncodedPart, type Writer } from './store/writer.js';
-import { createReadPool, readRows, readServiceSpans, type ReadPool } from './store/readers.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
 import { loadUws, mountRoutes, type RouteSpec, type Server as HttpServer } from './api/http.js';
@@ -16,24 +14,25 @@ import { servicesRoute } from './api/routes/services.js';
 import { traceRoute } from './api/routes/traces.js';
 import { openapiRoute } from './api/routes/openapi.js';
 import type { IngestContext } from './receivers/ingest.js';
-import { startRetention } from './store/retention.js';
-import { QueryPool } from './query/index.js';
 import { queryRoute } from './api/routes/query.js';
 import { anomaliesRoute } from './api/routes/anomalies.js';
 import { alertsRoute } from './api/routes/alerts.js';
-import { statusRoute } from './api/routes/admin.js';
-import { startScheduler, type Scheduler } from './detect/scheduler.js';
-import { LOG_TEMPLATES, SCHEMA_VERSION } from './store/schema.js';
-import { notBuiltRoute } from './api/routes/not-built.js';
+import { adminRoutes, statusRoute } from './api/routes/admin.js';
+import { SCHEMA_VERSION } from './store/schema.js';
 import { diagnoseRoutes } from './api/routes/diagnose.js';
 import { loopbackUrl, mcpRoute } from './api/routes/mcp.js';
-import { DOCS } from './api/docs.js';
+import { tenantDir } from './store/db.js';
+import { openTenantRuntime, type TenantRuntime } from './tenancy/runtime.js';
+import { createRegistry } from './tenancy/registry.js';
+import { createGate, OPEN_TENANT } from './tenancy/gate.js';
+import { createControlPlane, type ControlPlane } from './tenancy/control-plane.js';
+import { openEmbeddedBackend } from './tenancy/embedded.js';
+import { openPostgresBackend } from './tenancy/postgres.js';
 
 export interface Running {
   ports: { api: number; otlpHttp: number; otlpGrpc: number };
-  store: Store;
-  writer: Writer;
-  detection: Scheduler;
+  /** Open mode's one tenant (`default`); null in keys mode, whose tenants open on demand. */
+  local: TenantRuntime | null;
   stop(): Promise<void>;
 }
 
@@ -56,67 +55,80 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
   let ready = false;
   try {
     const threads = duckdbThreads(config);
-    const store = await openStore(config.dataDir, 'default', { threads, memoryLimit: config.duckdbMemoryLimit, loaders: config.duckdbLoaders });
-    stops.push(() => store.close());
-    const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs, services: await readServiceSpans(store.writer) });
-    stops.push(() => writer.flush());
-    // The query pool locks the database's configuration (external access off but for the spool):
-    // every global setting must be applied before it opens.
-    const queries = await QueryPool.open(store, { size: 2, timeoutMs: config.queryTimeoutMs, rowCap: config.queryRowCap, spoolDir: store.spoolDir });
-    stops.push(() => queries.close());
-    const reads: ReadPool = await createReadPool(store, 4);
-    stops.push(() => reads.close());
     // The decode pool yields to the event loop and DuckDB under a saturated CPU (API latency under
     // load halved); the one log miner thread does not: it is the serial path of every log record, and
     // at low priority it left a core idle (log ingest 82,000–85,000 against 89,000–103,000 lines/s).
+    // Both are shared by every tenant; the logs thread holds one miner per open tenant.
     const pool: Pool = createPool(config.workers, { lowPriority: true });
     stops.push(() => pool.destroy());
     const logPool: Pool = createPool(1);
     stops.push(() => logPool.destroy());
-    // Template counts held back between batches are committed before the miner goes away.
-    stops.push(async () => {
-      const parts = (await logPool.run({ kind: 'logs-flush' })) as EncodedPart[];
-      if (parts.length) await writer.submit({ parts, services: {} });
+    let control: ControlPlane | null = null;
+    if (config.auth === 'keys') {
+      const backend = config.controlPlaneUrl ? await openPostgresBackend(config.controlPlaneUrl) : openEmbeddedBackend(config.dataDir);
+      control = await createControlPlane(backend, { refreshMs: config.controlPlaneRefreshMs, log });
+      stops.push(() => control!.close());
+    }
+    const registry = createRegistry({
+      dataDir: config.dataDir,
+      open: (tenant) => openTenantRuntime({ config, threads, pool, logPool, log }, tenant),
+      idleS: config.tenantIdleS,
+      pinned: [OPEN_TENANT],
+      log,
     });
-    // Template ids are stable across restarts: the miner starts from the stored templates.
-    const templates = await reads.use((c) => readRows(c, `SELECT * EXCLUDE (timestamp) FROM ${LOG_TEMPLATES.name}`));
-    await logPool.run({ kind: 'logs-init', rows: templates });
-    const admission: Admission = createAdmission({ maxInflightBytes: config.maxInflightBytes, dataDir: store.dir, minFreeDiskBytes: config.minFreeDiskBytes });
+    stops.push(() => registry.closeAll());
+    // Open mode opens its one store now, as before (a broken store fails the start, not a request).
+    const local = config.auth === 'open' ? await registry.use(OPEN_TENANT, (rt) => rt) : null;
+    const admission: Admission = createAdmission({ maxInflightBytes: config.maxInflightBytes, dataDir: tenantDir(config.dataDir, OPEN_TENANT), minFreeDiskBytes: config.minFreeDiskBytes });
     stops.push(() => admission.stop());
-    const retention = startRetention(writer, store, config.retentionHours, log);
-    stops.push(() => retention.stop());
-    const ctx: IngestContext = { pool, logPool, writer, admission, maxBodyBytes: config.maxBodyBytes };
-    const detection = startScheduler({ store, writer, reads, pool, graceS: config.detectGraceS }, config.detectIntervalS, log);
-    stops.push(() => detection.stop());
+    const gate = createGate({ config, control, registry });
+    const ctx: IngestContext = { pool, logPool, admission, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
     const startedAt = Date.now();
+    const ingestTotals = () => ({ inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize });
     let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there
 
     const apiRoutes: RouteSpec[] = [
       healthRoute(() => ready),
-      servicesRoute(() => writer.services()),
-      traceRoute(reads),
-      queryRoute(queries),
-      anomaliesRoute(reads),
-      alertsRoute(reads),
+      servicesRoute(),
+      traceRoute(),
+      queryRoute(),
+      anomaliesRoute(),
+      alertsRoute(),
       statusRoute({
-        instance: () => ({ version: '0.1.0', node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: 'open' }),
-        storage: () => ({ path: store.path, schema_version: SCHEMA_VERSION, retention_hours: config.retentionHours, duckdb_threads: threads, disk_free_bytes: admission.diskFree() }),
-        ingest: () => ({ ...writer.stats(), inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize }),
-        detection: () => detection.status(),
+        instance: () => ({ version: '0.1.0', node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: config.auth }),
+        storage: () => ({
+          ...(local ? { path: local.store.path } : { tenants_dir: join(resolve(config.dataDir), 'tenants') }),
+          schema_version: SCHEMA_VERSION,
+          retention_hours: config.retentionHours,
+          duckdb_threads: threads,
+          disk_free_bytes: admission.diskFree(),
+          ...registry.status(),
+        }),
+        ingest: () => ({ ...(local ? local.writer.stats() : {}), ...ingestTotals() }),
+        refused: () => gate.refused(),
+        detection: () => (local ? local.detection.status() : { per_tenant: true, interval_s: config.detectIntervalS, grace_s: config.detectGraceS }),
+        ...(control
+          ? {
+              control_plane: () => control!.status(),
+              limits: () => ({ tenant_ingest_bytes_per_s: config.tenantIngestBytesPerS, tenant_max_stored_bytes: config.tenantMaxStoredBytes }),
+              tenants: () => Object.fromEntries(control!.tenants().map((t) => [t.id, { status: t.status, key_count: t.keys, ...registry.tenantStatus(t.id) }])),
+            }
+          : {}),
       }),
       ...profileRoutes(ctx),
-      ...diagnoseRoutes({ reads, services: () => writer.services(), timeoutMs: config.diagnoseTimeoutMs }),
+      ...diagnoseRoutes({ timeoutMs: config.diagnoseTimeoutMs }),
+      // The MCP tools call this API over loopback with the caller's key: the gate checks it here
+      // (401 before any JSON-RPC) and again on each tool's own call.
       mcpRoute(() => apiUrl),
-      notBuiltRoute('POST', '/admin/tenants', DOCS.createTenant, 'this server runs in open mode (self-hosted, one tenant); tenants belong to the hosted variant'),
-      notBuiltRoute('DELETE', '/admin/keys/{short_token}', DOCS.revokeKey, 'this server runs in open mode (self-hosted); API keys belong to the hosted variant'),
+      ...adminRoutes(control),
     ];
-    apiRoutes.push(openapiRoute(() => apiRoutes)); // last: it describes the final route list
+    apiRoutes.push(openapiRoute(() => apiRoutes, config.auth)); // last: it describes the final route list
     const listeners: unknown[] = [];
     const servers: HttpServer[] = [];
     const listen = (name: string, routes: RouteSpec[], port: number) =>
       new Promise<number>((resolve, reject) => {
         const app = uws.App();
-        servers.push(mountRoutes(app, routes));
+        servers.push(mountRoutes(app, routes, gate));
         app.listen(config.host, port, (token) => {
           if (!token) return reject(new Error(`${name}: cannot listen on ${config.host}:${port}`));
           listeners.push(token);
@@ -139,11 +151,10 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       log({ level: 'info', msg: 'listening', listener, host: config.host, port });
     }
     ready = true;
+    if (config.auth === 'keys') log({ level: 'info', msg: 'hosted variant', auth: 'keys', control_plane: control!.status()['backend'], admin: config.adminToken ? 'enabled' : 'disabled' });
     return {
       ports: { api, otlpHttp, otlpGrpc },
-      store,
-      writer,
-      detection,
+      local,
       async stop() {
         ready = false;
         await stopAll();

@@ -14,7 +14,8 @@
 // - the diagnosis block: every listed field is present (required); values that can be absent in
 //   the data (deployment, namespace, baselines, an exemplar trace, log correlation ids...) are
 //   nullable; `drill_down_sql` is required on non-incident findings, `incident` on incident ones;
-// - admin endpoints declare the bearer requirement (the admin token, SVC_AUTH=keys);
+// - admin endpoints declare the bearer requirement (the admin token, SVC_AUTH=keys); with
+//   SVC_AUTH=keys every tenant route declares it too (openapi.ts adds it from `access`);
 // - `*_ts` inputs are microseconds: 16 digits, checked as a range so a value in seconds,
 //   milliseconds or nanoseconds is refused with a hint naming the unit it looks like.
 import type { RouteDoc } from './http.js';
@@ -384,6 +385,7 @@ export const SCHEMAS: Record<string, Schema> = {
   CreateTenantRequest: obj({ id: { type: 'string', minLength: 1 } }),
   Tenant: obj({ id: str(), status: str() }),
   KeyRevocation: obj({ revoked: bool(), short_token: str() }),
+  IssuedKey: obj({ tenant: str(), key: str('the API key: shown in this answer only'), short_token: str('a prefix of the key hash, for DELETE /admin/keys/{short_token}') }),
   AdminStatus: obj({ status: anyObject('all instance status rows') }),
   Health: obj({ status: { type: 'string', enum: ['ok'] } }),
   IngestAccepted: anyObject('the profile was accepted and committed'),
@@ -404,10 +406,9 @@ const retryAfter = { 'Retry-After': { description: 'seconds to wait before retry
 
 const jsonRpcErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ref('JsonRpcError') } } });
 const E401 = errorResponse('missing or invalid bearer token (code UNAUTHORIZED)');
+const E403 = errorResponse('a tenant key on an admin endpoint, or admin endpoints disabled (SVC_ADMIN_TOKEN unset) (code FORBIDDEN)');
 const E413 = errorResponse('body exceeds the limit of this route (code TOO_LARGE)');
 const E500 = errorResponse('unexpected failure (code INTERNAL)');
-/** On the operations this build mounts but does not serve yet (see api/routes/not-built.ts). */
-const E501 = errorResponse('not served by this build (code NOT_IMPLEMENTED); the error hint names what to use instead');
 
 const profileQuery = [
   {
@@ -598,18 +599,61 @@ export const DOCS = {
   createTenant: {
     operationId: 'createTenant',
     summary: 'Create or reactivate a tenant',
-    description: 'Creates a tenant, or reactivates an existing one with the same id.',
+    description:
+      'Creates a tenant, or reactivates an existing one with the same id (SVC_AUTH=keys; open mode answers 400 with a hint). ' +
+      'The id becomes a directory name: 1-63 characters of lower-case letters, digits, `-` and `_`, starting with a letter or digit.',
     tags: ['admin'],
     auth: true,
+    access: 'admin',
     requestBody: { required: true, content: { 'application/json': { schema: ref('CreateTenantRequest') } } },
-    responses: { '501': E501,  '200': json('the tenant', ref('Tenant')), '400': errorResponse('invalid request (code BAD_REQUEST)'), '401': E401, '413': E413, '500': E500 },
+    responses: { '200': json('the tenant', ref('Tenant')), '400': errorResponse('invalid tenant id or body, or open mode (codes BAD_REQUEST, NOT_HOSTED)'), '401': E401, '403': E403, '413': E413, '500': E500 },
+  },
+
+  issueKey: {
+    operationId: 'issueKey',
+    summary: 'Issue an API key for a tenant',
+    description:
+      'Issues a new key for an active tenant. The key (`tds_` + 43 base64url characters, 256 random bits) is in this answer only: the service keeps its SHA-256 hash. ' +
+      '`short_token`, a prefix of that hash, names the key in DELETE /admin/keys/{short_token}.',
+    tags: ['admin'],
+    auth: true,
+    access: 'admin',
+    parameters: [{ name: 'id', in: 'path', required: true, description: 'the tenant id', schema: { type: 'string', minLength: 1, maxLength: 63 } }],
+    responses: {
+      '200': json('the new key, shown once', ref('IssuedKey')),
+      '400': errorResponse('invalid tenant id, or open mode (codes BAD_REQUEST, NOT_HOSTED)'),
+      '401': E401,
+      '403': E403,
+      '404': errorResponse('no active tenant with this id (code NOT_FOUND)'),
+      '500': E500,
+    },
+  },
+
+  deactivateTenant: {
+    operationId: 'deactivateTenant',
+    summary: 'Deactivate a tenant',
+    description: "Its keys stop working on every instance (within the control plane's refresh interval); its data stays. POST /admin/tenants with the same id reactivates it.",
+    tags: ['admin'],
+    auth: true,
+    access: 'admin',
+    parameters: [{ name: 'id', in: 'path', required: true, description: 'the tenant id', schema: { type: 'string', minLength: 1, maxLength: 63 } }],
+    responses: {
+      '200': json('the tenant', ref('Tenant')),
+      '400': errorResponse('invalid tenant id, or open mode (codes BAD_REQUEST, NOT_HOSTED)'),
+      '401': E401,
+      '403': E403,
+      '404': errorResponse('no tenant with this id (code NOT_FOUND)'),
+      '500': E500,
+    },
   },
 
   revokeKey: {
     operationId: 'revokeKey',
     summary: 'Revoke an API key',
+    description: 'Revokes the one unrevoked key whose hash starts with `short_token`: `revoked: false` when none does; 409 when several do (none is revoked).',
     tags: ['admin'],
     auth: true,
+    access: 'admin',
     parameters: [
       {
         name: 'short_token',
@@ -619,15 +663,24 @@ export const DOCS = {
         schema: { type: 'string', minLength: 8, maxLength: 64 },
       },
     ],
-    responses: { '501': E501,  '200': json('revocation result', ref('KeyRevocation')), '400': errorResponse('short_token is not 8 to 64 characters (code BAD_REQUEST)'), '401': E401, '500': E500 },
+    responses: {
+      '200': json('revocation result', ref('KeyRevocation')),
+      '400': errorResponse('short_token is not 8 to 64 hexadecimal characters, or open mode (codes BAD_REQUEST, NOT_HOSTED)'),
+      '401': E401,
+      '403': E403,
+      '409': errorResponse('the prefix matches several keys; none was revoked (code CONFLICT)'),
+      '500': E500,
+    },
   },
 
   getAdminStatus: {
     operationId: 'getAdminStatus',
     summary: 'Instance status rows',
+    description: 'One entry per part of the instance (build, control plane, stores, ingest, refusals, detection, disk) and, with SVC_AUTH=keys, one per tenant.',
     tags: ['admin'],
     auth: true,
-    responses: { '200': json('all instance status rows', ref('AdminStatus')), '401': E401, '500': E500 },
+    access: 'admin',
+    responses: { '200': json('all instance status rows', ref('AdminStatus')), '401': E401, '403': E403, '500': E500 },
   },
 
   mcp: {
@@ -658,6 +711,7 @@ export const DOCS = {
     summary: 'Readiness',
     description: '200 once the store is open and the server can take requests; 503 before.',
     tags: ['meta'],
+    access: 'public',
     responses: { '200': json('ready', ref('Health')), '503': errorResponse('not ready yet (code NOT_READY)') },
   },
 
@@ -665,6 +719,7 @@ export const DOCS = {
     operationId: 'getOpenApi',
     summary: 'This API description (OpenAPI 3.1)',
     tags: ['meta'],
+    access: 'public',
     responses: { '200': json('the OpenAPI document', { type: 'object' }) },
   },
 } satisfies Record<string, OpDoc>;
@@ -685,6 +740,8 @@ export const ENDPOINTS: readonly { method: string; path: string; operationId: Op
   { method: 'GET', path: '/v1/services', operationId: 'listServices' },
   { method: 'GET', path: '/v1/traces/{trace_id}', operationId: 'getTrace' },
   { method: 'POST', path: '/admin/tenants', operationId: 'createTenant' },
+  { method: 'POST', path: '/admin/tenants/{id}/keys', operationId: 'issueKey' },
+  { method: 'POST', path: '/admin/tenants/{id}/deactivate', operationId: 'deactivateTenant' },
   { method: 'DELETE', path: '/admin/keys/{short_token}', operationId: 'revokeKey' },
   { method: 'GET', path: '/admin/status', operationId: 'getAdminStatus' },
   { method: 'POST', path: '/mcp', operationId: 'mcp' },

@@ -4,6 +4,8 @@
 import { createRequire } from 'node:module';
 import { ApiError, errorBody, toApiError } from './errors.js';
 import { validateRequest } from './openapi.js';
+import type { Access, Gate } from '../tenancy/gate.js';
+import type { TenantRuntime } from '../tenancy/runtime.js';
 
 const require = createRequire(import.meta.url);
 
@@ -62,6 +64,14 @@ export interface Request {
   body: Buffer;
   /** Query and path parameters checked and typed against the route's doc (see api/openapi.ts). */
   valid?: Record<string, unknown>;
+  /** A tenant route's tenant, as the gate decided it from the key (open mode: `default`), open for the handler's whole run. */
+  tenant?: TenantRuntime;
+}
+
+/** The tenant of a tenant route's request (set by mountRoutes before the handler runs). */
+export function tenantOf(req: Request): TenantRuntime {
+  if (!req.tenant) throw new Error(`${req.method} ${req.path} reached its handler without a tenant`);
+  return req.tenant;
 }
 
 export interface Reply {
@@ -76,8 +86,10 @@ export type Handler = (req: Request) => Promise<Reply> | Reply;
 export interface RouteDoc {
   operationId: string;
   summary: string;
-  /** True when the route declares the bearer requirement (401 on a missing or invalid key). */
+  /** True when the route declares the bearer requirement in open mode's description (the spec's list). */
   auth?: boolean;
+  /** Who may call it (see tenancy/gate.ts); absent = `tenant`, so a new route is never open by mistake. */
+  access?: Access;
   tags?: string[];
   /** OpenAPI parameter objects for the query string and path. */
   parameters?: unknown[];
@@ -93,10 +105,16 @@ export interface RouteSpec {
   handler: Handler;
   /** Largest body this route reads; larger gets 413 before it is read. Default 1 MiB. */
   maxBody?: number;
-  /** Called before the body is read with its declared length; may throw an ApiError (e.g. 429). */
-  admit?(declaredBytes: number): (() => void) | void;
+  /** Who may call it when it has no doc (OTLP/HTTP); absent = the doc's, else `tenant`. */
+  access?: Access;
+  /** Called before the body is read with its declared length and the caller's tenant; may throw an ApiError (e.g. 429). */
+  admit?(declaredBytes: number, tenant: string | null): (() => void) | void;
   /** The answer for an error once the route is matched, for a protocol with its own error shape (JSON-RPC at /mcp). Default: the error body. */
   errorReply?(err: unknown): Reply;
+}
+
+export function routeAccess(spec: Pick<RouteSpec, 'access' | 'doc'>): Access {
+  return spec.access ?? spec.doc?.access ?? 'tenant';
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -113,6 +131,7 @@ export function errorReply(err: unknown): Reply {
   const e = toApiError(err);
   const headers: Record<string, string> = {};
   if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
+  if (e.status === 401) headers['www-authenticate'] = 'Bearer';
   return json(e.status, e.toBody(), headers);
 }
 
@@ -137,8 +156,12 @@ export interface Server {
   inflight(): number;
 }
 
-/** Mounts the routes on a uWS app; unknown paths get 404 and known paths with another method 405. */
-export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
+/**
+ * Mounts the routes on a uWS app; unknown paths get 404 and known paths with another method 405.
+ * Every route goes through the gate: the caller is decided before the body is read, and a tenant
+ * route's handler runs inside the gate's `use` of that tenant.
+ */
+export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gate): Server {
   const compiled: Compiled[] = routes.map((spec) => ({ spec, segments: spec.path.split('/').slice(1) }));
   let inflight = 0;
   app.any('/*', (res, req) => {
@@ -188,9 +211,11 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
     const limit = spec.maxBody ?? 1024 * 1024;
     const declared = Number(headers['content-length'] ?? 0);
     let release: (() => void) | void = undefined;
+    let tenant: string | null;
     try {
+      tenant = gate.admit(routeAccess(spec), headers['authorization']);
       if (declared > limit) throw new ApiError('TOO_LARGE', `body of ${declared} bytes exceeds the limit of ${limit} bytes`, 'send smaller batches');
-      release = spec.admit?.(declared);
+      release = spec.admit?.(declared, tenant);
     } catch (err) {
       return failed(err);
     }
@@ -225,7 +250,11 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[]): Server {
       Promise.resolve()
         .then(() => {
           if (spec.doc?.parameters?.length) request.valid = validateRequest(spec.doc, request);
-          return spec.handler(request);
+          if (tenant === null) return spec.handler(request);
+          return gate.use(tenant, (rt) => {
+            request.tenant = rt;
+            return spec.handler(request);
+          });
         })
         .then(finish, failed)
         .finally(() => release?.());

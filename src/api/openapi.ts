@@ -1,7 +1,7 @@
 // openapi.json from the mounted route table (each route's `doc`, see api/docs.ts), and the request
 // check that uses the very same parameter objects: what the document says is what the server enforces.
 import { ApiError, type ErrorCode, ERROR_STATUS } from './errors.js';
-import type { Request, RouteDoc, RouteSpec } from './http.js';
+import { routeAccess, type Request, type RouteDoc, type RouteSpec } from './http.js';
 import { errorResponse, SCHEMAS, type OpDoc } from './docs.js';
 import { checkMicros } from './time.js';
 
@@ -12,9 +12,10 @@ const SECURITY_SCHEME = 'bearerAuth';
 
 /**
  * The OpenAPI 3.1 document for the routes that carry a `doc` (others, if any, are not part of the
- * API description). Deterministic: the same routes give the same document.
+ * API description). Deterministic: the same routes give the same document. With SVC_AUTH=keys every
+ * tenant route declares the bearer requirement and its 401, whatever open mode's description says.
  */
-export function buildOpenApi(routes: readonly RouteSpec[]): Record<string, unknown> {
+export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys' = 'open'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const seen = new Set<string>();
   for (const r of routes) {
@@ -25,7 +26,7 @@ export function buildOpenApi(routes: readonly RouteSpec[]): Record<string, unkno
     const method = r.method.toLowerCase();
     const item = (paths[r.path] ??= {});
     if (item[method]) throw new Error(`${r.method} ${r.path} is documented twice`);
-    item[method] = operation(doc);
+    item[method] = operation(auth === 'keys' && routeAccess(r) === 'tenant' ? { ...doc, auth: true } : doc);
   }
   return {
     openapi: OPENAPI_VERSION,
@@ -55,7 +56,9 @@ export function buildOpenApi(routes: readonly RouteSpec[]): Record<string, unkno
           scheme: 'bearer',
           bearerFormat: 'prefixed API key',
           description:
-            '`Authorization: Bearer <API_KEY>`, a prefixed API key. A self-hosted server runs in open mode and checks no key (the network is the security boundary); tenant keys apply to the hosted variant.',
+            auth === 'keys'
+              ? '`Authorization: Bearer <API_KEY>`: a tenant key (`tds_` + 43 base64url characters) on ingest and read paths, which alone decides the tenant; the admin endpoints take the instance admin token (SVC_ADMIN_TOKEN) instead.'
+              : '`Authorization: Bearer <API_KEY>`, a prefixed API key. A self-hosted server runs in open mode and checks no key (the network is the security boundary); tenant keys apply to the hosted variant.',
         },
       },
     },

@@ -75,7 +75,15 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Statements the client-side parser cannot read are refused (UNCHECKABLE) unless --full-scan is given.',
     ],
   },
-  { name: 'status', summary: 'instance status (GET /admin/status)', usage: 'tds status', options: [] },
+  { name: 'status', summary: 'instance status (GET /admin/status; sends SVC_ADMIN_TOKEN when set)', usage: 'tds status', options: [] },
+  {
+    name: 'admin',
+    summary: 'hosted variant (SVC_AUTH=keys): tenants and keys, authenticated by SVC_ADMIN_TOKEN from the environment',
+    usage: 'tds admin tenant create|deactivate ID | tds admin key create TENANT | tds admin key revoke SHORT_TOKEN',
+    options: [],
+    positional: 'tenant create ID, tenant deactivate ID, key create TENANT, or key revoke SHORT_TOKEN (a prefix of the key hash, 8-64 hex)',
+    details: ['`key create` prints the key once, with its short_token; only its SHA-256 hash is kept by the server.'],
+  },
   {
     name: 'mcp',
     summary: 'serve the API as Model Context Protocol tools over stdio, for agents (Claude Code, Cursor, any MCP client)',

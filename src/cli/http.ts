@@ -9,7 +9,7 @@ export type FetchFn = typeof fetch;
 
 export interface RequestOptions {
   baseUrl: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: { contentType: string; text: string };

@@ -70,7 +70,7 @@ interface Ctx {
   timeoutMs: number;
 }
 
-function call(ctx: Ctx, method: 'GET' | 'POST', path: string, extra: { query?: Record<string, string | number | undefined>; body?: { contentType: string; text: string }; timeoutMs?: number } = {}): Promise<HttpOutcome> {
+function call(ctx: Ctx, method: 'GET' | 'POST' | 'DELETE', path: string, extra: { query?: Record<string, string | number | undefined>; body?: { contentType: string; text: string }; timeoutMs?: number } = {}): Promise<HttpOutcome> {
   return request({
     baseUrl: ctx.baseUrl,
     method,
@@ -177,9 +177,37 @@ async function cmdQuery(ctx: Ctx): Promise<number> {
   return finish(ctx, await call(ctx, 'POST', '/v1/query', { body: { contentType: 'text/plain; charset=utf-8', text: sql } }));
 }
 
+/** The admin endpoints take the instance admin token, not a tenant key. */
+function asAdmin(ctx: Ctx): Ctx {
+  const token = ctx.io.env.SVC_ADMIN_TOKEN;
+  return token ? { ...ctx, apiKey: token } : ctx;
+}
+
 async function cmdStatus(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
-  return finish(ctx, await call(ctx, 'GET', '/admin/status'));
+  return finish(ctx, await call(asAdmin(ctx), 'GET', '/admin/status'));
+}
+
+async function cmdAdmin(ctx: Ctx): Promise<number> {
+  const [what, verb, arg, ...rest] = ctx.args.positional;
+  const usage = 'tds admin tenant create|deactivate ID | tds admin key create TENANT | tds admin key revoke SHORT_TOKEN';
+  if (!arg || rest.length) throw new UsageError(`expected ${usage}`, 'tds admin --help');
+  if (!ctx.io.env.SVC_ADMIN_TOKEN) throw new UsageError('SVC_ADMIN_TOKEN is not set', 'export SVC_ADMIN_TOKEN with the token the server was started with');
+  const admin = asAdmin(ctx);
+  const seg = encodeURIComponent(arg);
+  const json = (value: unknown) => ({ body: { contentType: 'application/json', text: JSON.stringify(value) } });
+  switch (`${what} ${verb}`) {
+    case 'tenant create':
+      return finish(ctx, await call(admin, 'POST', '/admin/tenants', json({ id: arg })));
+    case 'tenant deactivate':
+      return finish(ctx, await call(admin, 'POST', `/admin/tenants/${seg}/deactivate`));
+    case 'key create':
+      return finish(ctx, await call(admin, 'POST', `/admin/tenants/${seg}/keys`));
+    case 'key revoke':
+      return finish(ctx, await call(admin, 'DELETE', `/admin/keys/${seg}`));
+    default:
+      throw new UsageError(`unknown admin command \`${what} ${verb}\``, usage);
+  }
 }
 
 async function cmdHealthcheck(ctx: Ctx): Promise<number> {
@@ -222,6 +250,7 @@ const HANDLERS: Record<string, (ctx: Ctx) => Promise<number>> = {
   investigate: cmdDiagnose,
   query: cmdQuery,
   status: cmdStatus,
+  admin: cmdAdmin,
   healthcheck: cmdHealthcheck,
   'fetch-extensions': cmdFetchExtensions,
   mcp: cmdMcp,

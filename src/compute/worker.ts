@@ -21,7 +21,7 @@ export default function handle(task: Task): IngestResult | DetectOutput[] | Enco
     case 'logs-init':
       return runLogsInit(task);
     case 'logs-flush':
-      return transferred(runLogsFlush());
+      return transferred(runLogsFlush(task));
     case 'profile':
       return transferred(runProfile(task));
     case 'detect':

@@ -1,5 +1,6 @@
-// Log ingest with template mining, run in the single-thread logs pool: one miner instance owns the
-// template ids (a counter), so every log batch must reach the same one. Decode → mine per service
+// Log ingest with template mining, run in the single-thread logs pool: one miner instance per tenant
+// owns that tenant's template ids (a counter), so every log batch of a tenant must reach the same
+// one, and no template (id, text or count) is ever shared between tenants. Decode → mine per service
 // (WASM) → fill template_id/template_params → CSV, plus the touched svc_log_templates rows, which
 // the writer upserts in the same commit as the logs.
 import { createMiner, type LogMiner, type StoredTemplateRow, type TemplateRow } from './logminer/index.js';
@@ -12,10 +13,12 @@ import type { EncodedPart } from '../store/writer.js';
 
 export interface LogsInitTask {
   kind: 'logs-init';
+  tenant: string;
   rows: StoredTemplateRow[];
 }
 
-let miner: LogMiner | null = null;
+/** By tenant: created when its store opens (logs-init), dropped when it closes (logs-flush). */
+const miners = new Map<string, LogMiner>();
 
 /**
  * How often a template whose counts merely moved is rewritten in svc_log_templates. Each rewrite is
@@ -25,19 +28,22 @@ let miner: LogMiner | null = null;
  */
 export const COUNTS_EVERY_MS = 5_000;
 
-/** At shutdown: the template rows still pending (counts held back by COUNTS_EVERY_MS). */
+/** When a tenant's store closes: its template rows still pending (counts held back by COUNTS_EVERY_MS); its miner is dropped. */
 export interface LogsFlushTask {
   kind: 'logs-flush';
+  tenant: string;
 }
 
-export function runLogsFlush(): EncodedPart[] {
-  const rows = miner?.drainDirty(0) ?? [];
+export function runLogsFlush(task: LogsFlushTask): EncodedPart[] {
+  const rows = miners.get(task.tenant)?.drainDirty(0) ?? [];
+  miners.delete(task.tenant);
   return rows.length ? encodeBatches([templatesBatch(rows)]).parts : [];
 }
 
 export function runLogsInit(task: LogsInitTask): number {
-  miner = createMiner();
+  const miner = createMiner();
   miner.restore(task.rows);
+  miners.set(task.tenant, miner);
   return miner.nextTemplateId();
 }
 
@@ -88,8 +94,8 @@ export function mineLogs(m: LogMiner, batch: ColumnBatch): TemplateRow[] {
 }
 
 export function runLogs(task: OtlpTask): IngestResult {
-  const m = miner;
-  if (!m) return failure(new Error('the log miner was not initialised'));
+  const m = miners.get(task.tenant ?? 'default');
+  if (!m) return failure(new Error('the log miner of this tenant was not initialised'));
   return runOtlp(task, (batches) => {
     const templates: TemplateRow[] = [];
     for (const b of batches) if (b.table === LOGS.name) templates.push(...mineLogs(m, b));

@@ -15,6 +15,8 @@ export interface OtlpTask {
   body: Uint8Array;
   /** Largest decompressed size accepted. */
   maxBytes: number;
+  /** Whose log miner mines it (logs only); open mode's is `default`. */
+  tenant?: string;
 }
 
 export type IngestFailureCode = DecodeErrorCode | 'INTERNAL';

@@ -1,25 +1,38 @@
 // One ingest step shared by every receiver: admit, decode in the pool, commit, report counts.
 import type { Pool } from '../compute/pool.js';
-import type { Writer } from '../store/writer.js';
 import type { Admission } from './admission.js';
+import type { Gate } from '../tenancy/gate.js';
+import type { TenantRuntime } from '../tenancy/runtime.js';
 import { failureToApiError } from './outcome.js';
 import type { IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
 import type { ProfileTask } from '../pipeline/profile-task.js';
 import { ApiError } from '../api/errors.js';
 
+/** What every receiver shares; the tenant's own parts (writer, miner) come with each call. */
 export interface IngestContext {
   pool: Pool;
-  /** One thread: log mining needs a single miner (it numbers the templates). */
+  /** One thread: log mining needs a single miner per tenant (it numbers the templates). */
   logPool: Pool;
-  writer: Writer;
+  /** The instance's budget: bytes in flight and free disk. */
   admission: Admission;
+  gate: Gate;
   maxBodyBytes: number;
+  /** Told after each committed ingest (status: a tenant's last ingest). */
+  ingested(tenant: string): void;
 }
 
-/** Decodes and commits; resolves after the rows are durable. Throws ApiError on failure. */
-export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'> | Omit<ProfileTask, 'maxBytes'>): Promise<IngestSuccess> {
+/** Admits `bytes` of ingest for `tenant`: its own limits first (507, 429), then the instance's; returns the release. */
+export function admitIngest(ctx: IngestContext, tenant: string | null, bytes: number): () => void {
+  if (tenant === null) throw new Error('ingest reached admission without a tenant');
+  ctx.gate.admitIngest(tenant, bytes);
+  return ctx.admission.admit(bytes);
+}
+
+/** Decodes and commits into the tenant's store; resolves after the rows are durable. Throws ApiError on failure. */
+export async function ingest(ctx: IngestContext, rt: TenantRuntime, task: Omit<OtlpTask, 'maxBytes'> | Omit<ProfileTask, 'maxBytes'>): Promise<IngestSuccess> {
+  const writer = rt.writer;
   // The writer waits for rows on their way rather than commit fewer than a row group (store/writer.ts).
-  const arrived = ctx.writer.expect();
+  const arrived = writer.expect();
   let committed: Promise<void> | null = null;
   let result: IngestResult;
   try {
@@ -27,12 +40,12 @@ export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'
       const pool = task.kind === 'otlp' && task.signal === 'logs' ? ctx.logPool : ctx.pool;
       const b = task.body;
       const transferList = ownsBuffer(b) ? [b.buffer as ArrayBuffer] : undefined;
-      result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes }, transferList ? { transferList } : {})) as IngestResult;
+      result = (await pool.run({ ...task, maxBytes: ctx.maxBodyBytes, tenant: rt.tenant }, transferList ? { transferList } : {})) as IngestResult;
     } catch (err) {
       throw new ApiError('INGEST_FAILED', `decode worker failed: ${(err as Error).message}`, 'retry later', 1);
     }
     if (!result.ok) throw failureToApiError(result);
-    if (result.parts.length) committed = ctx.writer.submit({ parts: result.parts, services: result.services, buckets: result.buckets });
+    if (result.parts.length) committed = writer.submit({ parts: result.parts, services: result.services, buckets: result.buckets });
   } finally {
     arrived(); // after submit, which queues synchronously, so a commit this starts includes these rows
   }
@@ -41,6 +54,7 @@ export async function ingest(ctx: IngestContext, task: Omit<OtlpTask, 'maxBytes'
   } catch (err) {
     throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later', 1);
   }
+  ctx.ingested(rt.tenant);
   return result;
 }
 

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Http2Server, ServerOptions } from 'node:http2';
 import { toApiError } from '../api/errors.js';
 import type { Signal } from '../pipeline/tasks.js';
-import { ingest, type IngestContext } from './ingest.js';
+import { admitIngest, ingest, type IngestContext } from './ingest.js';
 import { grpcCode } from './outcome.js';
 import { encodeExportResponse } from './otlp/index.js';
 
@@ -49,10 +49,15 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
         let release: (() => void) | undefined;
         Promise.resolve()
           .then(() => {
-            release = ctx.admission.admit(call.request.length);
-            return signal === 'profiles'
-              ? ingest(ctx, { kind: 'profile', source: 'otlp', body: call.request, contentType: 'application/x-protobuf', query: {} })
-              : ingest(ctx, { kind: 'otlp', signal, encoding: 'protobuf', gzip: false, body: call.request });
+            // The same gate as every HTTP route: the `authorization` metadata's key decides the tenant.
+            const auth = call.metadata.get('authorization')[0];
+            const tenant = ctx.gate.admit('tenant', typeof auth === 'string' ? auth : undefined);
+            release = admitIngest(ctx, tenant, call.request.length);
+            return ctx.gate.use(tenant!, (rt) =>
+              signal === 'profiles'
+                ? ingest(ctx, rt, { kind: 'profile', source: 'otlp', body: call.request, contentType: 'application/x-protobuf', query: {} })
+                : ingest(ctx, rt, { kind: 'otlp', signal, encoding: 'protobuf', gzip: false, body: call.request }),
+            );
           })
           .then(
             (r) => callback(null, Buffer.from(encodeExportResponse(signal, r.rejected, r.errorMessage))),

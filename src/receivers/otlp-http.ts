@@ -2,9 +2,9 @@
 // Answers in the request's encoding: an Export…ServiceResponse (with partial_success when records
 // were rejected) on success, a google.rpc.Status on failure (OTLP specification, "OTLP/HTTP").
 import { ApiError, toApiError } from '../api/errors.js';
-import type { Reply, Request, RouteSpec } from '../api/http.js';
+import { tenantOf, type Reply, type Request, type RouteSpec } from '../api/http.js';
 import type { Encoding, Signal } from '../pipeline/tasks.js';
-import { ingest, type IngestContext } from './ingest.js';
+import { admitIngest, ingest, type IngestContext } from './ingest.js';
 import { GRPC, grpcCode, otlpHttpStatus } from './outcome.js';
 import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from './otlp/index.js';
 
@@ -38,7 +38,8 @@ export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
     method: 'POST',
     path: signal === 'profiles' ? '/v1development/profiles' : `/v1/${signal}`,
     maxBody: ctx.maxBodyBytes,
-    admit: (n: number) => ctx.admission.admit(n),
+    access: 'tenant' as const,
+    admit: (n: number, tenant: string | null) => admitIngest(ctx, tenant, n),
     async handler(req: Request): Promise<Reply> {
       const encoding = contentEncoding(req);
       if (!encoding) {
@@ -53,8 +54,8 @@ export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
         }
         const result =
           signal === 'profiles'
-            ? await ingest(ctx, { kind: 'profile', source: 'otlp', body: req.body, contentType: 'application/x-protobuf', query: {} })
-            : await ingest(ctx, { kind: 'otlp', signal, encoding, gzip, body: req.body });
+            ? await ingest(ctx, tenantOf(req), { kind: 'profile', source: 'otlp', body: req.body, contentType: 'application/x-protobuf', query: {} })
+            : await ingest(ctx, tenantOf(req), { kind: 'otlp', signal, encoding, gzip, body: req.body });
         const body = encoding === 'json' ? exportResponseJson(signal, result.rejected, result.errorMessage) : encodeExportResponse(signal, result.rejected, result.errorMessage);
         return reply(200, encoding, body);
       } catch (err) {

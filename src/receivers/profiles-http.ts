@@ -2,10 +2,10 @@
 // (identical behaviour), and OTLP profiles on the OTLP/HTTP port (POST /v1development/profiles).
 // With `name` the body is one raw pprof; without it, a push.v1.PushRequest. Decoding runs in the pool.
 import { ApiError } from '../api/errors.js';
-import { json, type Request, type RouteSpec } from '../api/http.js';
+import { json, tenantOf, type Request, type RouteSpec } from '../api/http.js';
 import { DOCS } from '../api/docs.js';
 import type { IngestQuery } from './profiles/index.js';
-import { ingest, type IngestContext } from './ingest.js';
+import { admitIngest, ingest, type IngestContext } from './ingest.js';
 
 const BINARY_TYPES = new Set(['application/octet-stream', 'application/proto', 'binary/octet-stream', 'application/x-protobuf', 'application/protobuf']);
 
@@ -37,7 +37,7 @@ export function profileRoutes(ctx: IngestContext): RouteSpec[] {
     path,
     doc: DOCS[op],
     maxBody: ctx.maxBodyBytes,
-    admit: (n: number) => ctx.admission.admit(n),
+    admit: (n: number, tenant: string | null) => admitIngest(ctx, tenant, n),
     async handler(req: Request) {
       const contentType = profileContentType(req);
       if (!req.body.length) throw new ApiError('EMPTY', 'the body is empty', 'send a pprof profile or a push request');
@@ -50,7 +50,7 @@ export function profileRoutes(ctx: IngestContext): RouteSpec[] {
         spyName: q.get('spyName'),
         format: q.get('format'),
       };
-      const r = await ingest(ctx, { kind: 'profile', source: 'pyroscope', body: req.body, contentType, query });
+      const r = await ingest(ctx, tenantOf(req), { kind: 'profile', source: 'pyroscope', body: req.body, contentType, query });
       return json(200, { accepted: { samples: r.accepted, rows: r.parts.reduce((a, p) => a + p.rows, 0) } });
     },
   }));

@@ -21,10 +21,10 @@ export function documentedRoutes(): RouteSpec[] {
   return ENDPOINTS.map((e) => ({ method: e.method, path: e.path, doc: DOCS[e.operationId], handler: () => ({ status: 500, body: '' }) }));
 }
 
-let fullDoc: OpenApiDoc | undefined;
-/** The description of every endpoint in api/docs.ts. */
-export function fullOpenApi(): OpenApiDoc {
-  return (fullDoc ??= buildOpenApi(documentedRoutes()));
+const fullDocs: Partial<Record<'open' | 'keys', OpenApiDoc>> = {};
+/** The description of every endpoint in api/docs.ts, as an open-mode server (default) or a hosted one (SVC_AUTH=keys) serves it. */
+export function fullOpenApi(auth: 'open' | 'keys' = 'open'): OpenApiDoc {
+  return (fullDocs[auth] ??= buildOpenApi(documentedRoutes(), auth));
 }
 
 interface Checker {

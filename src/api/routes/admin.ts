@@ -1,6 +1,10 @@
-// GET /admin/status: every status row of the instance — build, store, ingest, query and detection.
-import { json, type RouteSpec } from '../http.js';
+// The admin endpoints: instance status, and in the hosted variant (SVC_AUTH=keys) tenant and key
+// administration. Who may call them is the gate's decision (tenancy/gate.ts: SVC_ADMIN_TOKEN); in
+// open mode tenant and key administration does not apply and answers 400 with a hint.
+import { ApiError } from '../errors.js';
+import { json, type Request, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
+import type { ControlPlane } from '../../tenancy/control-plane.js';
 
 export type StatusSource = () => Promise<Record<string, unknown>> | Record<string, unknown>;
 
@@ -15,4 +19,59 @@ export function statusRoute(sources: Record<string, StatusSource>): RouteSpec {
       return json(200, { status });
     },
   };
+}
+
+function hosted(control: ControlPlane | null): ControlPlane {
+  if (!control) {
+    throw new ApiError('NOT_HOSTED', 'this server runs in open mode (self-hosted, one tenant): tenants and API keys belong to the hosted variant', 'start the server with SVC_AUTH=keys and SVC_ADMIN_TOKEN to administer tenants and keys');
+  }
+  return control;
+}
+
+function tenantIdFromBody(req: Request): unknown {
+  let body: unknown;
+  try {
+    body = JSON.parse(req.body.toString('utf8'));
+  } catch {
+    throw new ApiError('BAD_REQUEST', 'the body is not JSON', 'send {"id": "<tenant id>"} with Content-Type: application/json');
+  }
+  if (!body || typeof body !== 'object' || !('id' in body)) throw new ApiError('BAD_REQUEST', 'the body has no `id`', 'send {"id": "<tenant id>"}');
+  return (body as { id: unknown }).id;
+}
+
+/** POST /admin/tenants, POST /admin/tenants/{id}/keys, POST /admin/tenants/{id}/deactivate, DELETE /admin/keys/{short_token}. */
+export function adminRoutes(control: ControlPlane | null): RouteSpec[] {
+  return [
+    {
+      method: 'POST',
+      path: '/admin/tenants',
+      doc: DOCS.createTenant,
+      maxBody: 4096,
+      async handler(req) {
+        const cp = hosted(control);
+        const id = tenantIdFromBody(req);
+        return json(200, await cp.createTenant(id as string));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/admin/tenants/{id}/keys',
+      doc: DOCS.issueKey,
+      maxBody: 4096,
+      handler: async (req) => json(200, await hosted(control).issueKey(req.params['id']!)),
+    },
+    {
+      method: 'POST',
+      path: '/admin/tenants/{id}/deactivate',
+      doc: DOCS.deactivateTenant,
+      maxBody: 4096,
+      handler: async (req) => json(200, await hosted(control).deactivateTenant(req.params['id']!)),
+    },
+    {
+      method: 'DELETE',
+      path: '/admin/keys/{short_token}',
+      doc: DOCS.revokeKey,
+      handler: async (req) => json(200, await hosted(control).revokeKey(req.params['short_token']!)),
+    },
+  ];
 }

@@ -1,19 +1,19 @@
 // GET /v1/alerts?status=firing|resolved: the built-in rules' alert instances.
-import { json, type RouteSpec } from '../http.js';
+import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
-import { readRows, type ReadPool } from '../../store/readers.js';
+import { readRows } from '../../store/readers.js';
 import { ALERTS } from '../../store/schema.js';
 import type { AlertStatus } from '../../detect/alerts.js';
 
-export function alertsRoute(reads: ReadPool): RouteSpec {
+export function alertsRoute(): RouteSpec {
   return {
     method: 'GET',
     path: '/v1/alerts',
     doc: DOCS.listAlerts,
     async handler(req) {
       const status = (req.valid?.['status'] as AlertStatus | undefined) ?? null; // enum checked from the description
-      const rows = await reads.use((c) =>
+      const rows = await tenantOf(req).reads.use((c) =>
         readRows(
           c,
           `SELECT fingerprint, rule_id, status, service_name, container_name, epoch_us(starts_at) AS s, epoch_us(ends_at) AS e, occurrence_count

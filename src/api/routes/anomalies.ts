@@ -1,7 +1,7 @@
 // GET /v1/anomalies: ranked worsening shifts in a window, grouped into incidents. One table scan,
 // never a detection run. The row cap bounds the answer; `truncated` says when it cut.
 import { ApiError } from '../errors.js';
-import { json, type RouteSpec } from '../http.js';
+import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
 import { readRows, type ReadPool } from '../../store/readers.js';
@@ -75,7 +75,7 @@ export async function readAnomalies(reads: ReadPool, q: { from: number; to: numb
   };
 }
 
-export function anomaliesRoute(reads: ReadPool): RouteSpec {
+export function anomaliesRoute(): RouteSpec {
   return {
     method: 'GET',
     path: '/v1/anomalies',
@@ -86,7 +86,7 @@ export function anomaliesRoute(reads: ReadPool): RouteSpec {
       const to = req.valid!['to_ts'] as number;
       if (to < from) throw new ApiError('INVALID_WINDOW', `to_ts (${to}) is before from_ts (${from})`, 'to_ts must be at or after from_ts');
       const service = req.valid!['service'] as string | undefined;
-      return json(200, await readAnomalies(reads, service ? { from, to, service } : { from, to }));
+      return json(200, await readAnomalies(tenantOf(req).reads, service ? { from, to, service } : { from, to }));
     },
   };
 }

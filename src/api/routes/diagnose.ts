@@ -1,9 +1,9 @@
 // POST /v1/diagnose and its earlier name POST /v1/investigate: the same body, the same answer.
-import { json, type RouteDoc, type RouteSpec } from '../http.js';
+import { json, tenantOf, type RouteDoc, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
-import { diagnose, parseDiagnoseRequest, type DiagnoseDeps } from '../../diagnose/index.js';
+import { diagnose, parseDiagnoseRequest } from '../../diagnose/index.js';
 
-function route(path: string, doc: RouteDoc, deps: DiagnoseDeps): RouteSpec {
+function route(path: string, doc: RouteDoc, timeoutMs: number): RouteSpec {
   return {
     method: 'POST',
     path,
@@ -11,11 +11,12 @@ function route(path: string, doc: RouteDoc, deps: DiagnoseDeps): RouteSpec {
     maxBody: 64 * 1024,
     async handler(req) {
       const request = parseDiagnoseRequest(req.body, Date.now() * 1000);
-      return json(200, await diagnose(deps, request));
+      const t = tenantOf(req);
+      return json(200, await diagnose({ reads: t.reads, services: () => t.writer.services(), timeoutMs }, request));
     },
   };
 }
 
-export function diagnoseRoutes(deps: DiagnoseDeps): RouteSpec[] {
-  return [route('/v1/diagnose', DOCS.diagnose, deps), route('/v1/investigate', DOCS.investigate, deps)];
+export function diagnoseRoutes(opts: { timeoutMs: number }): RouteSpec[] {
+  return [route('/v1/diagnose', DOCS.diagnose, opts.timeoutMs), route('/v1/investigate', DOCS.investigate, opts.timeoutMs)];
 }

@@ -4,14 +4,14 @@ import { DOCS } from '../docs.js';
 import type { RouteSpec } from '../http.js';
 import { buildOpenApi } from '../openapi.js';
 
-export function openapiRoute(routes: () => readonly RouteSpec[]): RouteSpec {
+export function openapiRoute(routes: () => readonly RouteSpec[], auth: 'open' | 'keys' = 'open'): RouteSpec {
   let body: string | undefined;
   return {
     method: 'GET',
     path: '/openapi.json',
     doc: DOCS.getOpenApi,
     handler() {
-      body ??= JSON.stringify(buildOpenApi(routes()));
+      body ??= JSON.stringify(buildOpenApi(routes(), auth));
       return { status: 200, headers: { 'content-type': 'application/json' }, body };
     },
   };

@@ -1,11 +1,9 @@
 // POST /v1/query: one guarded SELECT, the raw statement as the text/plain body, rows as JSON objects.
 import { ApiError } from '../errors.js';
-import { json, type RouteSpec } from '../http.js';
+import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
-import type { QueryPool } from '../../query/index.js';
 
-
-export function queryRoute(queries: QueryPool): RouteSpec {
+export function queryRoute(): RouteSpec {
   return {
     method: 'POST',
     path: '/v1/query',
@@ -20,7 +18,8 @@ export function queryRoute(queries: QueryPool): RouteSpec {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'the body is JSON; /v1/query takes the raw SQL statement', 'send the statement itself as the body with Content-Type: text/plain');
       }
       if (!sql.trim()) throw new ApiError('BAD_REQUEST', 'the body is empty', 'send one SELECT statement as the text/plain body');
-      const answer = await queries.query(sql);
+      // The tenant's own DuckDB instance: no other tenant's file is attached to it or readable from it.
+      const answer = await tenantOf(req).queries.query(sql);
       return json(200, answer.rows);
     },
   };

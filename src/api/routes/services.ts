@@ -1,7 +1,7 @@
 // GET /v1/services: every service that reported any signal, with first and last time seen. Answered
 // from the writer's copy of the services table (store/writer.ts), not by a query.
 import type { ServiceSpans } from '../../store/batch.js';
-import { json, type RouteSpec } from '../http.js';
+import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
 
@@ -24,6 +24,6 @@ export function listServices(spans: Readonly<ServiceSpans>): ServiceEntry[] {
     });
 }
 
-export function servicesRoute(services: () => Readonly<ServiceSpans>): RouteSpec {
-  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: () => json(200, { services: listServices(services()) }) };
+export function servicesRoute(): RouteSpec {
+  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: (req) => json(200, { services: listServices(tenantOf(req).writer.services()) }) };
 }

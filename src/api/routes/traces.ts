@@ -1,16 +1,15 @@
 // GET /v1/traces/{trace_id}: one whole trace. Ids are 32 hex digits (case-insensitive; stored lower-case).
 import { ApiError } from '../errors.js';
-import type { ReadPool } from '../../store/readers.js';
 import { readRows } from '../../store/readers.js';
 import { SPANS } from '../../store/schema.js';
 import { buildTraceDetail, type SpanRow } from '../trace-detail.js';
-import { json, type RouteSpec } from '../http.js';
+import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../time.js';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
-export function traceRoute(reads: ReadPool): RouteSpec {
+export function traceRoute(): RouteSpec {
   return {
     method: 'GET',
     doc: DOCS.getTrace,
@@ -20,7 +19,7 @@ export function traceRoute(reads: ReadPool): RouteSpec {
       if (!TRACE_ID.test(id) || /^0+$/.test(id)) {
         throw new ApiError('INVALID_TRACE_ID', `trace id ${JSON.stringify(req.params['trace_id'])} is not 32 hex digits`, 'trace ids are 16 bytes in lower-case hex, as OTLP/JSON prints them');
       }
-      const rows = await reads.use((c) =>
+      const rows = await tenantOf(req).reads.use((c) =>
         readRows(
           c,
           `SELECT trace_id, span_id, parent_span_id, service_name, span_name, span_kind, status_code, epoch_us(timestamp) AS start_us,

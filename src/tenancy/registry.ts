@@ -1,0 +1,132 @@
+// The open tenant stores of this instance: opened on the first request that needs one, kept while
+// requests use it, closed after SVC_TENANT_IDLE_S without one. A request arriving while its tenant
+// is closing waits for the close and opens it again, so a store is never used after it closed and
+// never opened twice. Open mode pins its one store (`default`) for the life of the process.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { tenantDir } from '../store/db.js';
+import type { TenantRuntime } from './runtime.js';
+
+export interface TenantRegistry {
+  /** Runs `fn` with the tenant's runtime, opening it if needed; it stays open at least until `fn` settles. */
+  use<T>(tenant: string, fn: (rt: TenantRuntime) => Promise<T> | T): Promise<T>;
+  /** Bytes of the tenant's database files (cached for a few seconds; 0 before its first write). */
+  storedBytes(tenant: string): number;
+  /** Marks an ingest for status. */
+  ingested(tenant: string): void;
+  status(): { open: number; idle_close_s: number; stores: Record<string, unknown>[] };
+  /** Per tenant known to this instance: stored bytes and last ingest here. */
+  tenantStatus(tenant: string): { stored_bytes: number; last_ingest: string | null; open: boolean };
+  closeAll(): Promise<void>;
+}
+
+interface Entry {
+  runtime: Promise<TenantRuntime>;
+  refs: number;
+  lastUsed: number;
+  closing: Promise<void> | null;
+}
+
+const SIZE_TTL_MS = 5000;
+
+/** Sum of the sizes of the files a tenant's data lives in (missing files count 0). */
+export function databaseBytes(dir: string): number {
+  let total = 0;
+  for (const f of ['lake.duckdb', 'lake.duckdb.wal']) {
+    try {
+      total += statSync(join(dir, f)).size;
+    } catch {
+      /* not created yet */
+    }
+  }
+  return total;
+}
+
+export function createRegistry(opts: {
+  dataDir: string;
+  open: (tenant: string) => Promise<TenantRuntime>;
+  idleS: number;
+  /** Tenants never closed for idleness (open mode's `default`). */
+  pinned?: readonly string[];
+  log: (f: Record<string, unknown>) => void;
+}): TenantRegistry {
+  const entries = new Map<string, Entry>();
+  const sizes = new Map<string, { bytes: number; at: number }>();
+  const lastIngest = new Map<string, number>();
+  const pinned = new Set(opts.pinned ?? []);
+  let stopped = false;
+
+  const close = (tenant: string, e: Entry): Promise<void> => {
+    e.closing ??= e.runtime
+      .then((rt) => rt.close())
+      .catch((err) => opts.log({ level: 'error', msg: 'tenant store close failed', tenant, error: (err as Error).message }))
+      .finally(() => {
+        if (entries.get(tenant) === e) entries.delete(tenant);
+      });
+    return e.closing;
+  };
+
+  const sweep = () => {
+    const now = Date.now();
+    for (const [tenant, e] of entries) {
+      if (!pinned.has(tenant) && e.refs === 0 && !e.closing && now - e.lastUsed > opts.idleS * 1000) {
+        opts.log({ level: 'info', msg: 'tenant store closed (idle)', tenant });
+        void close(tenant, e);
+      }
+    }
+  };
+  const timer = setInterval(sweep, Math.min(30_000, Math.max(200, (opts.idleS * 1000) / 4)));
+  timer.unref();
+
+  return {
+    async use(tenant, fn) {
+      for (;;) {
+        if (stopped) throw new Error('the server is shutting down');
+        let e = entries.get(tenant);
+        if (e?.closing) {
+          await e.closing;
+          continue;
+        }
+        if (!e) {
+          const fresh: Entry = { runtime: opts.open(tenant), refs: 0, lastUsed: Date.now(), closing: null };
+          entries.set(tenant, fresh);
+          fresh.runtime.catch(() => entries.get(tenant) === fresh && entries.delete(tenant));
+          e = fresh;
+        }
+        e.refs++;
+        try {
+          return await fn(await e.runtime);
+        } finally {
+          e.refs--;
+          e.lastUsed = Date.now();
+        }
+      }
+    },
+    storedBytes(tenant) {
+      const now = Date.now();
+      const c = sizes.get(tenant);
+      if (c && now - c.at < SIZE_TTL_MS) return c.bytes;
+      const bytes = databaseBytes(tenantDir(opts.dataDir, tenant));
+      sizes.set(tenant, { bytes, at: now });
+      return bytes;
+    },
+    ingested(tenant) {
+      lastIngest.set(tenant, Date.now());
+      sizes.delete(tenant); // the next admission measures the files again: a limit is not overrun by a stale size
+    },
+    status: () => ({
+      open: entries.size,
+      idle_close_s: opts.idleS,
+      stores: [...entries.keys()].map((tenant) => ({ tenant, refs: entries.get(tenant)!.refs, closing: entries.get(tenant)!.closing !== null })),
+    }),
+    tenantStatus(tenant) {
+      const last = lastIngest.get(tenant);
+      return { stored_bytes: this.storedBytes(tenant), last_ingest: last ? new Date(last).toISOString() : null, open: entries.has(tenant) };
+    },
+    async closeAll() {
+      stopped = true;
+      clearInterval(timer);
+      await Promise.all([...entries].map(([t, e]) => close(t, e)));
+    },
+  };
+}
