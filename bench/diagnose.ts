@@ -323,10 +323,11 @@ async function main(): Promise<void> {
   }
   if (alone) {
     console.log(`\ningest (OTLP/HTTP, ${SENDERS} senders of 512-span batches, ${SECONDS} s after ${WARMUP_SECONDS} s warm-up), spans/s acknowledged:`);
-    console.log(`  alone ${Math.round(alone.rate).toLocaleString()} (ack p99 ${ms(alone.ackP99)} ms)`);
+    // The server's cores over each run: if they stay the same while spans/s falls, the diagnoses took the CPU; if they fall, something waited.
+    console.log(`  alone ${Math.round(alone.rate).toLocaleString()} (ack p99 ${ms(alone.ackP99)} ms; server on ${alone.cores.toFixed(2)} cores)`);
     if (withDiag) {
       console.log(
-        `  with diagnoses back to back ${Math.round(withDiag.rate).toLocaleString()} (ack p99 ${ms(withDiag.ackP99)} ms): ${((100 * withDiag.rate) / alone.rate).toFixed(0)}% of alone; ` +
+        `  with diagnoses back to back ${Math.round(withDiag.rate).toLocaleString()} (ack p99 ${ms(withDiag.ackP99)} ms; server on ${withDiag.cores.toFixed(2)} cores): ${((100 * withDiag.rate) / alone.rate).toFixed(0)}% of alone; ` +
           `${underIngest.length} diagnoses meanwhile, p50 ${ms(p50(underIngest))} ms`,
       );
     }
