@@ -119,7 +119,7 @@ const diagnosisBlock = obj({
     undefined,
     { description: 'what the window is compared with: at least 4 times the window and an hour, before the onset of the current regime' },
   ),
-  call_graph_sampled: nobject('null when dependencies and the causal walk saw every trace; {one_trace_in: N} when the window was large and 1 trace in N was joined (counts scaled)'),
+  call_graph_sampled: nobject('null when the call graph (dependents, which service each call reaches) was joined over the whole window; {last_seconds, counts_scaled_by} when the window held over 200,000 spans and only its most recent slice was joined (dependents\' counts scaled up; dependencies are counted by the service\'s own client spans either way)'),
 });
 
 const drillSql = str('ready-to-run SQL for POST /v1/query; send it verbatim');

@@ -4,6 +4,7 @@
 import { BUCKET_US } from '../store/batch.js';
 import { sqlTimestamp } from '../store/db.js';
 import { LOGS, PROFILES, SERIES, SPANS } from '../store/schema.js';
+import { rebuildRollupsSql } from './rollups.js';
 
 export type SignalName = 'error_rate' | 'latency_p95' | 'log_volume' | 'error_log_rate' | 'profile_cost';
 
@@ -74,7 +75,7 @@ export function signalDef(name: string): SignalDef | undefined {
 
 export const bucketTs = (bucket: number): string => sqlTimestamp(bucket * BUCKET_US);
 
-/** Statements that (re)compute the series rows of buckets [fromBucket, toBucket]. */
+/** Statements that (re)compute the series rows, and the diagnosis's rollups, of buckets [fromBucket, toBucket]. */
 export function rebuildSeriesSql(fromBucket: number, toBucket: number): string[] {
   const lo = bucketTs(fromBucket);
   const hi = bucketTs(toBucket + 1);
@@ -82,5 +83,6 @@ export function rebuildSeriesSql(fromBucket: number, toBucket: number): string[]
   return [
     `DELETE FROM ${SERIES.name} WHERE timestamp >= ${lo} AND timestamp < ${hi}`,
     `INSERT INTO ${SERIES.name} (${cols}) ${SIGNALS.map((s) => s.aggregate(lo, hi)).join(' UNION ALL ')}`,
+    ...rebuildRollupsSql(lo, hi),
   ];
 }

@@ -415,7 +415,7 @@ export function assembleBlock(p: BlockParts): Record<string, unknown> {
       buckets: Math.round((p.baseline.to - p.baseline.from) / BUCKET_US),
       ends_at_onset: p.baseline.cut,
     },
-    call_graph_sampled: p.edgeSampleMod > 1 ? { one_trace_in: p.edgeSampleMod } : null,
+    call_graph_sampled: p.edgeSampleMod > 1 ? { last_seconds: Math.round((b.to - b.from) / 1e6 / p.edgeSampleMod), counts_scaled_by: Math.round(p.edgeSampleMod * 100) / 100 } : null,
   };
   return fitBlock(block);
 }

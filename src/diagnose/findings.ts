@@ -136,7 +136,9 @@ export interface FindingInputs {
   windowLogs: readonly Row[];
   templates: ReadonlyMap<number, Row>;
   profiles: readonly Row[];
+  /** Model calls in the window (SQL.genAiWindow) and before it, per finish reasons (SQL.genAiBefore). */
   genAi: readonly Row[];
+  genAiBefore: readonly Row[];
   anomalies: readonly Row[];
   coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean };
 }
@@ -403,18 +405,19 @@ function badFinishes(hist: unknown): number {
 
 function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
   const by = new Map<string, { service: string; model: string; w: { n: number; k: number; bad: number }; base: { n: number; k: number; bad: number } }>();
-  for (const r of inp.genAi) {
+  const add = (r: Row, inWindow: boolean, bad: number) => {
     const service = String(r['service_name']);
-    if (!sub.has(service)) continue;
+    if (!sub.has(service)) return;
     const key = `${service}\u0000${r['model']}`;
     let e = by.get(key);
     if (!e) by.set(key, (e = { service, model: String(r['model']), w: { n: 0, k: 0, bad: 0 }, base: { n: 0, k: 0, bad: 0 } }));
-    const side = r['in_window'] ? e.w : e.base;
-    const n = Number(r['n']);
-    side.n += n;
+    const side = inWindow ? e.w : e.base;
+    side.n += Number(r['n']);
     side.k += Number(r['k']);
-    side.bad += badFinishes(r['finish']);
-  }
+    side.bad += bad;
+  };
+  for (const r of inp.genAi) add(r, true, badFinishes(r['finish']));
+  for (const r of inp.genAiBefore) add(r, false, badFinishes([{ key: String(r['finish']), value: Number(r['n']) }]));
   const out: Finding[] = [];
   for (const e of by.values()) {
     const fin = errorShift(e.w.bad, e.w.n, e.base.bad, e.base.n);

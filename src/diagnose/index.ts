@@ -132,6 +132,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     templates: ctx.templates,
     profiles: shared.profiles,
     genAi: shared.genAi,
+    genAiBefore: shared.genAiBefore,
     anomalies: shared.anomalies,
     coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
   });

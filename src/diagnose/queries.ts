@@ -15,6 +15,7 @@ import { sqlString, sqlTimestamp } from '../store/db.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
+import { ROLLUPS, type Rollup } from '../detect/rollups.js';
 
 export type Row = Record<string, unknown>;
 
@@ -41,7 +42,7 @@ export const SQL = {
   windowOps: (b: Bounds) =>
     `SELECT service_name, operation, any_value(span_name) AS span_name, min(span_kind) AS span_kind, count(*) AS n, count_if(is_error) AS k, ` +
     `quantile_cont(duration_us, [0.5, 0.95, 0.99]) AS q, avg(duration_us) AS mean_us, max(peer_service) AS peer, ` +
-    `any_value(trace_id) FILTER (WHERE is_error) AS error_trace, arg_max(span_id, duration_us) AS slowest_span, ` +
+    `any_value(trace_id) FILTER (WHERE is_error) AS error_trace, any_value(span_id) AS slowest_span, ` +
     `min(epoch_us(timestamp)) FILTER (WHERE is_error) AS first_error_us ` +
     `FROM ${SPANS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
 
@@ -59,37 +60,41 @@ export const SQL = {
     `FROM ${SPANS.name} WHERE is_error AND ${between(b.from, b.to)} GROUP BY ALL`,
 
   /** When each error type first appeared in the look-back and window (to tell a new one, and since when). */
-  errorTypesFirstSeen: (b: Bounds) =>
-    `SELECT service_name, coalesce(error_type, 'unclassified') AS error_type, min(epoch_us(timestamp)) AS first_us FROM ${SPANS.name} WHERE is_error AND ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+  errorTypesFirstSeen: (b: Bounds, dirty: readonly number[]) =>
+    `SELECT service_name, error_type, min(first_us) AS first_us FROM (${fromRollup(ROLLUPS[1]!, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
 
   /** The persisted series before the window. */
   series: (b: Bounds) =>
     `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM ${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}`,
 
+  /** Buckets of the look-back and window the detection pass has not closed (their series and rollups are read raw). */
   dirtyBuckets: (b: Bounds) =>
-    `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket >= ${Math.floor(b.lookFrom / BUCKET_US)} AND bucket < ${Math.floor(b.from / BUCKET_US)} ORDER BY bucket`,
+    `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket >= ${Math.floor(b.lookFrom / BUCKET_US)} AND bucket <= ${Math.floor(b.to / BUCKET_US)} ORDER BY bucket`,
 
   /** The series' own aggregates over raw telemetry for buckets [lo, hi) the pass has not closed. */
   rawSeries: (lo: number, hi: number) =>
     `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM (${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')})`,
 
-  /** Cross-service calls: a server or consumer span whose parent span belongs to another service. */
-  edges: (b: Bounds, sampleMod: number) => {
-    const sample = sampleMod > 1 ? ` AND hash(trace_id) % ${sampleMod} = 0` : '';
+  /**
+   * Cross-service calls: a server or consumer span whose parent span belongs to another service, in
+   * the last `sliceUs` of the window (its parents may start up to a minute earlier). A contiguous
+   * slice, unlike a sample of traces, lets the store skip every other row group.
+   */
+  edges: (b: Bounds, sliceUs: number) => {
+    const lo = Math.max(b.from, b.to - sliceUs);
     return (
       `SELECT p.service_name AS caller, p.operation AS caller_operation, c.service_name AS callee, count(*) AS n, count_if(c.is_error) AS k ` +
-      `FROM (SELECT trace_id, parent_span_id, service_name, is_error FROM ${SPANS.name} WHERE span_kind IN (2, 5) AND parent_span_id IS NOT NULL AND ${between(b.from, b.to)}${sample}) AS c ` +
-      `JOIN (SELECT trace_id, span_id, service_name, operation FROM ${SPANS.name} WHERE ${between(b.from - BUCKET_US, b.to)}${sample}) AS p ` +
+      `FROM (SELECT trace_id, parent_span_id, service_name, is_error FROM ${SPANS.name} WHERE span_kind IN (2, 5) AND parent_span_id IS NOT NULL AND ${between(lo, b.to)}) AS c ` +
+      `JOIN (SELECT trace_id, span_id, service_name, operation FROM ${SPANS.name} WHERE ${between(lo - 60_000_000, b.to)}) AS p ` +
       `ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.service_name <> c.service_name GROUP BY ALL`
     );
   },
 
   /** Versions, images, instances and pods per service, first and last seen, over the look-back and window. */
-  deployments: (b: Bounds) =>
+  deployments: (b: Bounds, dirty: readonly number[]) =>
     `SELECT service_name, service_version, container_image, service_instance_id, k8s_pod_name, any_value(k8s_deployment) AS k8s_deployment, ` +
-    `any_value(k8s_namespace) AS k8s_namespace, any_value(service_namespace) AS service_namespace, ` +
-    `min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, count(*) AS n ` +
-    `FROM ${SPANS.name} WHERE ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+    `any_value(k8s_namespace) AS k8s_namespace, any_value(service_namespace) AS service_namespace, min(first_us) AS first_us, max(last_us) AS last_us, sum(n) AS n ` +
+    `FROM (${fromRollup(ROLLUPS[0]!, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
 
   /** Logs per service and template in the window. */
   windowLogs: (b: Bounds) =>
@@ -105,12 +110,16 @@ export const SQL = {
     `SELECT service_name, profile_type, unit, function, epoch_us(timestamp) >= ${b.from} AS in_window, sum(value)::DOUBLE AS value, sum(sample_count) AS samples, ` +
     `min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us FROM ${PROFILES.name} WHERE ${between(b.lookFrom, b.to)} GROUP BY ALL`,
 
-  /** Model calls (GenAI semantic conventions, promoted at ingest) per service and model, window and before; finish reasons as a histogram. */
-  genAi: (b: Bounds) =>
+  /** Model calls in the window (GenAI semantic conventions, promoted at ingest) per service and model; finish reasons as a histogram. */
+  genAiWindow: (b: Bounds) =>
     `SELECT service_name, gen_ai_model AS model, any_value(gen_ai_system) AS system, list(DISTINCT gen_ai_operation) FILTER (WHERE gen_ai_operation IS NOT NULL) AS operations, ` +
-    `epoch_us(timestamp) >= ${b.from} AS in_window, histogram(coalesce(gen_ai_finish_reasons, '[]')) AS finish, count(*) AS n, count_if(is_error) AS k, ` +
+    `true AS in_window, histogram(coalesce(gen_ai_finish_reasons, '[]')) AS finish, count(*) AS n, count_if(is_error) AS k, ` +
     `quantile_cont(duration_us, 0.95) AS p95, sum(gen_ai_input_tokens) AS input_tokens, sum(gen_ai_output_tokens) AS output_tokens ` +
-    `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+    `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${between(b.from, b.to)} GROUP BY ALL`,
+
+  /** Model calls before the window, per finish reasons (the rollup's shape). */
+  genAiBefore: (b: Bounds, dirty: readonly number[]) =>
+    `SELECT service_name, model, finish, sum(n) AS n, sum(k) AS k FROM (${fromRollup(ROLLUPS[2]!, b.lookFrom, bucketStart(b.from), dirty)}) GROUP BY ALL`,
 
   anomalies: (b: Bounds) =>
     `SELECT service_name, operation, signal, before, after, ts_shift_us, drill_down_sql FROM ${ANOMALIES.name} WHERE ${between(b.lookFrom, b.to)}`,
@@ -135,8 +144,11 @@ export const SQL = {
   /** Error spans of one service, newest first. */
   errorSpans: (b: Bounds, service: string, limit: number) =>
     `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, span_id LIMIT ${limit}`,
+  /** The slowest spans: their ids and durations first (narrow columns), then only those rows are read whole. */
   slowSpans: (b: Bounds, service: string, limit: number) =>
-    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND NOT is_error AND ${between(b.from, b.to)} ORDER BY duration_us DESC, span_id LIMIT ${limit}`,
+    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND ${between(b.from, b.to)} AND span_id IN (` +
+    `SELECT span_id FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND NOT is_error AND ${between(b.from, b.to)} ORDER BY duration_us DESC, span_id LIMIT ${limit}) ` +
+    `ORDER BY duration_us DESC, span_id`,
   spansById: (b: Bounds, service: string, spanIds: readonly string[]) =>
     `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND span_id IN (${inList(spanIds)}) AND ${between(b.from, b.to)}`,
 
@@ -162,6 +174,17 @@ export const SQL = {
 
 export const SPAN_SAMPLE_COLUMNS =
   'trace_id, span_id, parent_span_id, span_name, operation, span_kind, status_code, status_message, is_error, epoch_us(timestamp) AS start_us, duration_us, span_attributes, events_json';
+
+/**
+ * A rollup's rows for [lo, hi): the stored rows of closed buckets, and for buckets not closed yet (or
+ * reopened by late data) the same aggregate over raw spans.
+ */
+export function fromRollup(r: Rollup, lo: number, hi: number, dirty: readonly number[]): string {
+  const open = dirty.filter((d) => (d + 1) * BUCKET_US > lo && d * BUCKET_US < hi);
+  const stored = `SELECT * FROM ${r.table.name} WHERE ${between(bucketStart(lo), hi)}${open.length ? ` AND epoch_us(timestamp) // ${BUCKET_US} NOT IN (${open.join(', ')})` : ''}`;
+  const raw = bucketRuns(open).map(([a, z]) => r.aggregate(sqlTimestamp(Math.max(a, lo)), sqlTimestamp(Math.min(z, hi))));
+  return [stored, ...raw].join(' UNION ALL ');
+}
 
 export function bucketStart(us: number): number {
   return Math.floor(us / BUCKET_US) * BUCKET_US;
@@ -190,6 +213,7 @@ export interface SharedRows {
   windowLogs: Row[];
   profiles: Row[];
   genAi: Row[];
+  genAiBefore: Row[];
   anomalies: Row[];
 }
 
@@ -223,32 +247,45 @@ async function read(r: Reader, sql: string): Promise<Row[]> {
 
 /** Runs the shared statements concurrently. */
 export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> {
-  const seriesRows = (async () => {
-    const dirty = (await read(reads, SQL.dirtyBuckets(b))).map((r) => Number(r['bucket']));
-    const parts = await Promise.all([read(reads, SQL.series(b)), ...bucketRuns(dirty).map(([lo, hi]) => read(reads, SQL.rawSeries(lo, hi)))]);
-    return parts.flat();
-  })();
+  const dirty = (await read(reads, SQL.dirtyBuckets(b))).map((r) => Number(r['bucket']));
+  const seriesDirty = dirty.filter((d) => d * BUCKET_US < bucketStart(b.from));
   const edgeRows = (async () => {
-    // The join's cost grows with the window's spans; past EDGE_SAMPLE_SPANS it runs on a hash sample
-    // of traces (whole traces, so parent and child stay together) and its counts are scaled up.
-    const [count] = await read(reads, `SELECT count(*) AS n FROM ${SPANS.name} WHERE ${between(b.from - BUCKET_US, b.to)}`);
+    // The join's cost grows with the window's spans: past EDGE_SAMPLE_SPANS it runs on the most
+    // recent slice of the window that holds about that many (at least a minute).
+    const [count] = await read(reads, `SELECT count(*) AS n FROM ${SPANS.name} WHERE ${between(b.from, b.to)}`);
     const n = Number(count?.['n'] ?? 0);
-    const mod = n > EDGE_SAMPLE_SPANS ? Math.ceil(n / EDGE_SAMPLE_SPANS) : 1;
-    return { rows: await read(reads, SQL.edges(b, mod)), mod };
+    const w = b.to - b.from;
+    const slice = n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
+    return { rows: await read(reads, SQL.edges(b, slice)), mod: slice < w ? w / slice : 1 };
   })();
-  const [windowOps, windowErrors, errorTypesFirstSeen, series, edges, deployments, windowLogs, profiles, genAi, anomalies] = await Promise.all([
+  const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies] = await Promise.all([
     read(reads, SQL.windowOps(b)),
     read(reads, SQL.windowErrors(b)),
-    read(reads, SQL.errorTypesFirstSeen(b)),
-    seriesRows,
+    read(reads, SQL.errorTypesFirstSeen(b, dirty)),
+    read(reads, SQL.series(b)),
+    Promise.all(bucketRuns(seriesDirty).map(([lo, hi]) => read(reads, SQL.rawSeries(lo, hi)))),
     edgeRows,
-    read(reads, SQL.deployments(b)),
+    read(reads, SQL.deployments(b, dirty)),
     read(reads, SQL.windowLogs(b)),
     read(reads, SQL.profiles(b)),
-    read(reads, SQL.genAi(b)),
+    read(reads, SQL.genAiWindow(b)),
+    read(reads, SQL.genAiBefore(b, dirty)),
     read(reads, SQL.anomalies(b)),
   ]);
-  return { windowOps, windowErrors, errorTypesFirstSeen, series, edges: edges.rows, edgeSampleMod: edges.mod, deployments, windowLogs, profiles, genAi, anomalies };
+  return {
+    windowOps,
+    windowErrors,
+    errorTypesFirstSeen,
+    series: [...series, ...rawSeries.flat()],
+    edges: edges.rows,
+    edgeSampleMod: edges.mod,
+    deployments,
+    windowLogs,
+    profiles,
+    genAi,
+    genAiBefore,
+    anomalies,
+  };
 }
 
 export { read as readSql };

@@ -2,7 +2,8 @@
 // in schema.ts is the truth); anything else is a numbered step in MIGRATIONS. The version reached is
 // recorded in svc_meta, and a file written by a newer version is refused rather than damaged.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ALL_TABLES, SCHEMA_VERSION, createTableSql } from './schema.js';
+import { ALL_TABLES, DIRTY_BUCKETS, ROLLUP_TABLES, SERIES, SCHEMA_VERSION, createTableSql } from './schema.js';
+import { BUCKET_US } from './batch.js';
 import { inTransaction } from './db.js';
 
 interface Migration {
@@ -27,8 +28,14 @@ export async function migrate(conn: DuckDBConnection): Promise<{ from: number; t
   if (from > SCHEMA_VERSION) {
     throw new Error(`the database was written by a newer version (schema ${from}; this build knows ${SCHEMA_VERSION}); refusing to open it`);
   }
+  const existing = new Set((await conn.runAndReadAll('SELECT table_name FROM duckdb_tables()')).getRows().map((r) => String(r[0])));
   return inTransaction(conn, async () => {
     for (const t of ALL_TABLES) await conn.run(createTableSql(t));
+    // Rollups new to a store that already has closed buckets: mark those buckets for the detection
+    // pass to close again, which writes their rollups (and rewrites the same series).
+    if (existing.has(SERIES.name) && ROLLUP_TABLES.some((t) => !existing.has(t.name))) {
+      await conn.run(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} SELECT DISTINCT epoch_us(timestamp) // ${BUCKET_US} FROM ${SERIES.name}`);
+    }
     const addedColumns: string[] = [];
     for (const t of ALL_TABLES) {
       const have = new Set(

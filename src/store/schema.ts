@@ -302,6 +302,51 @@ export const SERIES: Table = {
   ],
 };
 
+/**
+ * Per-bucket facts the diagnosis reads over its look-back, written by the detection pass when it
+ * closes a bucket (like the series): a diagnosis then reads hundreds of rows instead of scanning
+ * millions of spans, and aggregates only the buckets not closed yet from raw telemetry.
+ */
+export const RESOURCES_5M: Table = {
+  name: 'svc_resources_5m',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true), // bucket start
+    c('service_name', 'VARCHAR', true),
+    c('service_version', 'VARCHAR'),
+    c('container_image', 'VARCHAR'),
+    c('service_instance_id', 'VARCHAR'),
+    c('k8s_pod_name', 'VARCHAR'),
+    c('k8s_deployment', 'VARCHAR'),
+    c('k8s_namespace', 'VARCHAR'),
+    c('service_namespace', 'VARCHAR'),
+    c('first_us', 'BIGINT', true),
+    c('last_us', 'BIGINT', true),
+    c('n', 'BIGINT', true),
+  ],
+};
+
+export const ERROR_TYPES_5M: Table = {
+  name: 'svc_error_types_5m',
+  retentionColumn: 'timestamp',
+  columns: [c('timestamp', 'TIMESTAMP', true), c('service_name', 'VARCHAR', true), c('error_type', 'VARCHAR', true), c('first_us', 'BIGINT', true), c('n', 'BIGINT', true)],
+};
+
+export const GEN_AI_5M: Table = {
+  name: 'svc_gen_ai_5m',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true),
+    c('service_name', 'VARCHAR', true),
+    c('model', 'VARCHAR', true),
+    c('finish', 'VARCHAR', true), // gen_ai_finish_reasons as stored ('[]' when absent)
+    c('n', 'BIGINT', true),
+    c('k', 'BIGINT', true),
+  ],
+};
+
+export const ROLLUP_TABLES: readonly Table[] = [RESOURCES_5M, ERROR_TYPES_5M, GEN_AI_5M];
+
 /** 5-minute buckets (index = floor(µs / 300 s)) that received data since the detection pass last closed them. */
 export const DIRTY_BUCKETS: Table = {
   name: 'svc_dirty_buckets',
@@ -352,7 +397,7 @@ export const ALERTS: Table = {
 export const QUERYABLE_TABLES: readonly Table[] = [...SPEC_TABLES, SERVICES, SERIES];
 
 /** Every table the store creates, in creation order. */
-export const ALL_TABLES: readonly Table[] = [...QUERYABLE_TABLES, DIRTY_BUCKETS, DETECTOR_STATE, ALERTS];
+export const ALL_TABLES: readonly Table[] = [...QUERYABLE_TABLES, ...ROLLUP_TABLES, DIRTY_BUCKETS, DETECTOR_STATE, ALERTS];
 
 /** Bumped when a change needs more than adding columns; see store/migrate.ts. */
 export const SCHEMA_VERSION = 1;

@@ -17,6 +17,8 @@ const START = now - 2 * 3_600_000_000;
 const FAULT = now - 40 * 60_000_000; // the agent asks about the last 15 minutes, 40 minutes into the trouble
 
 let srv: TestServer;
+/** The first diagnosis, before any detection pass: raw telemetry for every bucket. */
+let beforePass: any;
 const hex = (n: number) => randomBytes(n).toString('hex');
 
 /** One request through the chain; payments fails (and its callers with it) after FAULT. */
@@ -119,6 +121,7 @@ describe('diagnose before any detection pass', () => {
     expect(r.status).toBe(200);
     expect(r.body.errors).toEqual({});
     block = r.body.results.gateway;
+    beforePass = block;
     if (process.env['DUMP_BLOCK']) (await import('node:fs')).writeFileSync(process.env['DUMP_BLOCK'], JSON.stringify(r.body, null, 1));
   });
 
@@ -248,6 +251,14 @@ describe('diagnose after the detection pass', () => {
     }
     block = (await diagnose({ services: ['gateway'] })).body.results.gateway;
   }, 60_000);
+
+  it('reads the closed buckets from the rollups and answers as it did from raw telemetry', async () => {
+    const w = beforePass.window;
+    const after = (await diagnose({ services: ['gateway'], from_ts: w.from_ts, to_ts: w.to_ts })).body.results.gateway;
+    expect(after.context).toEqual(beforePass.context);
+    expect(after.events).toEqual(beforePass.events);
+    expect(after.operation_summaries.map((o: any) => [o.operation, o.count, o.baseline_count])).toEqual(beforePass.operation_summaries.map((o: any) => [o.operation, o.count, o.baseline_count]));
+  });
 
   it('still blames payments, and lists the correlated shifts as incidents', async () => {
     checkBlame(block);

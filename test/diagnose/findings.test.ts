@@ -65,6 +65,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     windowLogs: [],
     profiles: [],
     genAi: [],
+    genAiBefore: [],
     anomalies: [],
   };
   const model = buildModel(shared, bounds, baseBuckets, new Set(ops.map((o) => o.service)));
@@ -80,6 +81,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     templates: new Map(),
     profiles: [],
     genAi: [],
+    genAiBefore: [],
     anomalies: [],
     coverage: { spans: true, logs: true, metrics: true, profiles: true },
   }).findings;

@@ -1,0 +1,46 @@
+// The per-bucket facts a diagnosis reads over its look-back (store/schema.ts ROLLUP_TABLES): which
+// versions, images, instances and pods each service ran on, which error types it raised, and its
+// model calls by finish reason. The detection pass writes them for the buckets it closes, with the
+// same statements the diagnosis runs over raw telemetry for the buckets not closed yet, so both
+// sources agree by construction.
+import { BUCKET_US } from '../store/batch.js';
+import { ERROR_TYPES_5M, GEN_AI_5M, RESOURCES_5M, SPANS, type Table } from '../store/schema.js';
+
+export interface Rollup {
+  table: Table;
+  /** SELECT producing the table's columns, in order, for the spans of [lo, hi) (TIMESTAMP literals). */
+  aggregate(lo: string, hi: string): string;
+}
+
+const bucket = `make_timestamp((epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US})`;
+const within = (lo: string, hi: string) => `timestamp >= ${lo} AND timestamp < ${hi}`;
+
+export const ROLLUPS: readonly Rollup[] = [
+  {
+    table: RESOURCES_5M,
+    aggregate: (lo, hi) =>
+      `SELECT ${bucket} AS timestamp, service_name, service_version, container_image, service_instance_id, k8s_pod_name, ` +
+      `any_value(k8s_deployment), any_value(k8s_namespace), any_value(service_namespace), min(epoch_us(timestamp)), max(epoch_us(timestamp)), count(*) ` +
+      `FROM ${SPANS.name} WHERE ${within(lo, hi)} GROUP BY ALL`,
+  },
+  {
+    table: ERROR_TYPES_5M,
+    aggregate: (lo, hi) =>
+      `SELECT ${bucket} AS timestamp, service_name, coalesce(error_type, 'unclassified'), min(epoch_us(timestamp)), count(*) ` +
+      `FROM ${SPANS.name} WHERE is_error AND ${within(lo, hi)} GROUP BY ALL`,
+  },
+  {
+    table: GEN_AI_5M,
+    aggregate: (lo, hi) =>
+      `SELECT ${bucket} AS timestamp, service_name, gen_ai_model, coalesce(gen_ai_finish_reasons, '[]'), count(*), count_if(is_error) ` +
+      `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${within(lo, hi)} GROUP BY ALL`,
+  },
+];
+
+/** Statements that (re)compute the rollups of [lo, hi), bucket-aligned TIMESTAMP literals. */
+export function rebuildRollupsSql(lo: string, hi: string): string[] {
+  return ROLLUPS.flatMap((r) => [
+    `DELETE FROM ${r.table.name} WHERE ${within(lo, hi)}`,
+    `INSERT INTO ${r.table.name} (${r.table.columns.map((c) => `"${c.name}"`).join(', ')}) ${r.aggregate(lo, hi)}`,
+  ]);
+}

@@ -1,0 +1,71 @@
+// The diagnosis's per-bucket rollups: the detection pass's rebuild writes exactly what the same
+// aggregate gives over raw spans, and a store that predates them has its closed buckets reopened
+// so the next pass fills them in.
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore, sqlTimestamp, type Store } from '../../src/store/db.js';
+import { rebuildSeriesSql } from '../../src/detect/signals.js';
+import { ROLLUPS } from '../../src/detect/rollups.js';
+import { readRows } from '../../src/store/readers.js';
+import { DIRTY_BUCKETS, ROLLUP_TABLES, SPANS } from '../../src/store/schema.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const B = 300_000_000;
+const B0 = Math.floor(1_790_000_000_000_000 / B);
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function storeWithSpans(): Promise<{ store: Store; dir: string }> {
+  const t = tempDir();
+  const store = await openStore(t.dir);
+  cleanups.push(t.cleanup);
+  // 3 buckets of spans from two services: a version change and a new instance in the third, errors, model calls.
+  await store.writer.run(
+    `INSERT INTO ${SPANS.name} (timestamp, service_name, trace_id, span_id, span_name, status_code, duration_us, operation, is_error, error_type, service_version, service_instance_id, k8s_pod_name, gen_ai_model, gen_ai_finish_reasons) ` +
+      `SELECT make_timestamp(${B0 * B} + i * 1000000), CASE WHEN i % 3 = 0 THEN 'llm' ELSE 'pay' END, md5(i::VARCHAR), left(md5((i + 1)::VARCHAR), 16), 'op', ` +
+      `CASE WHEN i % 7 = 0 THEN 2 ELSE 0 END, 1000 + i, 'GET /x', i % 7 = 0, CASE WHEN i % 7 = 0 THEN (CASE WHEN i > 600 THEN 'Timeout' END) END, ` +
+      `CASE WHEN i > 600 THEN '2.0' ELSE '1.0' END, CASE WHEN i > 600 THEN 'pod-b' ELSE 'pod-a' END, CASE WHEN i > 600 THEN 'pod-b' ELSE 'pod-a' END, ` +
+      `CASE WHEN i % 3 = 0 THEN 'gpt' END, CASE WHEN i % 3 = 0 THEN (CASE WHEN i % 2 = 0 THEN '["stop"]' ELSE '["length"]' END) END FROM range(900) AS t(i)`,
+  );
+  return { store, dir: t.dir };
+}
+
+const sorted = (rows: Record<string, unknown>[]) => rows.map((r) => JSON.stringify(Object.values(r), (_k, v) => (typeof v === 'bigint' ? Number(v) : v))).sort();
+
+describe('rollups', () => {
+  it('the pass writes what the aggregate gives over raw spans', async () => {
+    const { store } = await storeWithSpans();
+    cleanups.push(() => store.close());
+    for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
+    for (const r of ROLLUPS) {
+      const stored = await readRows(store.writer, `SELECT * FROM ${r.table.name}`);
+      const raw = await readRows(store.writer, r.aggregate(sqlTimestamp(B0 * B), sqlTimestamp((B0 + 3) * B)));
+      expect(stored.length, r.table.name).toBeGreaterThan(0);
+      expect(sorted(stored)).toEqual(sorted(raw));
+    }
+    const versions = await readRows(store.writer, `SELECT DISTINCT service_version FROM svc_resources_5m ORDER BY 1`);
+    expect(versions.map((r) => r['service_version'])).toEqual(['1.0', '2.0']);
+    // Rebuilding the same buckets again replaces, never duplicates.
+    for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
+    expect(sorted(await readRows(store.writer, `SELECT * FROM svc_error_types_5m`))).toEqual(sorted(await readRows(store.writer, ROLLUPS[1]!.aggregate(sqlTimestamp(B0 * B), sqlTimestamp((B0 + 3) * B)))));
+  });
+
+  it('a store from before the rollups gets its closed buckets reopened for the next pass', async () => {
+    const { store, dir } = await storeWithSpans();
+    for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
+    await store.writer.run(`DELETE FROM ${DIRTY_BUCKETS.name}`);
+    for (const t of ROLLUP_TABLES) await store.writer.run(`DROP TABLE ${t.name}`);
+    await store.close();
+    const reopened = await openStore(dir);
+    cleanups.push(() => reopened.close());
+    const dirty = await readRows(reopened.writer, `SELECT bucket FROM ${DIRTY_BUCKETS.name} ORDER BY bucket`);
+    expect(dirty.map((r) => Number(r['bucket']))).toEqual([B0, B0 + 1, B0 + 2]);
+    // Opening it again marks nothing more: the tables exist now.
+    await reopened.writer.run(`DELETE FROM ${DIRTY_BUCKETS.name}`);
+    await reopened.close();
+    const third = await openStore(dir);
+    cleanups.push(() => third.close());
+    expect(Number((await readRows(third.writer, `SELECT count(*) AS n FROM ${DIRTY_BUCKETS.name}`))[0]!["n"])).toBe(0);
+  });
+});
