@@ -210,10 +210,15 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
   const S = meta.service;
   const fns = SQL as unknown as Record<string, (...a: unknown[]) => string>;
   return withDirect(dir, threads, async (c) => {
-    const n = Number((await c.runAndReadAll(`SELECT count(*) FROM svc_spans WHERE timestamp >= ${sqlTimestamp(b.from - BUCKET_US)} AND timestamp < ${sqlTimestamp(b.to)}`)).getRows()[0]![0]);
-    const mod = n > EDGE_SAMPLE_SPANS ? Math.ceil(n / EDGE_SAMPLE_SPANS) : 1;
+    // As readShared does: the call graph on the window's most recent slice of about EDGE_SAMPLE_SPANS
+    // spans; the rollups with no bucket left open (the server's pass closed them all).
+    const n = Number((await c.runAndReadAll(`SELECT count(*) FROM svc_spans WHERE timestamp >= ${sqlTimestamp(b.from)} AND timestamp < ${sqlTimestamp(b.to)}`)).getRows()[0]![0]);
+    const w = b.to - b.from;
     const args: Record<string, unknown[]> = {
-      edges: [b, mod],
+      edges: [b, n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w],
+      deployments: [b, []],
+      errorTypesFirstSeen: [b, []],
+      genAiBefore: [b, []],
       metrics: [b, S],
       metricSeries: [b, S],
       errorSpans: [b, S, 20],
