@@ -17,7 +17,8 @@ const JSON_MAX_DEPTH: i32 = 4;
 const JSON_MAX_KEYS: i32 = 64;
 const PREFIX_TOKENS: i32 = 1;
 const LEAF_MAX: i32 = 64;
-const SIM_NUM: i64 = 7;
+const QUOTE_MAX: i32 = 512;
+let simNum: i64 = 7; // of SIM_DEN; set by init()
 const SIM_DEN: i64 = 10;
 const FLAG_NEW: u8 = 1;
 const FLAG_CHANGED: u8 = 2;
@@ -37,6 +38,7 @@ let oLen = new StaticArray<i32>(0);
 let oNum = new StaticArray<f64>(0);
 let oChanged = new StaticArray<f64>(0);
 let oEvicted = new StaticArray<f64>(0);
+let oEvictedInto = new StaticArray<f64>(0);
 let nChanged: i32 = 0;
 let nEvicted: i32 = 0;
 let patBuf = new StaticArray<u8>(1024);
@@ -65,7 +67,9 @@ export function prepare(totalBytes: i32, n: i32): void {
     oLen = new StaticArray<i32>(c * MAX_PARAMS);
     oNum = new StaticArray<f64>(c * MAX_PARAMS);
     oChanged = new StaticArray<f64>(c);
-    oEvicted = new StaticArray<f64>(c);
+    // retired per batch: at most n evictions and n + LEAF_MAX merges (reference.ts absorb)
+    oEvicted = new StaticArray<f64>(2 * c + LEAF_MAX);
+    oEvictedInto = new StaticArray<f64>(2 * c + LEAF_MAX);
   }
 }
 export function inputPtr(): usize { return changetype<usize>(inBuf); }
@@ -81,6 +85,7 @@ export function plenPtr(): usize { return changetype<usize>(oLen); }
 export function pnumPtr(): usize { return changetype<usize>(oNum); }
 export function changedPtr(): usize { return changetype<usize>(oChanged); }
 export function evictedPtr(): usize { return changetype<usize>(oEvicted); }
+export function evictedIntoPtr(): usize { return changetype<usize>(oEvictedInto); }
 export function changedCount(): i32 { return nChanged; }
 export function evictedCount(): i32 { return nEvicted; }
 export function patPtr(): usize { return changetype<usize>(patBuf); }
@@ -159,6 +164,134 @@ function hashBytes(p: usize, len: i32): u64 {
 }
 const WILD_KEY: u64 = 0xa5a5a5a55a5a5a5a;
 
+
+// ---- names: top-level domains and months, as packed lower-case bytes (reference.ts TLDS, MONTHS) ----
+const TLD_SET = new Set<u64>();
+const MONTH_SET = new Set<u64>();
+/** Packs [s, e) (at most 8 bytes) into a u64, the first byte lowest; 0 when longer. */
+function pack(p: usize, s: i32, e: i32): u64 {
+  if (e - s > 8 || e <= s) return 0;
+  let v: u64 = 0;
+  for (let i = e - 1; i >= s; i--) v = (v << 8) | <u64>ch(p, i);
+  return v;
+}
+function packStr(x: string): u64 {
+  let v: u64 = 0;
+  for (let i = x.length - 1; i >= 0; i--) v = (v << 8) | <u64>x.charCodeAt(i);
+  return v;
+}
+function initNames(): void {
+  const tlds = ['com', 'net', 'org', 'edu', 'gov', 'mil', 'int', 'io', 'co', 'info', 'biz', 'us', 'uk', 'de', 'fr', 'jp', 'cn', 'hk', 'ru', 'nl', 'eu', 'au', 'ca', 'br', 'local', 'internal', 'lan', 'cloud', 'dev', 'app', 'ai'];
+  for (let i = 0; i < tlds.length; i++) TLD_SET.add(packStr(tlds[i]));
+  const months = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+  for (let i = 0; i < months.length; i++) MONTH_SET.add(packStr(months[i]));
+}
+initNames();
+@inline function isTld(p: usize, s: i32, e: i32): bool { return TLD_SET.has(pack(p, s, e)); }
+function isMonth(p: usize, k: i32, e: i32): bool {
+  if (k + 3 > e || (k + 3 < e && isAlpha(ch(p, k + 3)))) return false;
+  let v: u64 = 0;
+  for (let i = k + 2; i >= k; i--) {
+    const c = ch(p, i);
+    if (!isAlpha(c)) return false;
+    v = (v << 8) | <u64>(c | 32);
+  }
+  return MONTH_SET.has(v);
+}
+
+// ---- tokens: a quoted string with separators is one token -----------------------------------------
+let tokQs: i32 = -1;
+let tokQe: i32 = -1;
+function quoteEnd(p: usize, q: i32, end: i32): i32 {
+  const lim = q + QUOTE_MAX < end ? q + QUOTE_MAX : end;
+  let sep = false;
+  for (let j = q + 1; j < lim; j++) {
+    const c = ch(p, j);
+    if (c == 10 || c == 13) return -1;
+    if (isSep(c)) sep = true;
+    else if (c == 34 && ch(p, j - 1) != 92) {
+      const n = j + 1 < end ? ch(p, j + 1) : 32;
+      if (isSep(n) || n == 44 || n == 59 || n == 41 || n == 93 || n == 125) return sep ? j : -1;
+    }
+  }
+  return -1;
+}
+function tokenEnd(p: usize, s: i32, end: i32): i32 {
+  let i = s;
+  tokQs = -1;
+  tokQe = -1;
+  while (i < end) {
+    const c = ch(p, i);
+    if (isSep(c)) break;
+    if (c == 34 && tokQs < 0 && (i == s || ch(p, i - 1) == 61 || ch(p, i - 1) == 58)) {
+      const j = quoteEnd(p, i, end);
+      if (j > 0) {
+        tokQs = i - s;
+        tokQe = j - s;
+        i = j + 1;
+        continue;
+      }
+    }
+    i++;
+  }
+  return i;
+}
+
+function wholeRunEnd(p: usize, s: i32, e: i32): i32 {
+  let k = s;
+  let colons = 0;
+  let dbl = false;
+  let digit = false;
+  let group = 0;
+  let maxGroup = 0;
+  let two = true;
+  while (k < e) {
+    const c = ch(p, k);
+    if (c == 58) {
+      if (k > s && ch(p, k - 1) == 58) dbl = true;
+      if (group != 2) two = false;
+      colons++;
+      group = 0;
+    } else if (isHex(c)) {
+      if (isDigit(c)) digit = true;
+      group++;
+      if (group > maxGroup) maxGroup = group;
+    } else break;
+    k++;
+  }
+  if (group != 2) two = false;
+  const endsClean = k == e || !(isAlpha(ch(p, k)) || isDigit(ch(p, k)) || ch(p, k) == 46);
+  if (digit && maxGroup <= 4 && endsClean && ((colons >= 2 && (dbl || colons == 7)) || (colons == 5 && two))) return k;
+  if (!isDigit(ch(p, s))) return -1;
+  let month = false;
+  let seps = 0;
+  k = s;
+  while (k < e) {
+    const c = ch(p, k);
+    if (isDigit(c)) k++;
+    else if (c == 45 || c == 47 || c == 58 || c == 46 || c == 43) {
+      seps++;
+      k++;
+    } else if (!month && isMonth(p, k, e)) {
+      month = true;
+      k += 3;
+    } else break;
+  }
+  return month && seps >= 2 && (k == e || !isAlpha(ch(p, k))) ? k : -1;
+}
+
+function isDomain(p: usize, s: i32, e: i32): bool {
+  let last = -1;
+  for (let i = s; i < e; i++) {
+    const c = ch(p, i);
+    if (c == 46) {
+      if (i == s || i == last + 1) return false;
+      last = i;
+    } else if (!isAlpha(c) && !isDigit(c) && c != 45) return false;
+  }
+  return last > s && last < e - 1 && isTld(p, last + 1, e);
+}
+
 // ---- masking (writes the masked token to mbuf at mpos) ----------------------------------------------
 const mbuf = new StaticArray<u8>(3 * MATCH_BYTES + 64);
 let mpos: i32 = 0;
@@ -228,8 +361,38 @@ function isHostPort(p: usize, s: i32, e: i32, tail: i32): bool {
   return dot;
 }
 
-/** Masks token p[0, L) into mbuf; sets gVarS/gVarE (relative to the token). */
-function maskToken(p: usize, L: i32): void {
+/** Does any word of the quoted text p[s, e) hold a variable part? (masks into mbuf and takes it back) */
+function quotedVariable(p: usize, s: i32, e: i32): bool {
+  const m0 = mpos;
+  let i = s;
+  let v = false;
+  while (i < e && !v) {
+    while (i < e && isSep(ch(p, i))) i++;
+    let j = i;
+    while (j < e && !isSep(ch(p, j))) j++;
+    if (j > i) {
+      maskToken(p + <usize>i, j - i, -1, -1);
+      v = gVarS >= 0;
+      mpos = m0;
+    }
+    i = j;
+  }
+  return v;
+}
+
+/** Masks token p[0, L) into mbuf; sets gVarS/gVarE (relative to the token). [qs, qe]: its quoted string with separators. */
+function maskToken(p: usize, L: i32, qs: i32, qe: i32): void {
+  if (qs >= 0) {
+    const variable = qe - qs - 1 > LONG_TOKEN || quotedVariable(p, qs + 1, qe);
+    gVarS = -1;
+    gVarE = -1;
+    gFast = false;
+    if (variable) {
+      mcopy(p, 0, qs + 1); mwild(); mcopy(p, qe, L);
+      gVarS = qs + 1; gVarE = qe;
+    } else mcopy(p, 0, L);
+    return;
+  }
   gVarS = -1;
   gVarE = -1;
   gFast = false;
@@ -250,6 +413,12 @@ function maskToken(p: usize, L: i32): void {
     const f = cls(c);
     if ((f & C_MASKABLE) != 0) break;
     if (c == 60) lt = true;
+    // a dot before a top-level domain may end a domain name (isDomain): take the slow path
+    if (c == 46) {
+      let j = k + 1;
+      while (j < L && isAlpha(ch(p, j))) j++;
+      if (j > k + 1 && (j == L || !(isDigit(ch(p, j)) || ch(p, j) == 45)) && isTld(p, k + 1, j)) break;
+    }
     h1 = (h1 ^ <u32>c) * 16777619;
     h2 = ((h2 << 5) + h2) ^ <u32>c;
   }
@@ -328,6 +497,12 @@ function maskToken(p: usize, L: i32): void {
   let tail = L;
   while (tail > 0 && ch(p, tail - 1) == 46) tail--;
   let i = 0;
+  const w = a < b ? wholeRunEnd(p, a, b) : -1;
+  if (w > 0) {
+    mcopy(p, 0, a); mwild();
+    gVarS = a; gVarE = w;
+    i = w;
+  }
   while (i < tail) {
     const c = ch(p, i);
     if (isDelim(c)) {
@@ -346,8 +521,7 @@ function maskToken(p: usize, L: i32): void {
     }
     let e = i;
     while (e < tail && !isDelim(ch(p, e))) e++;
-    let keep = maskSegment(p, i, e);
-    if (keep < 0 && isHostPort(p, i, e, tail)) keep = 0;
+    const keep = isHostPort(p, i, e, tail) || isDomain(p, i, e) ? 0 : maskSegment(p, i, e);
     if (keep < 0) mcopy(p, i, e);
     else {
       mcopy(p, i, i + keep);
@@ -570,6 +744,8 @@ class Tpl {
   tl: StaticArray<i32> = new StaticArray<i32>(0);
   th: StaticArray<u64> = new StaticArray<u64>(0);
   kind: StaticArray<u8> = new StaticArray<u8>(0);
+  /** 1 at positions holding the value of a `key: value` pair (reference.ts valuePositions) */
+  kv: StaticArray<u8> = new StaticArray<u8>(0);
   used: u64 = 0;
   prev: Tpl | null = null;
   next: Tpl | null = null;
@@ -590,8 +766,9 @@ const services = new Array<Svc | null>();
 const byId = new Map<u64, Tpl>();
 const pending = new Map<u64, Tpl>();
 
-export function init(maxTemplatesPerService: i32): void {
+export function init(maxTemplatesPerService: i32, similarityTenths: i32): void {
   cap = maxTemplatesPerService < 1 ? 1 : maxTemplatesPerService;
+  simNum = <i64>similarityTenths;
 }
 export function nextId(): f64 { return nextIdV; }
 export function setNextId(id: f64): void { if (id > nextIdV) nextIdV = id; }
@@ -633,6 +810,47 @@ function touch(s: Svc, t: Tpl): void {
   linkTail(s, t);
 }
 
+/** Removes a live template, reported as evicted (into = 0) or as merged into template `into`. */
+function retire(s: Svc, victim: Tpl, report: bool, into: f64): void {
+  unlink(s, victim);
+  s.count--;
+  byId.delete(<u64>victim.id);
+  if (victim.json) s.shapes.delete(victim.key);
+  else {
+    const leaf = s.leaves.get(victim.key);
+    const k = leaf.indexOf(victim);
+    leaf.splice(k, 1);
+    if (leaf.length == 0) s.leaves.delete(victim.key);
+  }
+  pending.set(<u64>victim.id, victim);
+  if (report) {
+    unchecked(oEvictedInto[nEvicted] = into);
+    unchecked(oEvicted[nEvicted++] = victim.id);
+  }
+}
+
+let mergeBudget: i32 = 0;
+
+/** After tpl generalised: merges into it the templates of its leaf with its constants whose variables it covers. */
+function absorb(s: Svc, tpl: Tpl): void {
+  const leaf = s.leaves.get(tpl.key);
+  const pp = changetype<usize>(tpl.pat);
+  for (let k = leaf.length - 1; k >= 0 && mergeBudget > 0; k--) {
+    const u = unchecked(leaf[k]);
+    if (u === tpl) continue;
+    const up = changetype<usize>(u.pat);
+    let covered = true;
+    for (let i = 0; i < tpl.ntok && covered; i++) {
+      const kind = unchecked(tpl.kind[i]);
+      covered = unchecked(tpl.th[i]) == unchecked(u.th[i]) || (unchecked(u.kind[i]) != 0 && (kind == 1 ||
+        (kind == 2 && globMatch(pp + <usize>unchecked(tpl.ts[i]), unchecked(tpl.tl[i]), up + <usize>unchecked(u.ts[i]), unchecked(u.tl[i])))));
+    }
+    if (!covered) continue;
+    mergeBudget--;
+    retire(s, u, true, tpl.id);
+  }
+}
+
 function addTpl(s: Svc, t: Tpl, report: bool): void {
   let victim: Tpl | null = null;
   if (!t.json && s.leaves.has(t.key)) {
@@ -644,20 +862,7 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
     }
   }
   if (victim === null && s.count >= cap) victim = s.head;
-  if (victim !== null) {
-    unlink(s, victim);
-    s.count--;
-    byId.delete(<u64>victim.id);
-    if (victim.json) s.shapes.delete(victim.key);
-    else {
-      const leaf = s.leaves.get(victim.key);
-      const k = leaf.indexOf(victim);
-      leaf.splice(k, 1);
-      if (leaf.length == 0) s.leaves.delete(victim.key);
-    }
-    pending.set(<u64>victim.id, victim);
-    if (report) unchecked(oEvicted[nEvicted++] = victim.id);
-  }
+  if (victim !== null) retire(s, victim, report, 0);
   linkTail(s, t);
   t.used = ++tick;
   s.count++;
@@ -697,9 +902,9 @@ function tokenize(p: usize, realEnd: i32): void {
     if (i >= end) break;
     if (lN == MAX_TOKENS) { lTrunc = true; break; }
     const s = i;
-    while (i < end && !isSep(ch(p, i))) i++;
+    i = tokenEnd(p, s, end);
     const m0 = mpos;
-    maskToken(p + <usize>s, i - s);
+    maskToken(p + <usize>s, i - s, tokQs, tokQe);
     const ml = mpos - m0;
     unchecked(lRawS[lN] = s);
     unchecked(lRawL[lN] = i - s);
@@ -731,14 +936,60 @@ function tokenize(p: usize, realEnd: i32): void {
   }
 }
 
-function leafKey(n: i32, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
+/** Key of a leaf: token count and the leading tokens, each by its key alone when it is key=value. */
+function leafKey(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArray<i32>, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
   let k: u64 = 0xcbf29ce484222325;
   for (let i = 0; i < PREFIX_TOKENS && i < n; i++) {
-    const t = unchecked(kinds[i]) == 0 ? unchecked(h[i]) : WILD_KEY;
+    let t = unchecked(kinds[i]) == 0 ? unchecked(h[i]) : WILD_KEY;
+    if (t != WILD_KEY) {
+      const p = base + <usize>unchecked(starts[i]);
+      const l = unchecked(lens[i]);
+      for (let j = 0; j < l - 1; j++) {
+        if (ch(p, j) == 61) { t = hashBytes(p, j + 1); break; }
+      }
+    }
     k = (k ^ t) * 0x100000001b3;
     k ^= k >>> 29;
   }
   return k ^ (<u64>n * 0x9e3779b97f4a7c15);
+}
+
+/** reference.ts sameKey: key=value tokens a and b with the same key and non-empty values. */
+function sameKey(a: usize, la: i32, b: usize, lb: i32): bool {
+  let k = 0;
+  while (k < la && ch(a, k) != 61) k++;
+  if (k == 0 || k >= la - 1 || k >= lb - 1 || ch(b, k) != 61) return false;
+  return memory.compare(a, b, <usize>k) == 0;
+}
+
+/** reference.ts isKeyToken: an identifier and a colon. */
+function isKeyToken(p: usize, n: i32): bool {
+  if (n < 2 || ch(p, n - 1) != 58) return false;
+  const c0 = ch(p, 0);
+  if (!isAlpha(c0) && c0 != 95) return false;
+  for (let i = 1; i < n - 1; i++) {
+    const c = ch(p, i);
+    if (!isAlpha(c) && !isDigit(c) && c != 95 && c != 46 && c != 45) return false;
+  }
+  return true;
+}
+
+/** reference.ts valuePositions, over the tokens [starts[i], starts[i] + lens[i]) of p. */
+function valuePositions(n: i32, p: usize, starts: StaticArray<i32>, lens: StaticArray<i32>): StaticArray<u8> {
+  const kv = new StaticArray<u8>(n);
+  let prev = false; // key at i - 1
+  let k3 = false; // key at i - 3
+  let k2 = false;
+  let cur = n > 0 && isKeyToken(p + <usize>unchecked(starts[0]), unchecked(lens[0]));
+  for (let i = 0; i < n; i++) {
+    const next = i + 1 < n && isKeyToken(p + <usize>unchecked(starts[i + 1]), unchecked(lens[i + 1]));
+    if (i > 0 && prev && !cur && (i + 1 < n ? next : i >= 3 && k3)) unchecked(kv[i] = 1);
+    k3 = k2;
+    k2 = prev;
+    prev = cur;
+    cur = next;
+  }
+  return kv;
 }
 
 /** Builds a text template from token byte ranges in `src` (tokens joined by one space). */
@@ -771,7 +1022,8 @@ function makeText(id: f64, svc: i32, n: i32, src: usize, starts: StaticArray<i32
   t.tl = tl;
   t.th = th;
   t.kind = kind;
-  t.key = leafKey(n, th, kind);
+  t.kv = valuePositions(n, pp, ts, tl);
+  t.key = leafKey(n, pp, ts, tl, th, kind);
   return t;
 }
 
@@ -848,6 +1100,7 @@ const changedSet = new Set<u64>();
 export function mine(svc: i32, n: i32): void {
   nChanged = 0;
   nEvicted = 0;
+  mergeBudget = n + LEAF_MAX;
   pending.clear();
   changedSet.clear();
   const s = service(svc);
@@ -881,7 +1134,7 @@ export function mine(svc: i32, n: i32): void {
       tokenize(p, len);
       if (lTrunc) flags |= FLAG_TRUNCATED;
       const ntok = lN;
-      const key = leafKey(ntok, lH, lKind);
+      const key = leafKey(ntok, mb, lMS, lML, lH, lKind);
       let best: Tpl | null = null;
       let bestEq: i64 = 0;
       let bestDen: i64 = 1;
@@ -901,6 +1154,8 @@ export function mine(svc: i32, n: i32): void {
             if (kind == 1) wild++;
             else if (unchecked(th[i]) == unchecked(lH[i])) eq++;
             else if (kind == 2 && globMatch(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+            else if (sameKey(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+            else if (unchecked(t.kv[i]) != 0 && unchecked(th[i - 1]) == unchecked(lH[i - 1])) eq++;
           }
           const den = ntok - wild;
           const e: i64 = den == 0 ? 1 : <i64>eq;
@@ -915,7 +1170,7 @@ export function mine(svc: i32, n: i32): void {
           }
         }
       }
-      if (best !== null && (bestEq * SIM_DEN >= SIM_NUM * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
+      if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
         tpl = best;
         const pp = changetype<usize>(tpl.pat);
         let changed = false;
@@ -956,7 +1211,9 @@ export function mine(svc: i32, n: i32): void {
           tpl.tl = nt.tl;
           tpl.th = nt.th;
           tpl.kind = nt.kind;
+          tpl.kv = nt.kv;
           flags |= FLAG_CHANGED;
+          absorb(s, tpl);
         }
         touch(s, tpl);
       } else {
@@ -1025,10 +1282,10 @@ export function restore(svc: i32, id: f64, len: i32): void {
     let n = 0;
     let i = 0;
     while (i < len && n < MAX_TOKENS + 1) {
-      while (i < len && ch(p, i) == 32) i++;
+      while (i < len && isSep(ch(p, i))) i++;
       if (i >= len) break;
       const st = i;
-      while (i < len && ch(p, i) != 32) i++;
+      i = tokenEnd(p, st, len);
       unchecked(gS[n] = st);
       unchecked(gL[n] = i - st);
       n++;
