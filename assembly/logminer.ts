@@ -310,9 +310,18 @@ function mcopy(p: usize, s: i32, e: i32): void {
 }
 @inline function mwild(): void { mput(60); mput(42); mput(62); }
 
+function isNumberedName(p: usize, s: i32, e: i32): bool {
+  let d = e;
+  while (d > s && isDigit(ch(p, d - 1))) d--;
+  if (e - d < 2 || d - s < 2) return false;
+  for (let i = s; i < d; i++) if (!isAlpha(ch(p, i))) return false;
+  return true;
+}
+
 function isVarPart(p: usize, s: i32, e: i32): bool {
   if (e <= s) return false;
   if (isDigit(ch(p, s))) return true;
+  if (isNumberedName(p, s, e)) return true;
   if (e - s < 8) return false;
   let digit = false;
   for (let i = s; i < e; i++) {
@@ -944,9 +953,13 @@ function leafKey(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArra
     if (t != WILD_KEY) {
       const p = base + <usize>unchecked(starts[i]);
       const l = unchecked(lens[i]);
-      for (let j = 0; j < l - 1; j++) {
-        if (ch(p, j) == 61) { t = hashBytes(p, j + 1); break; }
+      let eq = -1;
+      for (let j = 0; j < l; j++) {
+        const c = ch(p, j);
+        if (isDigit(c)) { t = WILD_KEY; break; }
+        if (c == 61 && eq < 0) eq = j;
       }
+      if (t != WILD_KEY && eq >= 0 && eq < l - 1) t = hashBytes(p, eq + 1);
     }
     k = (k ^ t) * 0x100000001b3;
     k ^= k >>> 29;

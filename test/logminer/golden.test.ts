@@ -36,13 +36,13 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     templates: 105,
     ga: 0.968,
     pa: 0.9335,
-    sha256: 'cd16de2c4b519dcf'
+    sha256: 'cd37c24a2e0ba73a'
   },
   HPC: {
     templates: 47,
     ga: 0.9055,
-    pa: 0.902,
-    sha256: '8ce17576c2153e04'
+    pa: 0.9025,
+    sha256: 'a43073ed6b2cd03f'
   },
   Apache: {
     templates: 6,

@@ -91,10 +91,23 @@ export interface Masked {
   varEnd: number;
 }
 
-/** Is the part [s, e) of t number-like (starts with a digit) or a long hex run with a digit? */
+/**
+ * Is [s, e) two or more letters and then two or more digits (web01, worker17: hosts and ids; sha256
+ * goes too, but not p99, jk2 or x509)?
+ */
+function isNumberedName(t: string, s: number, e: number): boolean {
+  let d = e;
+  while (d > s && isDigit(t.charCodeAt(d - 1))) d--;
+  if (e - d < 2 || d - s < 2) return false;
+  for (let i = s; i < d; i++) if (!isAlpha(t.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Is the part [s, e) of t number-like (starts with a digit), a numbered name or a long hex run with a digit? */
 function isVarPart(t: string, s: number, e: number): boolean {
   if (e <= s) return false;
   if (isDigit(t.charCodeAt(s))) return true;
+  if (isNumberedName(t, s, e)) return true;
   if (e - s < 8) return false;
   let digit = false;
   for (let i = s; i < e; i++) {
@@ -750,15 +763,16 @@ export function tokenizeLine(body: string): Line {
 }
 
 /**
- * Leaf of a line or template: its token count and leading tokens, a variable one as one wildcard and
- * a key=value one by its key alone (`user=bob logged in` and `user=eve logged in` share a leaf).
+ * Leaf of a line or template: its token count and leading tokens, a variable one or one with a digit
+ * (an id the masking kept, jk2_init) as one wildcard and a key=value one by its key alone
+ * (`user=bob logged in` and `user=eve logged in` share a leaf).
  */
 function leafKeyOf(tokens: string[]): string {
   let k = String(tokens.length);
   for (let i = 0; i < PREFIX_TOKENS && i < tokens.length; i++) {
     const t = tokens[i]!;
     const eq = t.indexOf('=');
-    k += '\u0000' + (tokenKind(t) !== 0 ? '\u0001' : eq >= 0 && eq < t.length - 1 ? t.slice(0, eq + 1) : t);
+    k += '\u0000' + (tokenKind(t) !== 0 || /[0-9]/.test(t) ? '\u0001' : eq >= 0 && eq < t.length - 1 ? t.slice(0, eq + 1) : t);
   }
   return k;
 }
