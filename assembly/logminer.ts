@@ -899,6 +899,18 @@ const lVE = new StaticArray<i32>(MAX_TOKENS + 1);
 let lN: i32 = 0;
 let lTrunc = false;
 
+const STATEMENT = packStr('tatement'); // after the s, before the colon
+function isStatement(p: usize, n: i32): bool {
+  if (n != 10 || ch(p, 9) != 58 || (ch(p, 0) | 32) != 115) return false;
+  let v: u64 = 0;
+  for (let i = 8; i >= 1; i--) {
+    const c = ch(p, i);
+    if (!isAlpha(c)) return false;
+    v = (v << 8) | <u64>(c | 32);
+  }
+  return v == STATEMENT;
+}
+
 function tokenize(p: usize, realEnd: i32): void {
   const end = realEnd < MATCH_BYTES ? realEnd : MATCH_BYTES;
   lTrunc = realEnd > MATCH_BYTES;
@@ -906,14 +918,27 @@ function tokenize(p: usize, realEnd: i32): void {
   mpos = 0;
   let i = 0;
   const mb = changetype<usize>(mbuf);
+  let rest = false;
   while (i < end) {
     while (i < end && isSep(ch(p, i))) i++;
     if (i >= end) break;
     if (lN == MAX_TOKENS) { lTrunc = true; break; }
     const s = i;
-    i = tokenEnd(p, s, end);
     const m0 = mpos;
-    maskToken(p + <usize>s, i - s, tokQs, tokQe);
+    if (rest) {
+      // reference.ts isStatement: the rest of the line is one value
+      i = end;
+      while (i > s && isSep(ch(p, i - 1))) i--;
+      mwild();
+      gFast = false;
+      gVarS = 0;
+      gVarE = i - s;
+      rest = false;
+    } else {
+      i = tokenEnd(p, s, end);
+      maskToken(p + <usize>s, i - s, tokQs, tokQe);
+      rest = isStatement(p + <usize>s, i - s);
+    }
     const ml = mpos - m0;
     unchecked(lRawS[lN] = s);
     unchecked(lRawL[lN] = i - s);

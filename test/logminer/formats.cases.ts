@@ -210,7 +210,7 @@ export function formatsSuite(impl: 'wasm' | 'reference'): void {
 
   describe(`log formats (${impl}): PostgreSQL`, () => {
     it('statements of any length are one value; messages stay apart', () => {
-      golden([
+      const m = golden([
         {
           pattern: '<*> <*>:<*>:<*> UTC [<*>] LOG: duration: <*> ms statement: <*>',
           lines: [
@@ -240,7 +240,13 @@ export function formatsSuite(impl: 'wasm' | 'reference'): void {
             '2024-03-05 10:00:08.000 UTC [4256] FATAL:  password authentication failed for user "postgres"',
           ],
         },
+        {
+          pattern: '<*> <*>:<*>:<*> UTC [<*>] STATEMENT: <*>',
+          lines: ['2024-03-05 10:00:09.000 UTC [4257] STATEMENT:  SELECT 1 FROM t', '2024-03-05 10:00:10.000 UTC [4258] STATEMENT:  INSERT INTO audit (a, b) VALUES (1, 2)'],
+        },
       ]);
+      const r = m.mineBatch('svc', ['2024-03-05 10:00:11.000 UTC [4259] LOG:  duration: 2.5 ms  statement: DELETE FROM carts WHERE updated < now() - interval \'7 days\'  \n'], { withParams: true });
+      expect(r.params![0]!.slice(-2)).toEqual(['2.5', "DELETE FROM carts WHERE updated < now() - interval '7 days'"]);
     });
   });
 

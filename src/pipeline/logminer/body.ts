@@ -1,8 +1,8 @@
 // What of a log body is the message to mine. OpenTelemetry log bodies are not only one-line text:
 // a JSON object with a message field, a logfmt line, a Kubernetes (klog) component line, a
-// multi-line stack trace, a PostgreSQL statement log. The event is the message; the rest (other
-// fields, the header, the frames, the SQL) would only split one event into many templates by its
-// variables, so it is kept as parameters instead. Shared by both engines (it runs before them), so
+// multi-line stack trace. The event is the message; the rest (other fields, the header, the frames)
+// would only split one event into many templates by its variables, so it is kept as parameters
+// instead. (The SQL after `statement:` is one value too, but that is the engine's: reference.ts.) Shared by both engines (it runs before them), so
 // it cannot make them disagree. Plain one-line text, the common case, is returned as it is after a
 // few native scans.
 import { JSON_MAX_BYTES } from './core.js';
@@ -10,7 +10,7 @@ import { JSON_MAX_BYTES } from './core.js';
 export interface MessageView {
   /** the text to mine */
   text: string;
-  /** parameters that are not in the text (other fields, the SQL, the stack frames), in order */
+  /** parameters that are not in the text (other fields, the stack frames), in order */
   extras: string[];
   /** the body was a JSON object */
   json: boolean;
@@ -31,7 +31,9 @@ export function messageOf(whole: string): MessageView | null {
   let view: MessageView | null = null;
   const c0 = body.charCodeAt(0);
   if (c0 === 123 || ((c0 === 32 || c0 === 9) && body.trimStart().charCodeAt(0) === 123)) view = body === whole ? fromJson(body) : null;
-  else if (body.indexOf('=') >= 0 || ((c0 === 73 || c0 === 87 || c0 === 69 || c0 === 70) && KLOG.test(body))) view = fromKeyValues(body);
+  else if (firstTokenHasEq(body) || (c0 === 73 || c0 === 87 || c0 === 69 || c0 === 70) && isDigit(body.charCodeAt(1)) && KLOG.test(body)) {
+    view = fromKeyValues(body);
+  }
   let text = view ? view.text : body;
   // a record of several lines (a stack trace): its first line is the event
   const nl = text.indexOf('\n');
@@ -41,18 +43,19 @@ export function messageOf(whole: string): MessageView | null {
     view.text = text = first.text;
     view.extras.unshift(first.rest);
   }
-  // SQL after `statement:` (PostgreSQL's log_statement / log_min_duration_statement) is one value
-  const st = text.indexOf('tatement: ');
-  if (st > 0 && (text.charCodeAt(st - 1) | 32) === 115) {
-    let e = st + 10;
-    while (e < text.length && text.charCodeAt(e) === 32) e++;
-    if (e < text.length) {
-      view ??= { text, extras: [], json: false };
-      view.extras.unshift(text.slice(e));
-      view.text = text.slice(0, st + 9) + ' <*>';
-    }
-  }
   return view;
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/** Does the first token hold '='? (logfmt starts with a pair; a scan of the whole line costs more) */
+function firstTokenHasEq(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 61) return true;
+    if (c === 32 || c === 9) return false;
+  }
+  return false;
 }
 
 /** First line of a multi-line record; a Python traceback is named by its last line, the exception. */

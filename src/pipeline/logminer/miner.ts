@@ -282,8 +282,6 @@ export class LogMiner {
         if (want || lineParams) {
           const s = out.paramStart[base + k]!;
           const len = Math.min(out.paramLen[base + k]!, this.maxValueChars * 4);
-          // a `<*>` that body.ts put in place of a value (the value is among the extras)
-          if (len === 3 && data[s] === 60 && data[s + 1] === 42 && data[s + 2] === 62) continue;
           const v = data.toString('utf8', s, s + len).slice(0, this.maxValueChars);
           if (lineParams) lineParams.push(v);
           if (want) {

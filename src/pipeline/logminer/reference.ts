@@ -729,12 +729,21 @@ interface Line {
   truncated: boolean;
 }
 
+/**
+ * Is [s, e) `statement:` in any case? The rest of the line after it is one value: the SQL of a
+ * PostgreSQL statement log (log_statement, log_min_duration_statement, STATEMENT:), of any length.
+ */
+function isStatement(t: string, s: number, e: number): boolean {
+  return e - s === 10 && t.charCodeAt(e - 1) === 58 && t.slice(s, e - 1).toLowerCase() === 'statement';
+}
+
 /** Splits and masks one body (a binary string). */
 export function tokenizeLine(body: string): Line {
   const realEnd = body.length;
   const end = realEnd < MATCH_BYTES ? realEnd : MATCH_BYTES;
   const line: Line = { tokens: [], raw: [], offs: [], varStart: [], varEnd: [], truncated: realEnd > MATCH_BYTES };
   let i = 0;
+  let rest = false;
   while (i < end) {
     while (i < end && isSep(body.charCodeAt(i))) i++;
     if (i >= end) break;
@@ -743,9 +752,18 @@ export function tokenizeLine(body: string): Line {
       break;
     }
     const s = i;
-    i = tokenEnd(body, s, end);
+    let m: Masked;
+    if (rest) {
+      i = end;
+      while (i > s && isSep(body.charCodeAt(i - 1))) i--;
+      m = { text: WILDCARD, varStart: 0, varEnd: i - s };
+      rest = false;
+    } else {
+      i = tokenEnd(body, s, end);
+      m = maskToken(body.slice(s, i), tokQs, tokQe);
+      rest = isStatement(body, s, i);
+    }
     const raw = body.slice(s, i);
-    const m = maskToken(raw, tokQs, tokQe);
     line.tokens.push(m.text);
     line.raw.push(raw);
     line.offs.push(s);
