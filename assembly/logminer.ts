@@ -322,7 +322,7 @@ function isVarPart(p: usize, s: i32, e: i32): bool {
   if (e <= s) return false;
   if (isDigit(ch(p, s))) return true;
   if (isNumberedName(p, s, e)) return true;
-  if (e - s < 8) return false;
+  if (e - s < 6) return false;
   let digit = false;
   for (let i = s; i < e; i++) {
     const c = ch(p, i);

@@ -32,6 +32,7 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
       ['Loaded C:\\Windows\\System32\\kernel32.dll ok', 'Loaded <*> ok'],
       ['Starting executor on host mesos-slave-13 with jetty-6.1.26', 'Starting executor on host <*> with jetty-<*>'],
       ['worker17 restarted on web01 via jk2 and x509', '<*> restarted on <*> via jk2 and x509'],
+      ['commit abc1234 deployed by deadbeef to cafe', 'commit <*> deployed by deadbeef to cafe'],
       // variables by what they are, wherever they stand
       ['db-7.internal.example.com:5432 connection reset', '<*>:<*> connection reset'],
       ['cache.example.net ready after warm-up', '<*> ready after warm-up'],

@@ -17,7 +17,7 @@
 //     whole), a quoted string with spaces when any word in it is a variable, and inside each token
 //     every segment between delimiters (= : , ; @ / ( ) [ ] { } < > " ' | \ # ! ? &) that holds a
 //     number-like part (a part starting with a digit: numbers, IPs, ports, timestamps, durations such
-//     as 12ms, hex 0x.., versions) or a long hex run (hashes, UUIDs); one leading alphabetic word
+//     as 12ms, hex 0x.., versions) or a hex run of 6 or more with a digit (hashes, UUIDs, short commit ids); one leading alphabetic word
 //     joined by '.' or '-' stays (node-<*>, core.<*>; but mesos-slave-13 → <*>), one joined by '_'
 //     does not (blk_123 → <*>); trailing dots stay outside (port 8030. → <*>.). key=value keeps the
 //     key, quotes stay; a path after '=', '(' or ':' is masked whole (shell=<*>, chdir(<*>)).
@@ -103,12 +103,12 @@ function isNumberedName(t: string, s: number, e: number): boolean {
   return true;
 }
 
-/** Is the part [s, e) of t number-like (starts with a digit), a numbered name or a long hex run with a digit? */
+/** Is the part [s, e) of t number-like (starts with a digit), a numbered name or a hex run of 6 or more with a digit (abc1234)? */
 function isVarPart(t: string, s: number, e: number): boolean {
   if (e <= s) return false;
   if (isDigit(t.charCodeAt(s))) return true;
   if (isNumberedName(t, s, e)) return true;
-  if (e - s < 8) return false;
+  if (e - s < 6) return false;
   let digit = false;
   for (let i = s; i < e; i++) {
     const c = t.charCodeAt(i);
