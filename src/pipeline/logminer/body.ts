@@ -31,7 +31,7 @@ export function messageOf(whole: string): MessageView | null {
   let view: MessageView | null = null;
   const c0 = body.charCodeAt(0);
   if (c0 === 123 || ((c0 === 32 || c0 === 9) && body.trimStart().charCodeAt(0) === 123)) view = body === whole ? fromJson(body) : null;
-  else if (firstTokenHasEq(body) || (c0 === 73 || c0 === 87 || c0 === 69 || c0 === 70) && isDigit(body.charCodeAt(1)) && KLOG.test(body)) {
+  else if (firstTokenHasEq(body) || ((c0 === 73 || c0 === 87 || c0 === 69 || c0 === 70) && isDigit(body.charCodeAt(1)) && KLOG.test(body))) {
     view = fromKeyValues(body);
   }
   let text = view ? view.text : body;
@@ -77,6 +77,9 @@ function valueText(v: unknown): string {
 }
 
 function fromJson(body: string): MessageView | null {
+  // a line that merely starts with '{' is text: skip the parse (and its exception, ~µs)
+  const end = body.trimEnd();
+  if (end.charCodeAt(end.length - 1) !== 125) return null;
   let o: unknown;
   try {
     o = JSON.parse(body);
