@@ -2,6 +2,7 @@
 // miner.reference.test.ts call it), in the spirit of hono's shared router cases.
 import { describe, expect, it } from 'vitest';
 import { createMiner, computeLogCounters, FLAG_CHANGED, FLAG_NEW, type LogMiner, type TemplateRow } from '../../src/pipeline/logminer/index.js';
+import { TLDS } from '../../src/pipeline/logminer/reference.js';
 
 export function minerSuite(impl: 'wasm' | 'reference'): void {
   const make = (opts: { maxTemplatesPerService?: number } = {}): LogMiner => createMiner({ impl, ...opts });
@@ -55,6 +56,14 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
         const r = m.mineBatch('svc', [line]);
         expect(patternOf(m, r.templateIds[0]!)).toBe(want);
       });
+    }
+  });
+
+  it(`masks a host name in every known top-level domain, and no other (${impl})`, () => {
+    const m = make();
+    for (const tld of TLDS) expect(patternOf(m, m.mineBatch(tld, [`api-2.example.${tld} up`]).templateIds[0]!), tld).toBe('<*> up');
+    for (const other of ['exe', 'log', 'json', 'py', 'md', 'txt', 'Com', 'java']) {
+      expect(patternOf(m, m.mineBatch(other, [`x.${other} up`]).templateIds[0]!), other).toBe(`x.${other} up`);
     }
   });
 

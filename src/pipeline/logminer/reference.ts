@@ -17,7 +17,8 @@
 //     whole), a quoted string with spaces when any word in it is a variable, and inside each token
 //     every segment between delimiters (= : , ; @ / ( ) [ ] { } < > " ' | \ # ! ? &) that holds a
 //     number-like part (a part starting with a digit: numbers, IPs, ports, timestamps, durations such
-//     as 12ms, hex 0x.., versions) or a hex run of 6 or more with a digit (hashes, UUIDs, short commit ids); one leading alphabetic word
+//     as 12ms, hex 0x.., versions), a hex run of 6 or more with a digit (hashes, UUIDs, short commit
+//     ids) or a numbered name (web01); one leading alphabetic word
 //     joined by '.' or '-' stays (node-<*>, core.<*>; but mesos-slave-13 → <*>), one joined by '_'
 //     does not (blk_123 → <*>); trailing dots stay outside (port 8030. → <*>.). key=value keeps the
 //     key, quotes stay; a path after '=', '(' or ':' is masked whole (shell=<*>, chdir(<*>)).
@@ -103,7 +104,7 @@ function isNumberedName(t: string, s: number, e: number): boolean {
   return true;
 }
 
-/** Is the part [s, e) of t number-like (starts with a digit), a numbered name or a hex run of 6 or more with a digit (abc1234)? */
+/** Is the part [s, e) of t number-like (starts with a digit), a numbered name or a hex run of 6+ with a digit (abc1234)? */
 function isVarPart(t: string, s: number, e: number): boolean {
   if (e <= s) return false;
   if (isDigit(t.charCodeAt(s))) return true;
@@ -294,7 +295,10 @@ function quotedVariable(t: string, s: number, e: number): boolean {
  * Lower-case top-level domains that make a dotted name a host (example.com) rather than code
  * (org.foo.Bar, chrome.exe). At most 8 letters each (the WASM twin packs one into a u64).
  */
-export const TLDS = new Set(['com', 'net', 'org', 'edu', 'gov', 'mil', 'int', 'io', 'co', 'info', 'biz', 'us', 'uk', 'de', 'fr', 'jp', 'cn', 'hk', 'ru', 'nl', 'eu', 'au', 'ca', 'br', 'local', 'internal', 'lan', 'cloud', 'dev', 'app', 'ai']);
+export const TLDS = new Set([
+  'com', 'net', 'org', 'edu', 'gov', 'mil', 'int', 'io', 'co', 'info', 'biz', 'us', 'uk', 'de', 'fr', 'jp',
+  'cn', 'hk', 'ru', 'nl', 'eu', 'au', 'ca', 'br', 'local', 'internal', 'lan', 'cloud', 'dev', 'app', 'ai',
+]);
 
 /** Is [s, e) a domain name: labels of letters, digits and '-' joined by dots, ending in a known TLD? */
 function isDomain(t: string, s: number, e: number): boolean {
