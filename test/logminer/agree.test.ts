@@ -56,9 +56,9 @@ function expectSame(a: ReturnType<typeof run>, b: ReturnType<typeof run>, bodies
   expect(a.patterns, where).toEqual(b.patterns);
 }
 
-function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number): void {
-  const w = new WasmCore({ maxTemplatesPerService: cap });
-  const r = new ReferenceCore({ maxTemplatesPerService: cap });
+function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number, similarityTenths?: number): void {
+  const w = new WasmCore({ maxTemplatesPerService: cap, similarityTenths });
+  const r = new ReferenceCore({ maxTemplatesPerService: cap, similarityTenths });
   batches.forEach(({ svc, bodies }, bi) => expectSame(run(w, svc, bodies), run(r, svc, bodies), bodies, `batch ${bi} svc ${svc}`));
   expect(w.nextId()).toBe(r.nextId());
 }
@@ -76,6 +76,10 @@ describe.skipIf(!loghubAvailable())('WASM and reference agree on every Loghub li
   it('with the default cap', () => agree(batches(500), 2000));
   it('under eviction pressure (cap 10, small batches)', () => agree(batches(97), 10));
   it('one service for all datasets (cross-dataset leaves)', () => agree(batches(1000).map((b) => ({ ...b, svc: 0 })), 2000));
+  it('at the other similarity thresholds eval:logs tries (0.5, 0.9)', () => {
+    agree(batches(2000), 2000, 5);
+    agree(batches(2000), 2000, 9);
+  });
 });
 
 if (!loghubAvailable()) {
