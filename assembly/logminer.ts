@@ -17,7 +17,8 @@ const JSON_MAX_DEPTH: i32 = 4;
 const JSON_MAX_KEYS: i32 = 64;
 const PREFIX_TOKENS: i32 = 1;
 const LEAF_MAX: i32 = 64;
-const SIM_NUM: i64 = 7;
+const QUOTE_MAX: i32 = 512;
+let simNum: i64 = 7; // of SIM_DEN; set by init()
 const SIM_DEN: i64 = 10;
 const FLAG_NEW: u8 = 1;
 const FLAG_CHANGED: u8 = 2;
@@ -37,6 +38,7 @@ let oLen = new StaticArray<i32>(0);
 let oNum = new StaticArray<f64>(0);
 let oChanged = new StaticArray<f64>(0);
 let oEvicted = new StaticArray<f64>(0);
+let oEvictedInto = new StaticArray<f64>(0);
 let nChanged: i32 = 0;
 let nEvicted: i32 = 0;
 let patBuf = new StaticArray<u8>(1024);
@@ -65,7 +67,9 @@ export function prepare(totalBytes: i32, n: i32): void {
     oLen = new StaticArray<i32>(c * MAX_PARAMS);
     oNum = new StaticArray<f64>(c * MAX_PARAMS);
     oChanged = new StaticArray<f64>(c);
-    oEvicted = new StaticArray<f64>(c);
+    // retired per batch: at most n evictions and n + LEAF_MAX merges (reference.ts absorb)
+    oEvicted = new StaticArray<f64>(2 * c + LEAF_MAX);
+    oEvictedInto = new StaticArray<f64>(2 * c + LEAF_MAX);
   }
 }
 export function inputPtr(): usize { return changetype<usize>(inBuf); }
@@ -81,6 +85,7 @@ export function plenPtr(): usize { return changetype<usize>(oLen); }
 export function pnumPtr(): usize { return changetype<usize>(oNum); }
 export function changedPtr(): usize { return changetype<usize>(oChanged); }
 export function evictedPtr(): usize { return changetype<usize>(oEvicted); }
+export function evictedIntoPtr(): usize { return changetype<usize>(oEvictedInto); }
 export function changedCount(): i32 { return nChanged; }
 export function evictedCount(): i32 { return nEvicted; }
 export function patPtr(): usize { return changetype<usize>(patBuf); }
@@ -91,7 +96,7 @@ export function patPtr(): usize { return changetype<usize>(patBuf); }
 // isDelim alone took 14% of mining time).
 const C_SEP: u16 = 1, C_DIGIT: u16 = 2, C_ALPHA: u16 = 4, C_HEX: u16 = 8, C_DELIM: u16 = 16, C_SUBSEP: u16 = 32,
   C_OPEN: u16 = 64, C_CLOSE: u16 = 128, C_GEN: u16 = 256, C_SCHEME: u16 = 512, C_EMAIL: u16 = 1024, C_WS: u16 = 2048,
-  C_SCALAR: u16 = 4096, C_MASKABLE: u16 = 8192;
+  C_SCALAR: u16 = 4096, C_MASKABLE: u16 = 8192, C_QUOTE: u16 = 16384;
 const CLASS = new StaticArray<u16>(256);
 function initClasses(): void {
   for (let c = 0; c < 256; c++) {
@@ -118,6 +123,7 @@ function initClasses(): void {
     if (alpha || digit || c == 43 || c == 45 || c == 46) f |= C_SCHEME | C_SCALAR;
     if (alpha || digit || c == 46 || c == 95 || c == 37 || c == 43 || c == 45) f |= C_EMAIL;
     if (c == 32 || c == 9 || c == 10 || c == 13) f |= C_WS;
+    if (c == 34) f |= C_QUOTE;
     // a token holding none of these bytes cannot be masked (no digit, no path, no e-mail)
     if (digit || c == 47 || c == 64) f |= C_MASKABLE;
     CLASS[c] = f;
@@ -159,6 +165,158 @@ function hashBytes(p: usize, len: i32): u64 {
 }
 const WILD_KEY: u64 = 0xa5a5a5a55a5a5a5a;
 
+
+// ---- names: top-level domains and months, as packed lower-case bytes (reference.ts TLDS, MONTHS) ----
+const TLD_SET = new Set<u64>();
+// A 1,024-bit Bloom filter in front of TLD_SET: most dotted labels (org.apache.hadoop) are no TLD,
+// and a Set lookup for each of them made the fast path of dotted tokens slow.
+const TLD_BLOOM = new StaticArray<u32>(32);
+@inline function bloomBit(v: u64): i32 { return <i32>((v * 0x9e3779b97f4a7c15) >>> 54); }
+const MONTH_SET = new Set<u64>();
+/** Packs [s, e) (at most 8 bytes) into a u64, the first byte lowest; 0 when longer. */
+function pack(p: usize, s: i32, e: i32): u64 {
+  if (e - s > 8 || e <= s) return 0;
+  let v: u64 = 0;
+  for (let i = e - 1; i >= s; i--) v = (v << 8) | <u64>ch(p, i);
+  return v;
+}
+function packStr(x: string): u64 {
+  let v: u64 = 0;
+  for (let i = x.length - 1; i >= 0; i--) v = (v << 8) | <u64>x.charCodeAt(i);
+  return v;
+}
+function initNames(): void {
+  // keep equal to reference.ts TLDS (test/logminer/miner.cases.ts masks a host in each, in both twins)
+  const tlds = [
+    'com', 'net', 'org', 'edu', 'gov', 'mil', 'int', 'io', 'co', 'info', 'biz', 'us', 'uk', 'de', 'fr', 'jp',
+    'cn', 'hk', 'ru', 'nl', 'eu', 'au', 'ca', 'br', 'local', 'internal', 'lan', 'cloud', 'dev', 'app', 'ai',
+  ];
+  for (let i = 0; i < tlds.length; i++) {
+    const v = packStr(tlds[i]);
+    TLD_SET.add(v);
+    const b = bloomBit(v);
+    TLD_BLOOM[b >>> 5] |= 1 << (b & 31);
+  }
+  const months = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+  for (let i = 0; i < months.length; i++) MONTH_SET.add(packStr(months[i]));
+}
+initNames();
+function isTld(p: usize, s: i32, e: i32): bool {
+  const v = pack(p, s, e);
+  const b = bloomBit(v);
+  if ((unchecked(TLD_BLOOM[b >>> 5]) & (1 << (b & 31))) == 0) return false;
+  return TLD_SET.has(v);
+}
+function isMonth(p: usize, k: i32, e: i32): bool {
+  if (k + 3 > e || (k + 3 < e && isAlpha(ch(p, k + 3)))) return false;
+  let v: u64 = 0;
+  for (let i = k + 2; i >= k; i--) {
+    const c = ch(p, i);
+    if (!isAlpha(c)) return false;
+    v = (v << 8) | <u64>(c | 32);
+  }
+  return MONTH_SET.has(v);
+}
+
+// ---- tokens: a quoted string with separators is one token -----------------------------------------
+let tokQs: i32 = -1;
+let tokQe: i32 = -1;
+function quoteEnd(p: usize, q: i32, end: i32): i32 {
+  const lim = q + QUOTE_MAX < end ? q + QUOTE_MAX : end;
+  let sep = false;
+  for (let j = q + 1; j < lim; j++) {
+    const c = ch(p, j);
+    if (c == 10 || c == 13) return -1;
+    if (isSep(c)) sep = true;
+    else if (c == 34 && ch(p, j - 1) != 92) {
+      const n = j + 1 < end ? ch(p, j + 1) : 32;
+      if (isSep(n) || n == 44 || n == 59 || n == 41 || n == 93 || n == 125) return sep ? j : -1;
+    }
+  }
+  return -1;
+}
+@inline function tokenEnd(p: usize, s: i32, end: i32): i32 {
+  let i = s;
+  tokQs = -1;
+  tokQe = -1;
+  while (true) {
+    // one class lookup a byte: stop at a separator or a quote (measured: a compare for the quote on
+    // every byte cost the engine 8%)
+    while (i < end && (cls(ch(p, i)) & (C_SEP | C_QUOTE)) == 0) i++;
+    if (i >= end || isSep(ch(p, i))) break;
+    if (tokQs < 0 && (i == s || ch(p, i - 1) == 61 || ch(p, i - 1) == 58)) {
+      const j = quoteEnd(p, i, end);
+      if (j > 0) {
+        tokQs = i - s;
+        tokQe = j - s;
+        i = j + 1;
+        continue;
+      }
+    }
+    i++;
+  }
+  return i;
+}
+
+function wholeRunEnd(p: usize, s: i32, e: i32): i32 {
+  let k = s;
+  let colons = 0;
+  let dbl = false;
+  let digit = false;
+  let group = 0;
+  let maxGroup = 0;
+  let two = true;
+  while (k < e) {
+    const c = ch(p, k);
+    if (c == 58) {
+      if (k > s && ch(p, k - 1) == 58) dbl = true;
+      if (group != 2) two = false;
+      colons++;
+      group = 0;
+    } else if (isHex(c)) {
+      if (isDigit(c)) digit = true;
+      group++;
+      if (group > maxGroup) maxGroup = group;
+    } else break;
+    k++;
+  }
+  if (group != 2) two = false;
+  const endsClean = k == e || !(isAlpha(ch(p, k)) || isDigit(ch(p, k)) || ch(p, k) == 46);
+  if (digit && maxGroup <= 4 && endsClean && ((colons >= 2 && (dbl || colons == 7)) || (colons == 5 && two))) return k;
+  if (!isDigit(ch(p, s))) return -1;
+  let month = false;
+  let seps = 0;
+  k = s;
+  while (k < e) {
+    const c = ch(p, k);
+    if (isDigit(c)) k++;
+    else if (c == 45 || c == 47 || c == 58 || c == 46 || c == 43) {
+      seps++;
+      k++;
+    } else if (!month && isMonth(p, k, e)) {
+      month = true;
+      k += 3;
+    } else break;
+  }
+  return month && seps >= 2 && (k == e || !isAlpha(ch(p, k))) ? k : -1;
+}
+
+function isDomain(p: usize, s: i32, e: i32): bool {
+  // the top-level label first: most segments end in a digit and are rejected here (5% of mining)
+  let top = e - 1;
+  while (top > s && isAlpha(ch(p, top))) top--;
+  if (top == e - 1 || top <= s || ch(p, top) != 46 || !isTld(p, top + 1, e)) return false;
+  let dot = s - 1; // the previous dot: labels are never empty
+  for (let i = s; i <= top; i++) {
+    const c = ch(p, i);
+    if (c == 46) {
+      if (i == dot + 1) return false;
+      dot = i;
+    } else if (!isAlpha(c) && !isDigit(c) && c != 45) return false;
+  }
+  return true;
+}
+
 // ---- masking (writes the masked token to mbuf at mpos) ----------------------------------------------
 const mbuf = new StaticArray<u8>(3 * MATCH_BYTES + 64);
 let mpos: i32 = 0;
@@ -177,10 +335,19 @@ function mcopy(p: usize, s: i32, e: i32): void {
 }
 @inline function mwild(): void { mput(60); mput(42); mput(62); }
 
+function isNumberedName(p: usize, s: i32, e: i32): bool {
+  let d = e;
+  while (d > s && isDigit(ch(p, d - 1))) d--;
+  if (e - d < 2 || d - s < 2) return false;
+  for (let i = s; i < d; i++) if (!isAlpha(ch(p, i))) return false;
+  return true;
+}
+
 function isVarPart(p: usize, s: i32, e: i32): bool {
   if (e <= s) return false;
   if (isDigit(ch(p, s))) return true;
-  if (e - s < 8) return false;
+  if (isNumberedName(p, s, e)) return true;
+  if (e - s < 6) return false;
   let digit = false;
   for (let i = s; i < e; i++) {
     const c = ch(p, i);
@@ -228,8 +395,38 @@ function isHostPort(p: usize, s: i32, e: i32, tail: i32): bool {
   return dot;
 }
 
-/** Masks token p[0, L) into mbuf; sets gVarS/gVarE (relative to the token). */
-function maskToken(p: usize, L: i32): void {
+/** Does any word of the quoted text p[s, e) hold a variable part? (masks into mbuf and takes it back) */
+function quotedVariable(p: usize, s: i32, e: i32): bool {
+  const m0 = mpos;
+  let i = s;
+  let v = false;
+  while (i < e && !v) {
+    while (i < e && isSep(ch(p, i))) i++;
+    let j = i;
+    while (j < e && !isSep(ch(p, j))) j++;
+    if (j > i) {
+      maskToken(p + <usize>i, j - i, -1, -1);
+      v = gVarS >= 0;
+      mpos = m0;
+    }
+    i = j;
+  }
+  return v;
+}
+
+/** Masks token p[0, L) into mbuf; sets gVarS/gVarE (relative to the token). [qs, qe]: its quoted string with separators. */
+function maskToken(p: usize, L: i32, qs: i32, qe: i32): void {
+  if (qs >= 0) {
+    const variable = qe - qs - 1 > LONG_TOKEN || quotedVariable(p, qs + 1, qe);
+    gVarS = -1;
+    gVarE = -1;
+    gFast = false;
+    if (variable) {
+      mcopy(p, 0, qs + 1); mwild(); mcopy(p, qe, L);
+      gVarS = qs + 1; gVarE = qe;
+    } else mcopy(p, 0, L);
+    return;
+  }
   gVarS = -1;
   gVarE = -1;
   gFast = false;
@@ -250,6 +447,12 @@ function maskToken(p: usize, L: i32): void {
     const f = cls(c);
     if ((f & C_MASKABLE) != 0) break;
     if (c == 60) lt = true;
+    // a dot before a top-level domain may end a domain name (isDomain): take the slow path
+    if (c == 46) {
+      let j = k + 1;
+      while (j < L && isAlpha(ch(p, j))) j++;
+      if (j > k + 1 && (j == L || !(isDigit(ch(p, j)) || ch(p, j) == 45)) && isTld(p, k + 1, j)) break;
+    }
     h1 = (h1 ^ <u32>c) * 16777619;
     h2 = ((h2 << 5) + h2) ^ <u32>c;
   }
@@ -328,6 +531,12 @@ function maskToken(p: usize, L: i32): void {
   let tail = L;
   while (tail > 0 && ch(p, tail - 1) == 46) tail--;
   let i = 0;
+  const w = a < b ? wholeRunEnd(p, a, b) : -1;
+  if (w > 0) {
+    mcopy(p, 0, a); mwild();
+    gVarS = a; gVarE = w;
+    i = w;
+  }
   while (i < tail) {
     const c = ch(p, i);
     if (isDelim(c)) {
@@ -346,8 +555,7 @@ function maskToken(p: usize, L: i32): void {
     }
     let e = i;
     while (e < tail && !isDelim(ch(p, e))) e++;
-    let keep = maskSegment(p, i, e);
-    if (keep < 0 && isHostPort(p, i, e, tail)) keep = 0;
+    const keep = isHostPort(p, i, e, tail) || isDomain(p, i, e) ? 0 : maskSegment(p, i, e);
     if (keep < 0) mcopy(p, i, e);
     else {
       mcopy(p, i, i + keep);
@@ -570,6 +778,10 @@ class Tpl {
   tl: StaticArray<i32> = new StaticArray<i32>(0);
   th: StaticArray<u64> = new StaticArray<u64>(0);
   kind: StaticArray<u8> = new StaticArray<u8>(0);
+  /** 1 at positions holding the value of a `key: value` pair (reference.ts valuePositions) */
+  kv: StaticArray<u8> = new StaticArray<u8>(0);
+  /** per token, the index of the '=' of a key=value token with a non-empty key and value, else 0 */
+  eqAt: StaticArray<i32> = new StaticArray<i32>(0);
   used: u64 = 0;
   prev: Tpl | null = null;
   next: Tpl | null = null;
@@ -590,8 +802,9 @@ const services = new Array<Svc | null>();
 const byId = new Map<u64, Tpl>();
 const pending = new Map<u64, Tpl>();
 
-export function init(maxTemplatesPerService: i32): void {
+export function init(maxTemplatesPerService: i32, similarityTenths: i32): void {
   cap = maxTemplatesPerService < 1 ? 1 : maxTemplatesPerService;
+  simNum = <i64>similarityTenths;
 }
 export function nextId(): f64 { return nextIdV; }
 export function setNextId(id: f64): void { if (id > nextIdV) nextIdV = id; }
@@ -633,6 +846,47 @@ function touch(s: Svc, t: Tpl): void {
   linkTail(s, t);
 }
 
+/** Removes a live template, reported as evicted (into = 0) or as merged into template `into`. */
+function retire(s: Svc, victim: Tpl, report: bool, into: f64): void {
+  unlink(s, victim);
+  s.count--;
+  byId.delete(<u64>victim.id);
+  if (victim.json) s.shapes.delete(victim.key);
+  else {
+    const leaf = s.leaves.get(victim.key);
+    const k = leaf.indexOf(victim);
+    leaf.splice(k, 1);
+    if (leaf.length == 0) s.leaves.delete(victim.key);
+  }
+  pending.set(<u64>victim.id, victim);
+  if (report) {
+    unchecked(oEvictedInto[nEvicted] = into);
+    unchecked(oEvicted[nEvicted++] = victim.id);
+  }
+}
+
+let mergeBudget: i32 = 0;
+
+/** After tpl generalised: merges into it the templates of its leaf with its constants whose variables it covers. */
+function absorb(s: Svc, tpl: Tpl): void {
+  const leaf = s.leaves.get(tpl.key);
+  const pp = changetype<usize>(tpl.pat);
+  for (let k = leaf.length - 1; k >= 0 && mergeBudget > 0; k--) {
+    const u = unchecked(leaf[k]);
+    if (u === tpl) continue;
+    const up = changetype<usize>(u.pat);
+    let covered = true;
+    for (let i = 0; i < tpl.ntok && covered; i++) {
+      const kind = unchecked(tpl.kind[i]);
+      covered = unchecked(tpl.th[i]) == unchecked(u.th[i]) || (unchecked(u.kind[i]) != 0 && (kind == 1 ||
+        (kind == 2 && globMatch(pp + <usize>unchecked(tpl.ts[i]), unchecked(tpl.tl[i]), up + <usize>unchecked(u.ts[i]), unchecked(u.tl[i])))));
+    }
+    if (!covered) continue;
+    mergeBudget--;
+    retire(s, u, true, tpl.id);
+  }
+}
+
 function addTpl(s: Svc, t: Tpl, report: bool): void {
   let victim: Tpl | null = null;
   if (!t.json && s.leaves.has(t.key)) {
@@ -644,20 +898,7 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
     }
   }
   if (victim === null && s.count >= cap) victim = s.head;
-  if (victim !== null) {
-    unlink(s, victim);
-    s.count--;
-    byId.delete(<u64>victim.id);
-    if (victim.json) s.shapes.delete(victim.key);
-    else {
-      const leaf = s.leaves.get(victim.key);
-      const k = leaf.indexOf(victim);
-      leaf.splice(k, 1);
-      if (leaf.length == 0) s.leaves.delete(victim.key);
-    }
-    pending.set(<u64>victim.id, victim);
-    if (report) unchecked(oEvicted[nEvicted++] = victim.id);
-  }
+  if (victim !== null) retire(s, victim, report, 0);
   linkTail(s, t);
   t.used = ++tick;
   s.count++;
@@ -685,6 +926,18 @@ const lVE = new StaticArray<i32>(MAX_TOKENS + 1);
 let lN: i32 = 0;
 let lTrunc = false;
 
+const STATEMENT = packStr('tatement'); // after the s, before the colon
+function isStatement(p: usize, n: i32): bool {
+  if (n != 10 || ch(p, 9) != 58 || (ch(p, 0) | 32) != 115) return false;
+  let v: u64 = 0;
+  for (let i = 8; i >= 1; i--) {
+    const c = ch(p, i);
+    if (!isAlpha(c)) return false;
+    v = (v << 8) | <u64>(c | 32);
+  }
+  return v == STATEMENT;
+}
+
 function tokenize(p: usize, realEnd: i32): void {
   const end = realEnd < MATCH_BYTES ? realEnd : MATCH_BYTES;
   lTrunc = realEnd > MATCH_BYTES;
@@ -692,14 +945,27 @@ function tokenize(p: usize, realEnd: i32): void {
   mpos = 0;
   let i = 0;
   const mb = changetype<usize>(mbuf);
+  let rest = false;
   while (i < end) {
     while (i < end && isSep(ch(p, i))) i++;
     if (i >= end) break;
     if (lN == MAX_TOKENS) { lTrunc = true; break; }
     const s = i;
-    while (i < end && !isSep(ch(p, i))) i++;
     const m0 = mpos;
-    maskToken(p + <usize>s, i - s);
+    if (rest) {
+      // reference.ts isStatement: the rest of the line is one value
+      i = end;
+      while (i > s && isSep(ch(p, i - 1))) i--;
+      mwild();
+      gFast = false;
+      gVarS = 0;
+      gVarE = i - s;
+      rest = false;
+    } else {
+      i = tokenEnd(p, s, end);
+      maskToken(p + <usize>s, i - s, tokQs, tokQe);
+      rest = isStatement(p + <usize>s, i - s);
+    }
     const ml = mpos - m0;
     unchecked(lRawS[lN] = s);
     unchecked(lRawL[lN] = i - s);
@@ -731,14 +997,61 @@ function tokenize(p: usize, realEnd: i32): void {
   }
 }
 
-function leafKey(n: i32, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
+/** Key of a leaf: token count and the leading tokens, each by its key alone when it is key=value. */
+function leafKey(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArray<i32>, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
   let k: u64 = 0xcbf29ce484222325;
   for (let i = 0; i < PREFIX_TOKENS && i < n; i++) {
-    const t = unchecked(kinds[i]) == 0 ? unchecked(h[i]) : WILD_KEY;
+    let t = unchecked(kinds[i]) == 0 ? unchecked(h[i]) : WILD_KEY;
+    if (t != WILD_KEY) {
+      const p = base + <usize>unchecked(starts[i]);
+      const l = unchecked(lens[i]);
+      let eq = -1;
+      for (let j = 0; j < l; j++) {
+        const c = ch(p, j);
+        if (isDigit(c)) { t = WILD_KEY; break; }
+        if (c == 61 && eq < 0) eq = j;
+      }
+      if (t != WILD_KEY && eq >= 0 && eq < l - 1) t = hashBytes(p, eq + 1);
+    }
     k = (k ^ t) * 0x100000001b3;
     k ^= k >>> 29;
   }
   return k ^ (<u64>n * 0x9e3779b97f4a7c15);
+}
+
+/** reference.ts sameKey: template token a (its '=' at k, or 0) and line token b have the same key and non-empty values. */
+@inline function sameKey(a: usize, k: i32, b: usize, lb: i32): bool {
+  return k > 0 && k < lb - 1 && ch(b, k) == 61 && memory.compare(a, b, <usize>k) == 0;
+}
+
+/** reference.ts isKeyToken: an identifier and a colon. */
+function isKeyToken(p: usize, n: i32): bool {
+  if (n < 2 || ch(p, n - 1) != 58) return false;
+  const c0 = ch(p, 0);
+  if (!isAlpha(c0) && c0 != 95) return false;
+  for (let i = 1; i < n - 1; i++) {
+    const c = ch(p, i);
+    if (!isAlpha(c) && !isDigit(c) && c != 95 && c != 46 && c != 45) return false;
+  }
+  return true;
+}
+
+/** reference.ts valuePositions, over the tokens [starts[i], starts[i] + lens[i]) of p. */
+function valuePositions(n: i32, p: usize, starts: StaticArray<i32>, lens: StaticArray<i32>): StaticArray<u8> {
+  const kv = new StaticArray<u8>(n);
+  let prev = false; // key at i - 1
+  let k3 = false; // key at i - 3
+  let k2 = false;
+  let cur = n > 0 && isKeyToken(p + <usize>unchecked(starts[0]), unchecked(lens[0]));
+  for (let i = 0; i < n; i++) {
+    const next = i + 1 < n && isKeyToken(p + <usize>unchecked(starts[i + 1]), unchecked(lens[i + 1]));
+    if (i > 0 && prev && !cur && (i + 1 < n ? next : i >= 3 && k3)) unchecked(kv[i] = 1);
+    k3 = k2;
+    k2 = prev;
+    prev = cur;
+    cur = next;
+  }
+  return kv;
 }
 
 /** Builds a text template from token byte ranges in `src` (tokens joined by one space). */
@@ -771,7 +1084,17 @@ function makeText(id: f64, svc: i32, n: i32, src: usize, starts: StaticArray<i32
   t.tl = tl;
   t.th = th;
   t.kind = kind;
-  t.key = leafKey(n, th, kind);
+  t.kv = valuePositions(n, pp, ts, tl);
+  const eqAt = new StaticArray<i32>(n);
+  for (let i = 0; i < n; i++) {
+    const q = pp + <usize>unchecked(ts[i]);
+    const l = unchecked(tl[i]);
+    let k = 0;
+    while (k < l && ch(q, k) != 61) k++;
+    if (k > 0 && k < l - 1) unchecked(eqAt[i] = k);
+  }
+  t.eqAt = eqAt;
+  t.key = leafKey(n, pp, ts, tl, th, kind);
   return t;
 }
 
@@ -848,6 +1171,7 @@ const changedSet = new Set<u64>();
 export function mine(svc: i32, n: i32): void {
   nChanged = 0;
   nEvicted = 0;
+  mergeBudget = n + LEAF_MAX;
   pending.clear();
   changedSet.clear();
   const s = service(svc);
@@ -881,7 +1205,7 @@ export function mine(svc: i32, n: i32): void {
       tokenize(p, len);
       if (lTrunc) flags |= FLAG_TRUNCATED;
       const ntok = lN;
-      const key = leafKey(ntok, lH, lKind);
+      const key = leafKey(ntok, mb, lMS, lML, lH, lKind);
       let best: Tpl | null = null;
       let bestEq: i64 = 0;
       let bestDen: i64 = 1;
@@ -901,6 +1225,8 @@ export function mine(svc: i32, n: i32): void {
             if (kind == 1) wild++;
             else if (unchecked(th[i]) == unchecked(lH[i])) eq++;
             else if (kind == 2 && globMatch(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+            else if (sameKey(pp + <usize>unchecked(t.ts[i]), unchecked(t.eqAt[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+            else if (unchecked(t.kv[i]) != 0 && unchecked(th[i - 1]) == unchecked(lH[i - 1])) eq++;
           }
           const den = ntok - wild;
           const e: i64 = den == 0 ? 1 : <i64>eq;
@@ -915,7 +1241,7 @@ export function mine(svc: i32, n: i32): void {
           }
         }
       }
-      if (best !== null && (bestEq * SIM_DEN >= SIM_NUM * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
+      if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
         tpl = best;
         const pp = changetype<usize>(tpl.pat);
         let changed = false;
@@ -956,7 +1282,10 @@ export function mine(svc: i32, n: i32): void {
           tpl.tl = nt.tl;
           tpl.th = nt.th;
           tpl.kind = nt.kind;
+          tpl.kv = nt.kv;
+          tpl.eqAt = nt.eqAt;
           flags |= FLAG_CHANGED;
+          absorb(s, tpl);
         }
         touch(s, tpl);
       } else {
@@ -1025,10 +1354,10 @@ export function restore(svc: i32, id: f64, len: i32): void {
     let n = 0;
     let i = 0;
     while (i < len && n < MAX_TOKENS + 1) {
-      while (i < len && ch(p, i) == 32) i++;
+      while (i < len && isSep(ch(p, i))) i++;
       if (i >= len) break;
       const st = i;
-      while (i < len && ch(p, i) != 32) i++;
+      i = tokenEnd(p, st, len);
       unchecked(gS[n] = st);
       unchecked(gL[n] = i - st);
       n++;

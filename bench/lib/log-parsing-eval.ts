@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CORPORA_DIR } from '../../src/paths.js';
+import { createMiner, type CreateMinerOptions } from '../../src/pipeline/logminer/index.js';
 
 export const LOGHUB_DIR = join(CORPORA_DIR, 'loghub');
 
@@ -151,3 +152,45 @@ export function groupingAccuracy(pred: ArrayLike<number>, truth: readonly string
   return correct / truth.length;
 }
 
+
+export interface MinedDataset {
+  /** template id per line, merges followed to the template that absorbed it */
+  ids: Float64Array;
+  /** final pattern per id (live, evicted or merged-into) */
+  patterns: Map<number, string>;
+  ga: number;
+  /** after normalizeTemplate on both sides */
+  pa: number;
+  /** whitespace-only normalisation */
+  paExact: number;
+}
+
+/**
+ * Mines a dataset with one fresh miner (one batch, one service) and scores it. A line mined into a
+ * template that later merged into another counts as that other template's line: the merge says
+ * they are one event, as a reader of svc_log_templates following merged_into would see them.
+ */
+export function mineDataset(ds: LoghubDataset, opts: CreateMinerOptions = {}): MinedDataset {
+  const miner = createMiner(opts);
+  const res = miner.mineBatch(ds.name, ds.contents);
+  const patterns = new Map<number, string>();
+  const into = new Map<number, number>();
+  for (const t of res.evicted) {
+    patterns.set(t.template_id, t.pattern);
+    if (t.merged_into !== null) into.set(t.template_id, t.merged_into);
+  }
+  for (const t of miner.templates(ds.name)) patterns.set(t.template_id, t.pattern);
+  const ids = res.templateIds.map((id) => {
+    while (into.has(id)) id = into.get(id)!;
+    return id;
+  });
+  let ok = 0;
+  let exact = 0;
+  const ws = (s: string): string => s.trim().replace(/\s+/g, ' ');
+  for (let i = 0; i < ids.length; i++) {
+    const p = patterns.get(ids[i]!) ?? '';
+    if (ws(p) === ws(ds.templates[i]!)) exact++;
+    if (normalizeTemplate(p) === normalizeTemplate(ds.templates[i]!)) ok++;
+  }
+  return { ids, patterns, ga: groupingAccuracy(ids, ds.eventIds), pa: ok / ids.length, paExact: exact / ids.length };
+}

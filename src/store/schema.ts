@@ -145,6 +145,7 @@ export const LOG_TEMPLATES: Table = {
     c('error_count', 'BIGINT', true),
     c('sample_values', 'VARCHAR'),
     c('evicted', 'BOOLEAN'),
+    c('merged_into', 'BIGINT'), // set when the template merged into another that generalised to cover it
   ],
 };
 

@@ -30,6 +30,7 @@ function run(core: MinerCore, svc: number, bodies: Uint8Array[]): CoreOutput & {
     changed: o.changed.slice(0, o.changedCount),
     changedCount: o.changedCount,
     evicted: o.evicted.slice(0, o.evictedCount),
+    evictedInto: o.evictedInto.slice(0, o.evictedCount),
     evictedCount: o.evictedCount,
     patterns: new Map<number, string>(),
   };
@@ -51,12 +52,13 @@ function expectSame(a: ReturnType<typeof run>, b: ReturnType<typeof run>, bodies
   }
   expect(Array.from(a.changed), where).toEqual(Array.from(b.changed));
   expect(Array.from(a.evicted), where).toEqual(Array.from(b.evicted));
+  expect(Array.from(a.evictedInto), where).toEqual(Array.from(b.evictedInto));
   expect(a.patterns, where).toEqual(b.patterns);
 }
 
-function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number): void {
-  const w = new WasmCore({ maxTemplatesPerService: cap });
-  const r = new ReferenceCore({ maxTemplatesPerService: cap });
+function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number, similarityTenths?: number): void {
+  const w = new WasmCore({ maxTemplatesPerService: cap, similarityTenths });
+  const r = new ReferenceCore({ maxTemplatesPerService: cap, similarityTenths });
   batches.forEach(({ svc, bodies }, bi) => expectSame(run(w, svc, bodies), run(r, svc, bodies), bodies, `batch ${bi} svc ${svc}`));
   expect(w.nextId()).toBe(r.nextId());
 }
@@ -74,6 +76,10 @@ describe.skipIf(!loghubAvailable())('WASM and reference agree on every Loghub li
   it('with the default cap', () => agree(batches(500), 2000));
   it('under eviction pressure (cap 10, small batches)', () => agree(batches(97), 10));
   it('one service for all datasets (cross-dataset leaves)', () => agree(batches(1000).map((b) => ({ ...b, svc: 0 })), 2000));
+  it('at the other similarity thresholds eval:logs tries (0.5, 0.9)', () => {
+    agree(batches(2000), 2000, 5);
+    agree(batches(2000), 2000, 9);
+  });
 });
 
 if (!loghubAvailable()) {
@@ -95,6 +101,9 @@ describe('WASM and reference agree on generated hostile input', () => {
     'user', 'id=', '42', '0x1f', 'a3bb189e', '/var/log/x', 'http://h:80/p', 'a@b.co', '"q"', "'s'", '(', ')', '[', ']', '{', '}',
     ':', '=', ',', ';', '<*>', '<', '>', '*', '-1.5e3', '12ms', '99%', 'node-7', 'blk_-9', 'core.3', '\\', '#', '!', '?', '&', '|',
     'ünï', '\u0000', '\t', '..', '../x', '~/y', './z', 'k:/p', 'f(/a/b)', 'x.y.z', 'a_b_1', 'A1B2C3D4E5', '{"a":1}', '[1,2]', '"',
+    // quoted strings with spaces, addresses, dates, host names (the rules that see across bytes)
+    '"a b"', 'm="x 1 y"', 'k:"p q"', '"open', 'end"', '\\"', '"\n"', 'fe80::1', '[::1]:80', '::', 'aa:bb:cc:dd:ee:0f', '2001:db8::',
+    '10/Oct/2000:13:55:36', '5-Jan-2024', 'Jan', 'api.example.com', 'x.io', 'a.com:443', '.com', 'b-1.internal',
   ];
   const line = (): Uint8Array => {
     const kind = rnd(10);
@@ -134,13 +143,13 @@ describe('WASM and reference agree on generated hostile input', () => {
   it('restored state agrees', () => {
     const w = new WasmCore({ maxTemplatesPerService: 5 });
     const r = new ReferenceCore({ maxTemplatesPerService: 5 });
-    const patterns = ['a <*> b', '{"k":<*>,"m":[<*>]}', 'x=<*> y', '', 'dup', 'dup', '{"bad": 1', 'p q r s t'];
+    const patterns = ['a <*> b', '{"k":<*>,"m":[<*>]}', 'x=<*> y', '', 'dup', 'dup', '{"bad": 1', 'p q r s t', 'say "two words" <*>', 'q "open x'];
     patterns.forEach((p, i) => {
       w.restore(i % 2, 10 + i, enc.encode(p));
       r.restore(i % 2, 10 + i, enc.encode(p));
     });
-    for (let i = 10; i < 18; i++) expect(w.patternBytes(i), `id ${i}`).toEqual(r.patternBytes(i));
-    const bodies = ['a 1 b', '{"k":2,"m":[]}', 'x=3 y', 'dup', 'p q r s u', '{"bad": 1'].map((s) => enc.encode(s));
+    for (let i = 10; i < 20; i++) expect(w.patternBytes(i), `id ${i}`).toEqual(r.patternBytes(i));
+    const bodies = ['a 1 b', '{"k":2,"m":[]}', 'x=3 y', 'dup', 'p q r s u', '{"bad": 1', 'say "two words" 7', 'q "open y'].map((s) => enc.encode(s));
     expectSame(run(w, 0, bodies), run(r, 0, bodies), bodies, 'restored svc 0');
     expectSame(run(w, 1, bodies), run(r, 1, bodies), bodies, 'restored svc 1');
   });

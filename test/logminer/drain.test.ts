@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMiner } from '../../src/pipeline/logminer/index.js';
 import { mineLogs } from '../../src/pipeline/logs-task.js';
-import { LOGS } from '../../src/store/schema.js';
+import { LOG_TEMPLATES, LOGS } from '../../src/store/schema.js';
 import type { ColumnBatch } from '../../src/store/batch.js';
 import { batchOf } from '../store/fixtures.js';
 
@@ -52,5 +52,22 @@ describe('mineLogs', () => {
     expect(evicted).toHaveLength(1);
     expect(evicted[0]!.pattern).toBe('alpha one');
     expect(rows.some((r) => !r.evicted && r.pattern === 'gamma four five six')).toBe(true);
+  });
+
+  it('returns a merged template as retired with merged_into, and the survivor with both counts', () => {
+    const m = createMiner();
+    const rows = mineLogs(m, logBatch('svc', [
+      'fetch "curl/7.1" user alice ok',
+      'fetch "wget/1.2" user bob ok',
+      'fetch "curl/7.2" user bob ok',
+      'fetch "wget/1.3" user alice ok',
+      'fetch "httpie/3.0" user alice ok',
+    ]));
+    const merged = rows.filter((r) => r.merged_into !== null);
+    expect(merged.map((r) => r.evicted)).toEqual([true]);
+    const survivor = rows.find((r) => r.template_id === merged[0]!.merged_into)!;
+    expect(survivor).toMatchObject({ evicted: false, count: 5, pattern: 'fetch "<*>/<*>" user <*> ok' });
+    // the row's fields are the table's columns (logs-task writes them by name), merged_into included
+    expect(LOG_TEMPLATES.columns.map((c) => c.name).sort()).toEqual(Object.keys(survivor).concat('timestamp').sort());
   });
 });

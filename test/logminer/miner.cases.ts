@@ -2,6 +2,7 @@
 // miner.reference.test.ts call it), in the spirit of hono's shared router cases.
 import { describe, expect, it } from 'vitest';
 import { createMiner, computeLogCounters, FLAG_CHANGED, FLAG_NEW, type LogMiner, type TemplateRow } from '../../src/pipeline/logminer/index.js';
+import { TLDS } from '../../src/pipeline/logminer/reference.js';
 
 export function minerSuite(impl: 'wasm' | 'reference'): void {
   const make = (opts: { maxTemplatesPerService?: number } = {}): LogMiner => createMiner({ impl, ...opts });
@@ -31,6 +32,23 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
       ['chrome.exe - proxy.cse.cuhk.edu.hk:5070 open through proxy', 'chrome.exe - <*>:<*> open through proxy'],
       ['Loaded C:\\Windows\\System32\\kernel32.dll ok', 'Loaded <*> ok'],
       ['Starting executor on host mesos-slave-13 with jetty-6.1.26', 'Starting executor on host <*> with jetty-<*>'],
+      ['worker17 restarted on web01 via jk2 and x509', '<*> restarted on <*> via jk2 and x509'],
+      ['commit abc1234 deployed by deadbeef to cafe', 'commit <*> deployed by deadbeef to cafe'],
+      // variables by what they are, wherever they stand
+      ['db-7.internal.example.com:5432 connection reset', '<*>:<*> connection reset'],
+      ['cache.example.net ready after warm-up', '<*> ready after warm-up'],
+      ['peer fe80::1ff:fe23:4567:890a joined', 'peer <*> joined'],
+      ['listening on [::1]:8080 now', 'listening on [<*>]:<*> now'],
+      ['listening on [2001:db8::7]:443 now', 'listening on [<*>]:<*> now'],
+      ['link 00:1a:2b:3c:4d:5e up', 'link <*> up'],
+      ['at [10/Oct/2023:13:55:36 +0000] done', 'at [<*> <*>] done'],
+      ['expires 05-Mar-2024 today', 'expires <*> today'],
+      ['note msg="disk is 91% full" code=7', 'note msg="<*>" code=<*>'],
+      ['said "hello there" twice', 'said "hello there" twice'],
+      ['ua "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101" seen', 'ua "<*>" seen'],
+      ['open "unterminated quote with 42 words', 'open "unterminated quote with <*> words'],
+      // kept: code and file names are not hosts, a month needs digits around it
+      ['loaded org.apache.hadoop.Foo and chrome.exe from Mar', 'loaded org.apache.hadoop.Foo and chrome.exe from Mar'],
     ];
     for (const [line, want] of cases) {
       it(`masks: ${line}`, () => {
@@ -38,6 +56,14 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
         const r = m.mineBatch('svc', [line]);
         expect(patternOf(m, r.templateIds[0]!)).toBe(want);
       });
+    }
+  });
+
+  it(`masks a host name in every known top-level domain, and no other (${impl})`, () => {
+    const m = make();
+    for (const tld of TLDS) expect(patternOf(m, m.mineBatch(tld, [`api-2.example.${tld} up`]).templateIds[0]!), tld).toBe('<*> up');
+    for (const other of ['exe', 'log', 'json', 'py', 'md', 'txt', 'Com', 'java']) {
+      expect(patternOf(m, m.mineBatch(other, [`x.${other} up`]).templateIds[0]!), other).toBe(`x.${other} up`);
     }
   });
 
@@ -105,19 +131,19 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
   });
 
   describe(`log miner (${impl}): structured bodies`, () => {
-    it('templates a JSON object on its keys and shape', () => {
+    it('templates a JSON object without a message field on its keys and shape', () => {
       const m = make();
       const r = m.mineBatch('api', [
-        '{"level":"info","msg":"login","user":{"id":42,"name":"a"},"tags":["x","y"]}',
-        ' {"level":"warn","msg":"logout","user":{"id":7,"name":"b"},"tags":[]} ',
-        '{"msg":"login","level":"info"}',
+        '{"level":"info","op":"login","user":{"id":42,"name":"a"},"tags":["x","y"]}',
+        ' {"level":"warn","op":"logout","user":{"id":7,"name":"b"},"tags":[]} ',
+        '{"op":"login","level":"info"}',
       ], { withParams: true });
       expect(r.templateIds[0]).toBe(r.templateIds[1]);
       expect(r.templateIds[2]).not.toBe(r.templateIds[0]);
-      expect(patternOf(m, r.templateIds[0]!)).toBe('{"level":<*>,"msg":<*>,"user":{"id":<*>,"name":<*>},"tags":[<*>]}');
+      expect(patternOf(m, r.templateIds[0]!)).toBe('{"level":<*>,"op":<*>,"user":{"id":<*>,"name":<*>},"tags":[<*>]}');
       expect(r.params![0]).toEqual(['info', 'login', '42', 'a', '["x","y"]']);
       const row = m.template(r.templateIds[0]!)!;
-      expect(Object.keys(JSON.parse(row.sample_values!))).toEqual(['level', 'msg', 'user.id', 'user.name', 'tags']);
+      expect(Object.keys(JSON.parse(row.sample_values!))).toEqual(['level', 'op', 'user.id', 'user.name', 'tags']);
     });
 
     it('mines invalid JSON as text', () => {
@@ -140,12 +166,12 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
 
     it('restores from svc_log_templates rows: same ids, new ids above all stored ones', () => {
       const m1 = make();
-      const lines = ['disk /dev/sda1 is 91% full', 'worker 3 started', 'worker 4 started', '{"event":"x","n":1}'];
+      const lines = ['disk /dev/sda1 is 91% full', 'worker 3 started', 'worker 4 started', '{"kind":"x","n":1}'];
       const r1 = m1.mineBatch('node', lines);
       const rows: TemplateRow[] = [...m1.drainDirty(), { ...m1.template(r1.templateIds[0]!)!, template_id: 900, pattern: 'gone <*>', evicted: true }];
       const m2 = make();
       m2.restore(rows);
-      const r2 = m2.mineBatch('node', ['disk /dev/sdb2 is 12% full', 'worker 9 started', '{"event":"y","n":2}']);
+      const r2 = m2.mineBatch('node', ['disk /dev/sdb2 is 12% full', 'worker 9 started', '{"kind":"y","n":2}']);
       expect(Array.from(r2.templateIds)).toEqual([r1.templateIds[0], r1.templateIds[1], r1.templateIds[3]]);
       expect(Array.from(r2.flags, (f) => f & (FLAG_NEW | FLAG_CHANGED))).toEqual([0, 0, 0]);
       expect(m2.template(r1.templateIds[1]!)!.count).toBe(3);
@@ -158,7 +184,8 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
       const seen = new Set<number>();
       const evicted = new Set<number>();
       for (let i = 0; i < 20; i++) {
-        const r = m.mineBatch('svc', [`alpha ${i}`, `kind${i} event happened`, `kind${i} event happened`]);
+        const kind = `kind${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`; // distinct constant words
+        const r = m.mineBatch('svc', [`alpha ${i}`, `${kind} event happened`, `${kind} event happened`]);
         for (const id of r.templateIds) {
           expect(evicted.has(id)).toBe(false);
           seen.add(id);

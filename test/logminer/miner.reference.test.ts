@@ -1,3 +1,5 @@
+import { formatsSuite } from './formats.cases.js';
 import { minerSuite } from './miner.cases.js';
 
 minerSuite('reference');
+formatsSuite('reference');

@@ -9,13 +9,15 @@
 // (allocated once, grown by doubling), so nothing is copied per call apart from the UTF-8 encoding.
 
 /** Fixed algorithm constants. Changing one changes template ids for existing data: bump ENGINE_VERSION. */
-export const ENGINE_VERSION = 1;
+export const ENGINE_VERSION = 2;
 /** Bytes of a body looked at for matching; the rest is kept in the body but ignored. */
 export const MATCH_BYTES = 4096;
 /** Tokens of a body looked at for matching; a longer line ends in one synthetic `<*>` token. */
 export const MAX_TOKENS = 128;
 /** A single token longer than this is a payload (base64, a blob, a stack dump), masked whole. */
 export const LONG_TOKEN = 96;
+/** A double-quoted string with spaces is one token up to this many bytes (a longer one splits on spaces). */
+export const QUOTE_MAX = 512;
 /** Parameters reported per line (the first ones, in token order). */
 export const MAX_PARAMS = 16;
 /** JSON bodies above this size are mined as text. */
@@ -28,7 +30,7 @@ export const JSON_MAX_KEYS = 64;
 export const PREFIX_TOKENS = 1;
 /** Templates per leaf (same token count and first token): bounds the comparisons per line. */
 export const LEAF_MAX = 64;
-/** Similarity threshold, as a fraction SIM_NUM / SIM_DEN, compared exactly in integers. */
+/** Default similarity threshold, as a fraction SIM_NUM / SIM_DEN, compared exactly in integers. */
 export const SIM_NUM = 7;
 export const SIM_DEN = 10;
 
@@ -59,14 +61,21 @@ export interface CoreOutput {
   /** ids of templates created or whose pattern changed in this batch, each once, in order */
   changed: Float64Array;
   changedCount: number;
-  /** ids evicted in this batch (the template cap per service was reached) */
+  /**
+   * ids retired in this batch: evicted (the template cap was reached) or merged into another template
+   * that generalised to cover them; room for 2n + LEAF_MAX (n evictions, n + LEAF_MAX merges at most)
+   */
   evicted: Float64Array;
+  /** per retired id: 0 when evicted, else the id of the template it merged into */
+  evictedInto: Float64Array;
   evictedCount: number;
 }
 
 export interface CoreConfig {
   /** live templates kept per service; the least recently used one is evicted beyond it */
   maxTemplatesPerService: number;
+  /** similarity threshold in tenths (SIM_NUM / SIM_DEN by default); the leave-out evaluation varies it */
+  similarityTenths?: number;
 }
 
 export interface MinerCore {

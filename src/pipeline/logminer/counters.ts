@@ -1,6 +1,7 @@
 // Numeric slot statistics of log templates and the diagnosis's `log_counters`, as pure functions.
 // A slot is a position of a template that held a number (`took <*> ms`, `retries=<*>`); its stats
 // are cumulative since the miner started (they are not persisted in svc_log_templates).
+import { splitPattern } from './reference.js';
 
 /** Running statistics of one numeric template slot. */
 export interface SlotStats {
@@ -97,7 +98,7 @@ const trimPunct = (s: string): string => s.replace(/^[^A-Za-z0-9_$.-]+|[^A-Za-z0
  */
 export function slotLabel(pattern: string, slot: number): string {
   if (pattern.startsWith('{')) return jsonSlotLabel(pattern, slot) ?? `p${slot}`;
-  const tokens = pattern.split(' ');
+  const tokens = splitPattern(pattern);
   const t = tokens[slot];
   if (t === undefined) return `p${slot}`;
   const m = /([A-Za-z_][A-Za-z0-9_.-]*)[=:]<\*>/.exec(t);
@@ -143,7 +144,7 @@ export function slotLabels(pattern: string): Map<number, string> {
     let n = 0;
     for (let i = pattern.indexOf('<*>'); i >= 0; i = pattern.indexOf('<*>', i + 3)) slots.push(n++);
   } else {
-    const tokens = pattern.split(' ');
+    const tokens = splitPattern(pattern);
     for (let i = 0; i < tokens.length; i++) if (tokens[i]!.includes('<*>')) slots.push(i);
   }
   const out = new Map<number, string>();

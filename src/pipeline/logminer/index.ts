@@ -14,10 +14,12 @@ export { maskToken, jsonShape } from './reference.js';
 export interface CreateMinerOptions extends MinerOptions {
   /** 'wasm' (default; the AssemblyScript build) or 'reference' (plain TypeScript, same output) */
   impl?: 'wasm' | 'reference';
+  /** similarity threshold in tenths (default 7); for the leave-out evaluation, not for production */
+  similarityTenths?: number;
 }
 
 export function createMiner(opts: CreateMinerOptions = {}): LogMiner {
-  const cfg = { maxTemplatesPerService: opts.maxTemplatesPerService ?? 2000 };
+  const cfg = { maxTemplatesPerService: opts.maxTemplatesPerService ?? 2000, similarityTenths: opts.similarityTenths };
   const core = opts.impl === 'reference' ? new ReferenceCore(cfg) : new WasmCore(cfg);
   return new LogMiner(core, opts);
 }

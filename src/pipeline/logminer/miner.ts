@@ -2,7 +2,8 @@
 // bounded sample values, numeric slot stats) around an engine (WASM or reference, see core.ts).
 // Pure: no I/O, no timers. The ingest wiring calls mineBatch() per batch of log records of one service
 // and upserts the rows it returns into svc_log_templates; at start it calls restore() with that table.
-import { JSON_MAX_BYTES, MAX_PARAMS, type MinerCore } from './core.js';
+import { messageOf } from './body.js';
+import { FLAG_JSON, JSON_MAX_BYTES, MAX_PARAMS, type MinerCore } from './core.js';
 
 /** Bytes of a body handed to the engine: one more than any rule looks at (plus a UTF-8 sequence). */
 const ENCODE_LIMIT = JSON_MAX_BYTES + 4;
@@ -24,6 +25,8 @@ export interface TemplateRow {
   /** JSON object: slot label → up to maxSampleValues distinct values */
   sample_values: string | null;
   evicted: boolean;
+  /** the template this one merged into (it generalised to cover this one), else null */
+  merged_into: number | null;
 }
 
 /** What restore() accepts: a svc_log_templates row as read back (timestamps as µs, Date, ISO string or bigint). */
@@ -72,7 +75,10 @@ export interface MineBatchResult {
   flags: Uint8Array;
   /** rows of templates created or changed in this batch (to upsert) */
   changed: TemplateRow[];
-  /** rows of templates evicted in this batch (evicted = true; their ids are never reused) */
+  /**
+   * rows of templates retired in this batch (evicted = true; their ids are never reused): evicted
+   * by the cap, or merged (merged_into set; their counts move to that template)
+   */
   evicted: TemplateRow[];
   /** per line parameter values, when meta.withParams */
   params?: string[][];
@@ -149,6 +155,24 @@ export class LogMiner {
   mineBatch(service: string, bodies: ReadonlyArray<string | Uint8Array>, meta: BatchMeta = {}): MineBatchResult {
     const n = bodies.length;
     const svc = this.svc(service);
+    // The message of a structured or multi-line body is what is mined (body.ts); the rest of it
+    // becomes parameters. `texts` aliases `bodies` until one differs.
+    let texts: (string | Uint8Array)[] | readonly (string | Uint8Array)[] = bodies;
+    let extras: (string[] | undefined)[] | undefined;
+    let jsonLines: Uint8Array | undefined;
+    for (let i = 0; i < n; i++) {
+      const b = bodies[i]!;
+      const v = messageOf(typeof b === 'string' ? b : this.structuredText(b));
+      if (v === null) continue;
+      if (texts === bodies) {
+        texts = bodies.slice();
+        extras = [];
+        jsonLines = new Uint8Array(n);
+      }
+      (texts as (string | Uint8Array)[])[i] = v.text;
+      if (v.extras.length) extras![i] = v.extras;
+      if (v.json) jsonLines![i] = 1;
+    }
     // encode all bodies into the engine's input buffer (for WASM: its own memory)
     // Only the first ENCODE_LIMIT bytes of a body can change the engine's output (text matching looks
     // at MATCH_BYTES, a JSON body longer than JSON_MAX_BYTES is text), so a 1 MB body costs no more
@@ -156,7 +180,7 @@ export class LogMiner {
     let total = 0;
     let short = true; // every body a string within ENCODE_LIMIT: try the one-call ASCII fast path
     for (let i = 0; i < n; i++) {
-      const b = bodies[i]!;
+      const b = texts[i]!;
       const len = typeof b === 'string' ? b.length * 3 : b.length;
       total += len < ENCODE_LIMIT ? len : ENCODE_LIMIT;
       if (typeof b !== 'string' || b.length > ENCODE_LIMIT) short = false;
@@ -168,18 +192,18 @@ export class LogMiner {
     let start = 0;
     if (short && n > 1) {
       // one encodeInto for the whole batch; if it was all ASCII, byte offsets equal char offsets
-        const joined = (bodies as readonly string[]).join('');
+        const joined = (texts as readonly string[]).join('');
       if (this.enc.encodeInto(joined, bytes).written === joined.length) {
         for (let i = 0; i < n; i++) {
           offsets[i] = pos;
-          pos += (bodies[i] as string).length;
+          pos += (texts[i] as string).length;
         }
         start = n;
       }
     }
     for (let i = start; i < n; i++) {
       offsets[i] = pos;
-      const b = bodies[i]!;
+      const b = texts[i]!;
       if (typeof b === 'string') {
         const src = b.length > ENCODE_LIMIT ? b.slice(0, ENCODE_LIMIT) : b;
         pos += this.enc.encodeInto(src, bytes.subarray(pos, pos + ENCODE_LIMIT)).written;
@@ -198,8 +222,10 @@ export class LogMiner {
     const data = Buffer.from(bytesOut.buffer, bytesOut.byteOffset, bytesOut.byteLength);
     const templateIds = out.ids.slice(0, n);
     const flagsOut = out.flags.slice(0, n);
+    if (jsonLines) for (let i = 0; i < n; i++) flagsOut[i]! |= jsonLines[i]! ? FLAG_JSON : 0;
     const changedIds = out.changed.slice(0, out.changedCount);
     const evictedIds = out.evicted.slice(0, out.evictedCount);
+    const evictedInto = out.evictedInto.slice(0, out.evictedCount);
     const now = Date.now() * 1000;
     const ts = meta.timestampsUs;
     const sevT = meta.severityTexts;
@@ -271,7 +297,26 @@ export class LogMiner {
           }
         }
       }
-      if (params) params.push(lineParams!);
+      if (params) {
+        const x = extras?.[li];
+        if (x) for (const v of x) if (lineParams!.length < MAX_PARAMS) lineParams!.push(v.slice(0, this.maxValueChars));
+        params.push(lineParams!);
+      }
+    }
+    // a merged template's counts move to the template it merged into, before rows are built
+    for (let k = 0; k < evictedIds.length; k++) {
+      const from = this.recs.get(evictedIds[k]!);
+      const into = evictedInto[k]! > 0 ? this.recs.get(evictedInto[k]!) : undefined;
+      if (!from || !into) continue;
+      into.count += from.count;
+      into.errors += from.errors;
+      if (from.first < into.first) into.first = from.first;
+      if (from.last > into.last) into.last = from.last;
+      into.stale = true;
+      if (!into.dirty) {
+        into.dirty = true;
+        this.dirty.push(into);
+      }
     }
     const changed: TemplateRow[] = [];
     for (const id of changedIds) {
@@ -285,13 +330,14 @@ export class LogMiner {
     }
     // evictions (also of templates created in this batch): rows marked evicted, state dropped
     const evictedRows: TemplateRow[] = [];
-    for (const id of evictedIds) {
+    for (let k = 0; k < evictedIds.length; k++) {
+      const id = evictedIds[k]!;
       const r = this.recs.get(id);
       if (!r) continue;
       const pat = this.core.patternBytes(id);
       if (pat) r.pattern = this.dec.decode(pat);
       r.sampleJson = undefined;
-      evictedRows.push({ ...this.row(r), evicted: true });
+      evictedRows.push({ ...this.row(r), evicted: true, merged_into: evictedInto[k]! > 0 ? evictedInto[k]! : null });
       this.recs.delete(id);
       r.dirty = false;
     }
@@ -302,6 +348,13 @@ export class LogMiner {
       evicted: evictedRows,
       ...(params ? { params } : {}),
     };
+  }
+
+  /** A byte body as text when it may be structured or multi-line (body.ts reads strings), else '' (mined as bytes). */
+  private structuredText(b: Uint8Array): string {
+    let i = 0;
+    while (i < b.length && (b[i] === 32 || b[i] === 9)) i++;
+    return b[i] === 123 || b.indexOf(10) >= 0 || b.indexOf(61) >= 0 ? this.dec.decode(b.subarray(0, ENCODE_LIMIT)) : '';
   }
 
   private sampleValues(r: Rec): string | null {
@@ -332,6 +385,7 @@ export class LogMiner {
       error_count: r.errors,
       sample_values: sample,
       evicted: false,
+      merged_into: null,
     };
   }
 

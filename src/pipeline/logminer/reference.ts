@@ -6,34 +6,44 @@
 // Text is handled as bytes throughout (a "binary string": one char per UTF-8 byte), so invalid UTF-8,
 // binary data and the byte limits behave the same in both engines.
 //
-// Algorithm (Drain, He et al. 2017, with these changes):
+// Algorithm (Drain, He et al. 2017, with these changes). The engine mines text; body.ts first picks
+// the message out of JSON, logfmt, klog, multi-line and SQL-statement bodies (shared by both engines).
 //  1. Tokenise on whitespace/control bytes; look at MATCH_BYTES bytes and MAX_TOKENS tokens at most.
-//  2. Mask variable parts of every token generically (maskToken): URLs (scheme kept), absolute paths,
-//     e-mail addresses, over-long tokens, and inside each token every segment between delimiters
-//     (= : , ; @ / ( ) [ ] { } < > " ' | \ # ! ? &) that holds a number-like part (a part starting with
-//     a digit: numbers, IPs, ports, timestamps, durations such as 12ms, hex 0x.., versions) or a long
-//     hex run (hashes, UUIDs); one leading alphabetic word joined by '.' or '-' stays (node-<*>,
-//     core.<*>; but mesos-slave-13 → <*>), one joined by '_' does not (blk_123 → <*>); trailing
-//     dots stay outside (port 8030. → <*>.). key=value keeps the key, quotes stay;
-//     a path after '=', '(' or ':' is masked whole (shell=<*>, chdir(<*>)), and so is a dotted host
-//     name before ':port' (proxy.example.com:5070 → <*>:<*>).
-//  3. Route by (token count, first PREFIX_TOKENS tokens, variable tokens routed as <*>).
+//     A double-quoted string with spaces at a value position is one token (quoteEnd), so a quoted
+//     request line or User-Agent of any length keeps the token count fixed.
+//  2. Mask variables by what they are, wherever they stand (maskToken): URLs (scheme kept), absolute
+//     paths, e-mail addresses, over-long tokens, IPv6 and MAC addresses and dates with a month name
+//     (masked whole), host names (a dotted name before ':port' or ending in a known TLD: masked
+//     whole), a quoted string with spaces when any word in it is a variable, and inside each token
+//     every segment between delimiters (= : , ; @ / ( ) [ ] { } < > " ' | \ # ! ? &) that holds a
+//     number-like part (a part starting with a digit: numbers, IPs, ports, timestamps, durations such
+//     as 12ms, hex 0x.., versions), a hex run of 6 or more with a digit (hashes, UUIDs, short commit
+//     ids) or a numbered name (web01); one leading alphabetic word
+//     joined by '.' or '-' stays (node-<*>, core.<*>; but mesos-slave-13 → <*>), one joined by '_'
+//     does not (blk_123 → <*>); trailing dots stay outside (port 8030. → <*>.). key=value keeps the
+//     key, quotes stay; a path after '=', '(' or ':' is masked whole (shell=<*>, chdir(<*>)).
+//  3. Route by (token count, first PREFIX_TOKENS tokens): a variable token routes as <*> and a
+//     key=value token by its key, so the tree never keys on a variable.
 //  4. In the leaf, pick the template with the highest similarity = equal positions / positions that
 //     are not already wildcards (Drain counts wildcards in the denominator, so wildcard-heavy lines
-//     never matched); a template token that is a partial wildcard such as `rhost=<*>` matches by glob.
-//     Ties go to the template with more wildcards, then to the older one.
+//     never matched); a template token that is a partial wildcard such as `rhost=<*>` matches by glob;
+//     key=value tokens with the same key, and the values of a run of `key: value` pairs whose key is
+//     equal, count as equal (their values are variables). Ties go to the template with more
+//     wildcards, then to the older one.
 //  5. Accept when similarity ≥ SIM_NUM/SIM_DEN (0.7), or when exactly one position differs and at
 //     least two agree (short messages with one variable word), else start a new template. On a match, each differing
 //     position is generalised to its common prefix/suffix up to a delimiter plus `<*>`
-//     (`user=root` + `user=guest` → `user=<*>`), else `<*>`.
-//  6. A JSON object body is templated on its keys and shape: `{"a":<*>,"b":{"c":<*>},"d":[<*>]}`,
-//     matched exactly.
+//     (`user=root` + `user=guest` → `user=<*>`), else `<*>`. A template that generalised absorbs the
+//     templates of its leaf with its constants whose variables it now covers (absorb): a merge,
+//     reported so the store records it; the generalised template keeps its id.
+//  6. A JSON object body without a message field is templated on its keys and shape:
+//     `{"a":<*>,"b":{"c":<*>},"d":[<*>]}`, matched exactly.
 //  7. Bounded state: a leaf holds at most LEAF_MAX templates (bounding the comparisons per line) and
 //     a service at most maxTemplatesPerService; beyond either, the least recently used template (of
 //     the leaf, else of the service) is evicted. Ids come from one counter and are never reused.
 import {
   FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, JSON_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS, LONG_TOKEN,
-  LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, SIM_DEN, SIM_NUM,
+  LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, QUOTE_MAX, SIM_DEN, SIM_NUM,
   type CoreConfig, type CoreInput, type CoreOutput, type MinerCore,
 } from './core.js';
 
@@ -82,11 +92,24 @@ export interface Masked {
   varEnd: number;
 }
 
-/** Is the part [s, e) of t number-like (starts with a digit) or a long hex run with a digit? */
+/**
+ * Is [s, e) two or more letters and then two or more digits (web01, worker17: hosts and ids; sha256
+ * goes too, but not p99, jk2 or x509)?
+ */
+function isNumberedName(t: string, s: number, e: number): boolean {
+  let d = e;
+  while (d > s && isDigit(t.charCodeAt(d - 1))) d--;
+  if (e - d < 2 || d - s < 2) return false;
+  for (let i = s; i < d; i++) if (!isAlpha(t.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Is the part [s, e) of t number-like (starts with a digit), a numbered name or a hex run of 6+ with a digit (abc1234)? */
 function isVarPart(t: string, s: number, e: number): boolean {
   if (e <= s) return false;
   if (isDigit(t.charCodeAt(s))) return true;
-  if (e - s < 8) return false;
+  if (isNumberedName(t, s, e)) return true;
+  if (e - s < 6) return false;
   let digit = false;
   for (let i = s; i < e; i++) {
     const c = t.charCodeAt(i);
@@ -137,9 +160,169 @@ function isHostPort(t: string, s: number, e: number, tail: number): boolean {
   return dot;
 }
 
-/** Masks the variable parts of one raw token. */
-export function maskToken(t: string): Masked {
+/**
+ * A double-quoted string opening at q (a value position: a token's start, or after '=' or ':') that
+ * holds a separator is one token, so a quoted message or User-Agent of any length keeps the token
+ * count fixed. Returns the index of its closing quote: the first unescaped '"' before a separator,
+ * the end or one of , ; ) ] }, within QUOTE_MAX bytes and before a line break; else -1 (then the
+ * quote is an ordinary byte).
+ */
+export function quoteEnd(t: string, q: number, end: number): number {
+  const lim = q + QUOTE_MAX < end ? q + QUOTE_MAX : end;
+  let sep = false;
+  for (let j = q + 1; j < lim; j++) {
+    const c = t.charCodeAt(j);
+    if (c === 10 || c === 13) return -1;
+    if (isSep(c)) sep = true;
+    else if (c === 34 && t.charCodeAt(j - 1) !== 92) {
+      const n = j + 1 < end ? t.charCodeAt(j + 1) : 32;
+      if (isSep(n) || n === 44 || n === 59 || n === 41 || n === 93 || n === 125) return sep ? j : -1;
+    }
+  }
+  return -1;
+}
+
+/** End of the token starting at s (a non-separator): the first separator outside a quoted string. */
+export function tokenEnd(t: string, s: number, end: number): number {
+  let i = s;
+  tokQs = -1; // one quoted string per token
+  tokQe = -1;
+  while (i < end) {
+    const c = t.charCodeAt(i);
+    if (isSep(c)) break;
+    if (c === 34 && tokQs < 0 && (i === s || t.charCodeAt(i - 1) === 61 || t.charCodeAt(i - 1) === 58)) {
+      const j = quoteEnd(t, i, end);
+      if (j > 0) {
+        tokQs = i - s;
+        tokQe = j - s;
+        i = j + 1;
+        continue;
+      }
+    }
+    i++;
+  }
+  return i;
+}
+/** The quotes of the quoted string in the token tokenEnd() last scanned, relative to its start, or -1. */
+let tokQs = -1;
+let tokQe = -1;
+
+/** The tokens of a stored pattern, split as tokenizeLine splits a body. */
+export function splitPattern(p: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < p.length) {
+    while (i < p.length && isSep(p.charCodeAt(i))) i++;
+    if (i >= p.length) break;
+    const e = tokenEnd(p, i, p.length);
+    out.push(p.slice(i, e));
+    i = e;
+  }
+  return out;
+}
+
+const MONTHS = new Set(['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']);
+/** Is [k, k + 3) a month abbreviation (any case) not followed by a letter? */
+function isMonth(t: string, k: number, e: number): boolean {
+  if (k + 3 > e || (k + 3 < e && isAlpha(t.charCodeAt(k + 3)))) return false;
+  for (let i = k; i < k + 3; i++) if (!isAlpha(t.charCodeAt(i))) return false;
+  return MONTHS.has(t.slice(k, k + 3).toLowerCase());
+}
+
+/**
+ * End of an address or a date that starts at s and is masked whole, else -1: IPv6 (2001:db8::1,
+ * [::1]:8080 → [<*>]:<*>), a MAC address, a date with a month name (10/Oct/2000:13:55:36). Their
+ * pieces would otherwise mask one by one and keep the letters (db8, Oct) as constants.
+ */
+function wholeRunEnd(t: string, s: number, e: number): number {
+  let k = s;
+  let colons = 0;
+  let dbl = false;
+  let digit = false;
+  let group = 0;
+  let maxGroup = 0;
+  let two = true; // every group exactly 2 hex digits (MAC)
+  while (k < e) {
+    const c = t.charCodeAt(k);
+    if (c === 58) {
+      if (k > s && t.charCodeAt(k - 1) === 58) dbl = true;
+      if (group !== 2) two = false;
+      colons++;
+      group = 0;
+    } else if (isHex(c)) {
+      if (isDigit(c)) digit = true;
+      group++;
+      if (group > maxGroup) maxGroup = group;
+    } else break;
+    k++;
+  }
+  if (group !== 2) two = false;
+  const endsClean = k === e || !(isAlpha(t.charCodeAt(k)) || isDigit(t.charCodeAt(k)) || t.charCodeAt(k) === 46);
+  if (digit && maxGroup <= 4 && endsClean && ((colons >= 2 && (dbl || colons === 7)) || (colons === 5 && two))) return k;
+  // a date with a month name: digits and - / : . + around exactly one month abbreviation
+  if (!isDigit(t.charCodeAt(s))) return -1;
+  let month = false;
+  let seps = 0;
+  k = s;
+  while (k < e) {
+    const c = t.charCodeAt(k);
+    if (isDigit(c)) k++;
+    else if (c === 45 || c === 47 || c === 58 || c === 46 || c === 43) {
+      seps++;
+      k++;
+    } else if (!month && isMonth(t, k, e)) {
+      month = true;
+      k += 3;
+    } else break;
+  }
+  return month && seps >= 2 && (k === e || !isAlpha(t.charCodeAt(k))) ? k : -1;
+}
+
+/** Does any word of the quoted text [s, e) hold a variable part? */
+function quotedVariable(t: string, s: number, e: number): boolean {
+  let i = s;
+  while (i < e) {
+    while (i < e && isSep(t.charCodeAt(i))) i++;
+    let j = i;
+    while (j < e && !isSep(t.charCodeAt(j))) j++;
+    if (j > i && maskToken(t.slice(i, j)).varStart >= 0) return true;
+    i = j;
+  }
+  return false;
+}
+
+/**
+ * Lower-case top-level domains that make a dotted name a host (example.com) rather than code
+ * (org.foo.Bar, chrome.exe). At most 8 letters each (the WASM twin packs one into a u64).
+ */
+export const TLDS = new Set([
+  'com', 'net', 'org', 'edu', 'gov', 'mil', 'int', 'io', 'co', 'info', 'biz', 'us', 'uk', 'de', 'fr', 'jp',
+  'cn', 'hk', 'ru', 'nl', 'eu', 'au', 'ca', 'br', 'local', 'internal', 'lan', 'cloud', 'dev', 'app', 'ai',
+]);
+
+/** Is [s, e) a domain name: labels of letters, digits and '-' joined by dots, ending in a known TLD? */
+function isDomain(t: string, s: number, e: number): boolean {
+  let last = -1;
+  for (let i = s; i < e; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 46) {
+      if (i === s || i === last + 1) return false;
+      last = i;
+    } else if (!isAlpha(c) && !isDigit(c) && c !== 45) return false;
+  }
+  return last > s && last < e - 1 && TLDS.has(t.slice(last + 1, e));
+}
+
+/** Masks the variable parts of one raw token; [qs, qe] are the quotes of a quoted string in it that holds separators. */
+export function maskToken(t: string, qs = -1, qe = -1): Masked {
   const L = t.length;
+  if (qs >= 0) {
+    // a quoted string with separators: variable as a whole when long or when any word in it is
+    if (qe - qs - 1 > LONG_TOKEN || quotedVariable(t, qs + 1, qe)) {
+      return { text: t.slice(0, qs + 1) + WILDCARD + t.slice(qe), varStart: qs + 1, varEnd: qe };
+    }
+    return { text: t, varStart: -1, varEnd: -1 };
+  }
   if (L > LONG_TOKEN) return { text: WILDCARD, varStart: 0, varEnd: L };
   let a = 0;
   while (a < L && isOpen(t.charCodeAt(a))) a++;
@@ -198,6 +381,14 @@ export function maskToken(t: string): Masked {
   let changed = false;
   let tail = L;
   while (tail > 0 && t.charCodeAt(tail - 1) === 46) tail--;
+  const w = a < b ? wholeRunEnd(t, a, b) : -1;
+  if (w > 0) {
+    out = t.slice(0, a) + WILDCARD;
+    vs = a;
+    ve = w;
+    changed = true;
+    i = w;
+  }
   while (i < tail) {
     const c = t.charCodeAt(i);
     if (isDelim(c)) {
@@ -218,8 +409,8 @@ export function maskToken(t: string): Masked {
     }
     let e = i;
     while (e < tail && !isDelim(t.charCodeAt(e))) e++;
-    let keep = maskSegment(t, i, e);
-    if (keep < 0 && isHostPort(t, i, e, tail)) keep = 0;
+    // a host name is masked whole (db-7.example.com, not db-<*>); else its variable parts
+    const keep = isHostPort(t, i, e, tail) || isDomain(t, i, e) ? 0 : maskSegment(t, i, e);
     if (keep < 0) out += t.slice(i, e);
     else {
       out += t.slice(i, i + keep) + WILDCARD;
@@ -264,6 +455,39 @@ export function globMatch(g: string, s: string): boolean {
   }
   while (gi + 3 <= gl && g.charCodeAt(gi) === 60 && g.charCodeAt(gi + 1) === 42 && g.charCodeAt(gi + 2) === 62) gi += 3;
   return gi === gl;
+}
+
+/**
+ * Are a and b key=value tokens with the same key (`user=app`, `user=report`)? Their values are
+ * variables, so they count as equal in the similarity and generalise to `user=<*>` on a match.
+ */
+export function sameKey(a: string, b: string): boolean {
+  const k = a.indexOf('=');
+  return k > 0 && k < a.length - 1 && k < b.length - 1 && b.charCodeAt(k) === 61 && b.startsWith(a.slice(0, k));
+}
+
+/** A `key:` token: an identifier and a colon. */
+function isKeyToken(t: string): boolean {
+  const n = t.length;
+  if (n < 2 || t.charCodeAt(n - 1) !== 58) return false;
+  const c0 = t.charCodeAt(0);
+  if (!isAlpha(c0) && c0 !== 95) return false;
+  for (let i = 1; i < n - 1; i++) {
+    const c = t.charCodeAt(i);
+    if (!isAlpha(c) && !isDigit(c) && c !== 95 && c !== 46 && c !== 45) return false;
+  }
+  return true;
+}
+
+/**
+ * Positions of a template that hold the value of a `key: value` pair in a run of at least two pairs
+ * (`status: 200 host: a.example.com agent: curl`): a value there counts as equal when its key is,
+ * like key=value (sameKey). A lone `Error: timeout` is not a run, so its words stay words.
+ */
+export function valuePositions(tokens: string[]): boolean[] {
+  const key = tokens.map(isKeyToken);
+  const n = tokens.length;
+  return tokens.map((_, i) => i > 0 && key[i - 1]! && !key[i]! && (i + 1 < n ? key[i + 1]! : i >= 3 && key[i - 3]!));
 }
 
 /** Generalises template token a and line token b: common prefix / suffix cut at a delimiter, plus `<*>`. */
@@ -487,6 +711,8 @@ interface RefTemplate {
   leafKey: string;
   tokens: string[];
   kinds: number[];
+  /** positions holding the value of a `key: value` pair (valuePositions) */
+  values: boolean[];
   pattern: string;
 }
 
@@ -507,12 +733,21 @@ interface Line {
   truncated: boolean;
 }
 
+/**
+ * Is [s, e) `statement:` in any case? The rest of the line after it is one value: the SQL of a
+ * PostgreSQL statement log (log_statement, log_min_duration_statement, STATEMENT:), of any length.
+ */
+function isStatement(t: string, s: number, e: number): boolean {
+  return e - s === 10 && t.charCodeAt(e - 1) === 58 && t.slice(s, e - 1).toLowerCase() === 'statement';
+}
+
 /** Splits and masks one body (a binary string). */
 export function tokenizeLine(body: string): Line {
   const realEnd = body.length;
   const end = realEnd < MATCH_BYTES ? realEnd : MATCH_BYTES;
   const line: Line = { tokens: [], raw: [], offs: [], varStart: [], varEnd: [], truncated: realEnd > MATCH_BYTES };
   let i = 0;
+  let rest = false;
   while (i < end) {
     while (i < end && isSep(body.charCodeAt(i))) i++;
     if (i >= end) break;
@@ -521,9 +756,18 @@ export function tokenizeLine(body: string): Line {
       break;
     }
     const s = i;
-    while (i < end && !isSep(body.charCodeAt(i))) i++;
+    let m: Masked;
+    if (rest) {
+      i = end;
+      while (i > s && isSep(body.charCodeAt(i - 1))) i--;
+      m = { text: WILDCARD, varStart: 0, varEnd: i - s };
+      rest = false;
+    } else {
+      i = tokenEnd(body, s, end);
+      m = maskToken(body.slice(s, i), tokQs, tokQe);
+      rest = isStatement(body, s, i);
+    }
     const raw = body.slice(s, i);
-    const m = maskToken(raw);
     line.tokens.push(m.text);
     line.raw.push(raw);
     line.offs.push(s);
@@ -540,11 +784,17 @@ export function tokenizeLine(body: string): Line {
   return line;
 }
 
+/**
+ * Leaf of a line or template: its token count and leading tokens, a variable one or one with a digit
+ * (an id the masking kept, jk2_init) as one wildcard and a key=value one by its key alone
+ * (`user=bob logged in` and `user=eve logged in` share a leaf).
+ */
 function leafKeyOf(tokens: string[]): string {
   let k = String(tokens.length);
   for (let i = 0; i < PREFIX_TOKENS && i < tokens.length; i++) {
     const t = tokens[i]!;
-    k += '\u0000' + (tokenKind(t) === 0 ? t : '\u0001');
+    const eq = t.indexOf('=');
+    k += '\u0000' + (tokenKind(t) !== 0 || /[0-9]/.test(t) ? '\u0001' : eq >= 0 && eq < t.length - 1 ? t.slice(0, eq + 1) : t);
   }
   return k;
 }
@@ -556,9 +806,11 @@ function latin1(bytes: Uint8Array, s: number, e: number): string {
 export class ReferenceCore implements MinerCore {
   readonly kind = 'reference' as const;
   private readonly cap: number;
+  private readonly simNum: number;
   private services: RefService[] = [];
   private byId = new Map<number, RefTemplate>();
   private evictedPending = new Map<number, RefTemplate>();
+  private mergeBudget = 0;
   private next = 1;
   private tick = 0;
   private input: CoreInput = { bytes: new Uint8Array(1024), offsets: new Int32Array(65) };
@@ -566,6 +818,7 @@ export class ReferenceCore implements MinerCore {
 
   constructor(config: CoreConfig) {
     this.cap = Math.max(1, config.maxTemplatesPerService | 0);
+    this.simNum = config.similarityTenths ?? SIM_NUM;
     this.out = ReferenceCore.alloc(64);
   }
 
@@ -580,7 +833,8 @@ export class ReferenceCore implements MinerCore {
       paramNum: new Float64Array(n * MAX_PARAMS),
       changed: new Float64Array(n),
       changedCount: 0,
-      evicted: new Float64Array(n),
+      evicted: new Float64Array(2 * n + LEAF_MAX),
+      evictedInto: new Float64Array(2 * n + LEAF_MAX),
       evictedCount: 0,
     };
   }
@@ -637,18 +891,7 @@ export class ReferenceCore implements MinerCore {
       victim = full[0]!;
       for (const c of full) if (c.used < victim.used) victim = c;
     } else if (s.lru.size >= this.cap) victim = s.lru.values().next().value as RefTemplate;
-    if (victim) {
-      s.lru.delete(victim.id);
-      this.byId.delete(victim.id);
-      if (victim.json) s.shapes.delete(victim.leafKey);
-      else {
-        const leaf = s.leaves.get(victim.leafKey)!;
-        leaf.splice(leaf.indexOf(victim), 1);
-        if (leaf.length === 0) s.leaves.delete(victim.leafKey);
-      }
-      this.evictedPending.set(victim.id, victim);
-      if (out) out.evicted[out.evictedCount++] = victim.id;
-    }
+    if (victim) this.retire(s, victim, out, 0);
     s.lru.set(t.id, t);
     t.used = ++this.tick;
     this.byId.set(t.id, t);
@@ -663,6 +906,47 @@ export class ReferenceCore implements MinerCore {
     }
   }
 
+  /** Removes a live template; it is reported as evicted, or as merged into template `into` (> 0). */
+  private retire(s: RefService, victim: RefTemplate, out: CoreOutput | null, into: number): void {
+    s.lru.delete(victim.id);
+    this.byId.delete(victim.id);
+    if (victim.json) s.shapes.delete(victim.leafKey);
+    else {
+      const leaf = s.leaves.get(victim.leafKey)!;
+      leaf.splice(leaf.indexOf(victim), 1);
+      if (leaf.length === 0) s.leaves.delete(victim.leafKey);
+    }
+    this.evictedPending.set(victim.id, victim);
+    if (out) {
+      out.evictedInto[out.evictedCount] = into;
+      out.evicted[out.evictedCount++] = victim.id;
+    }
+  }
+
+  /**
+   * After tpl generalised: another template of its leaf with the same constant tokens, whose
+   * variables tpl's now cover (`"curl/<*>"` under `"<*>"`), is the same event split in two by the
+   * order lines came in, so it merges into tpl: tpl keeps its id and the other is retired, reported
+   * with `into`. A template that differs in a constant word stays (Transitioned from NEW to
+   * UNASSIGNED is not Transitioned from <*> to <*>: merging those cost Hadoop 0.01 GA). At most
+   * n + LEAF_MAX merges per batch (the size of the output arrays).
+   */
+  private absorb(s: RefService, tpl: RefTemplate, out: CoreOutput): void {
+    const leaf = s.leaves.get(tpl.leafKey)!;
+    for (let k = leaf.length - 1; k >= 0 && this.mergeBudget > 0; k--) {
+      const u = leaf[k]!;
+      if (u === tpl) continue;
+      let covered = true;
+      for (let i = 0; i < tpl.tokens.length && covered; i++) {
+        const kind = tpl.kinds[i]!;
+        covered = tpl.tokens[i] === u.tokens[i] || (u.kinds[i] !== 0 && (kind === 1 || (kind === 2 && globMatch(tpl.tokens[i]!, u.tokens[i]!))));
+      }
+      if (!covered) continue;
+      this.mergeBudget--;
+      this.retire(s, u, out, tpl.id);
+    }
+  }
+
   restore(svc: number, id: number, pattern: Uint8Array): void {
     const s = this.service(svc);
     const text = latin1(pattern, 0, pattern.length);
@@ -671,10 +955,10 @@ export class ReferenceCore implements MinerCore {
     const shape = text.length > 0 && text.charCodeAt(0) === 123 ? jsonShape(text) : null;
     if (shape && shape.shape === text) {
       if (s.shapes.has(text)) return;
-      t = { id, used: 0, svc, json: true, leafKey: text, tokens: [], kinds: [], pattern: text };
+      t = { id, used: 0, svc, json: true, leafKey: text, tokens: [], kinds: [], values: [], pattern: text };
     } else {
-      const tokens = text.split(' ').filter((x) => x.length > 0).slice(0, MAX_TOKENS + 1);
-      t = { id, used: 0, svc, json: false, leafKey: leafKeyOf(tokens), tokens, kinds: tokens.map(tokenKind), pattern: tokens.join(' ') };
+      const tokens = splitPattern(text).slice(0, MAX_TOKENS + 1);
+      t = { id, used: 0, svc, json: false, leafKey: leafKeyOf(tokens), tokens, kinds: tokens.map(tokenKind), values: valuePositions(tokens), pattern: tokens.join(' ') };
     }
     this.add(s, t, null);
     if (id >= this.next) this.next = id + 1;
@@ -684,6 +968,7 @@ export class ReferenceCore implements MinerCore {
     const out = this.out;
     out.changedCount = 0;
     out.evictedCount = 0;
+    this.mergeBudget = n + LEAF_MAX;
     this.evictedPending.clear();
     const changedSet = new Set<number>();
     const s = this.service(svc);
@@ -709,7 +994,7 @@ export class ReferenceCore implements MinerCore {
         flags |= FLAG_JSON;
         tpl = s.shapes.get(shape.shape);
         if (!tpl) {
-          tpl = { id: this.next++, used: 0, svc, json: true, leafKey: shape.shape, tokens: [], kinds: [], pattern: shape.shape };
+          tpl = { id: this.next++, used: 0, svc, json: true, leafKey: shape.shape, tokens: [], kinds: [], values: [], pattern: shape.shape };
           this.add(s, tpl, out);
           flags |= FLAG_NEW;
         } else this.touch(s, tpl);
@@ -732,7 +1017,7 @@ export class ReferenceCore implements MinerCore {
               const tt = t.tokens[i]!;
               const kind = t.kinds[i]!;
               if (kind === 1) wild++;
-              else if (tt === line.tokens[i] || (kind === 2 && globMatch(tt, line.tokens[i]!))) eq++;
+              else if (tt === line.tokens[i] || (kind === 2 && globMatch(tt, line.tokens[i]!)) || sameKey(tt, line.tokens[i]!) || (t.values[i] && t.tokens[i - 1] === line.tokens[i - 1])) eq++;
             }
             const den = ntok - wild;
             const e = den === 0 ? 1 : eq;
@@ -748,8 +1033,8 @@ export class ReferenceCore implements MinerCore {
             }
           }
         }
-        // accept at SIM_NUM/SIM_DEN, or when a single position differs and at least two agree
-        if (best !== undefined && (bestEq * SIM_DEN >= SIM_NUM * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
+        // accept at simNum/SIM_DEN, or when a single position differs and at least two agree
+        if (best !== undefined && (bestEq * SIM_DEN >= this.simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
           tpl = best;
           let changed = false;
           for (let i = 0; i < ntok; i++) {
@@ -764,12 +1049,14 @@ export class ReferenceCore implements MinerCore {
           }
           if (changed) {
             tpl.pattern = tpl.tokens.join(' ');
+            tpl.values = valuePositions(tpl.tokens);
             flags |= FLAG_CHANGED;
+            this.absorb(s, tpl, out);
           }
           this.touch(s, tpl);
         } else {
           const tokens = line.tokens.slice();
-          tpl = { id: this.next++, used: 0, svc, json: false, leafKey: key, tokens, kinds: tokens.map(tokenKind), pattern: tokens.join(' ') };
+          tpl = { id: this.next++, used: 0, svc, json: false, leafKey: key, tokens, kinds: tokens.map(tokenKind), values: valuePositions(tokens), pattern: tokens.join(' ') };
           this.add(s, tpl, out);
           flags |= FLAG_NEW;
         }

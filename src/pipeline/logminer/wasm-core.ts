@@ -4,10 +4,10 @@
 // only inside prepare() (doubling) or mine()/patternOf() (pattern scratch). The views below are
 // rebuilt whenever memory grew or an address changed, so callers must take views after each call.
 import { instantiateWasm } from '../../compute/wasm.js';
-import { MAX_PARAMS, type CoreConfig, type CoreInput, type CoreOutput, type MinerCore } from './core.js';
+import { LEAF_MAX, MAX_PARAMS, SIM_NUM, type CoreConfig, type CoreInput, type CoreOutput, type MinerCore } from './core.js';
 
 interface LogminerExports {
-  init(maxTemplatesPerService: number): void;
+  init(maxTemplatesPerService: number, similarityTenths: number): void;
   prepare(totalBytes: number, n: number): void;
   inputPtr(): number;
   inputCap(): number;
@@ -22,6 +22,7 @@ interface LogminerExports {
   pnumPtr(): number;
   changedPtr(): number;
   evictedPtr(): number;
+  evictedIntoPtr(): number;
   changedCount(): number;
   evictedCount(): number;
   patPtr(): number;
@@ -46,7 +47,7 @@ export class WasmCore implements MinerCore {
 
   constructor(config: CoreConfig) {
     this.x = instantiateWasm<LogminerExports>('logminer');
-    this.x.init(Math.max(1, config.maxTemplatesPerService | 0));
+    this.x.init(Math.max(1, config.maxTemplatesPerService | 0), config.similarityTenths ?? SIM_NUM);
     this.x.prepare(1024, 64);
     this.views();
   }
@@ -78,7 +79,8 @@ export class WasmCore implements MinerCore {
       paramNum: new Float64Array(buf, x.pnumPtr(), cap * MAX_PARAMS),
       changed: new Float64Array(buf, x.changedPtr(), cap),
       changedCount: 0,
-      evicted: new Float64Array(buf, x.evictedPtr(), cap),
+      evicted: new Float64Array(buf, x.evictedPtr(), 2 * cap + LEAF_MAX),
+      evictedInto: new Float64Array(buf, x.evictedIntoPtr(), 2 * cap + LEAF_MAX),
       evictedCount: 0,
     };
   }
