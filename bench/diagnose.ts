@@ -221,11 +221,14 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
       genAiBefore: [b, []],
       metrics: [b, S],
       metricSeries: [b, S],
-      errorSpans: [b, S, 20],
-      slowSpans: [b, S, 20],
-      logSample: [b, S, 20],
+      errorSpanKeys: [b, S, 20],
+      slowSpanKeys: [b, S, 20],
+      exemplarSpanKeys: [b, S, 60_000_000],
+      errorLogKeys: [b, S, 20],
+      newestLogKeys: [b, S, 20, 60_000_000],
       errorTraces: [b, S],
       templates: [[1_000_100, 1_000_101, 1_000_102, 1_000_103, 1_000_104, 1_000_105, 1_000_140]], // checkout's (diagnose-store.ts numbering)
+      templateParams: [b, S, [1_000_100, 1_000_101, 1_000_102, 1_000_103, 1_000_104, 1_000_105, 1_000_140], 200, 60_000_000],
     };
     const out: [string, number, number][] = [];
     for (const [name, fn] of Object.entries(fns)) {

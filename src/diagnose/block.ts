@@ -184,6 +184,31 @@ export function mergeSpanSamples(errors: readonly Row[], slow: readonly Row[], e
   return out;
 }
 
+/** Error logs first (newest first), then the newest of the rest; no record twice. */
+export function mergeLogSamples(errors: readonly Row[], newest: readonly Row[], cap = CAPS.log_sample): Row[] {
+  const seen = new Set<string>();
+  const out: Row[] = [];
+  for (const r of [...errors, ...newest]) {
+    const key = `${r['rid']}`;
+    if (out.length >= cap || seen.has(key)) continue;
+    seen.add(key);
+    out.push(r);
+  }
+  return out;
+}
+
+/** Rows fetched by key, in the order the keys were chosen (a key that found no row is skipped). */
+export function inKeyOrder(rows: readonly Row[], keys: readonly Row[], keyOf: (r: Row) => string): Row[] {
+  const byKey = new Map<string, Row[]>();
+  for (const r of rows) byKey.set(keyOf(r), [...(byKey.get(keyOf(r)) ?? []), r]);
+  const out: Row[] = [];
+  for (const k of keys) {
+    const hit = byKey.get(keyOf(k))?.shift();
+    if (hit) out.push(hit);
+  }
+  return out;
+}
+
 export function logSample(rows: readonly Row[]) {
   return rows.map((r) => ({
     timestamp: Number(r['ts']),

@@ -18,7 +18,9 @@ import {
   logCounters,
   logPatterns,
   logSample,
+  mergeLogSamples,
   mergeSpanSamples,
+  inKeyOrder,
   metricSummaries,
   operationSummaries,
   profileHotSpots,
@@ -99,16 +101,25 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
   const ops = m.byService.get(service) ?? [];
   const myLogs = shared.windowLogs.filter((r) => r['service_name'] === service);
   const topTemplates = [...myLogs].sort((x, y) => Number(y['n']) - Number(x['n']) || Number(x['template_id']) - Number(y['template_id'])).slice(0, 8);
-  const exemplarIds = ops.map((o) => o.slowest_span).filter((s): s is string => s !== null).slice(0, 100);
-  const [errorRows, slowRows, exemplarRows, logRows, paramRows, metricRows, [metricSeries], [errorTraces]] = await Promise.all([
-    ops.some((o) => o.k > 0) ? readSql(reads, SQL.errorSpans(b, service, CAPS.span_sample)) : [],
-    ops.length ? readSql(reads, SQL.slowSpans(b, service, CAPS.span_sample)) : [],
-    exemplarIds.length ? readSql(reads, SQL.spansById(b, service, exemplarIds)) : [],
-    myLogs.length ? readSql(reads, SQL.logSample(b, service, CAPS.log_sample)) : [],
-    topTemplates.length ? readSql(reads, SQL.templateParams(b, service, topTemplates.map((r) => Number(r['template_id'])), 200)) : [],
+  // Samples and log parameters come from the window's most recent slice where "the newest" is what is wanted.
+  const slice = Math.min(b.to - b.from, Math.max(60_000_000, (b.to - b.from) / 15));
+  const hasErrors = ops.some((o) => o.k > 0);
+  const [errorKeys, slowKeys, exemplarKeys, errorLogKeys, newestLogKeys, paramRows, metricRows, [metricSeries], [errorTraces]] = await Promise.all([
+    hasErrors ? readSql(reads, SQL.errorSpanKeys(b, service, CAPS.span_sample)) : [],
+    ops.length ? readSql(reads, SQL.slowSpanKeys(b, service, CAPS.span_sample)) : [],
+    ops.length ? readSql(reads, SQL.exemplarSpanKeys(b, service, slice)) : [],
+    myLogs.some((r) => Number(r['k']) > 0) ? readSql(reads, SQL.errorLogKeys(b, service, CAPS.log_sample)) : [],
+    myLogs.length ? readSql(reads, SQL.newestLogKeys(b, service, CAPS.log_sample, slice)) : [],
+    topTemplates.length ? readSql(reads, SQL.templateParams(b, service, topTemplates.map((r) => Number(r['template_id'])), 200, slice)) : [],
     readSql(reads, SQL.metrics(b, service)),
     readSql(reads, SQL.metricSeries(b, service)),
-    ops.some((o) => o.k > 0) ? readSql(reads, SQL.errorTraces(b, service)) : [{ n: 0 }],
+    hasErrors ? readSql(reads, SQL.errorTraces(b, service)) : [{ n: 0 }],
+  ]);
+  const spanKeys = mergeSpanSamples(errorKeys, slowKeys, exemplarKeys);
+  const logKeys = mergeLogSamples(errorLogKeys, newestLogKeys);
+  const [spanRows, logRows] = await Promise.all([
+    spanKeys.length ? readSql(reads, SQL.spansByKey(service, spanKeys.map((k) => ({ span_id: String(k['span_id']), ts: Number(k['ts']) })))) : [],
+    logKeys.length ? readSql(reads, SQL.logsByKey(logKeys.map((k) => ({ rid: Number(k['rid']), ts: Number(k['ts']) })))) : [],
   ]);
   const identity = serviceIdentity(shared.deployments, service, b.from);
   const known = ctx.deps.services()[service];
@@ -168,9 +179,9 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     findings,
     operations: operationSummaries(m, service, shared.windowErrors, shared.anomalies, b),
     spanTotal,
-    spanSample: spanSample(mergeSpanSamples(errorRows, slowRows, exemplarRows), b),
+    spanSample: spanSample(inKeyOrder(spanRows, spanKeys, (r) => String(r['span_id'])), b),
     logTotal,
-    logSample: logSample(logRows),
+    logSample: logSample(inKeyOrder(logRows, logKeys, (r) => String(r['ts']))),
     patterns: logPatterns(service, shared.windowLogs, ctx.templates, b),
     counters: logCounters(paramRows, ctx.templates),
     metrics: metricSummaries(metricRows),

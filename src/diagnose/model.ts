@@ -19,8 +19,8 @@ export interface OpStat {
   p99: number;
   mean: number;
   peer: string | null;
+  /** An error trace of the operation (the smallest id: the same data gives the same one). */
   error_trace: string | null;
-  slowest_span: string | null;
   first_error_us: number | null;
   base: OpBaseline;
   err: RateShift;
@@ -111,6 +111,18 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
     } else edges.set(ek, { caller, callee, n, k });
   }
 
+  // Each operation's first error and an exemplar error trace, from the error rows (few, and read anyway).
+  const errorsOf = new Map<string, { trace: string | null; first: number }>();
+  for (const r of shared.windowErrors) {
+    const key = `${r['service_name']}\u0000${r['operation']}`;
+    const cur = errorsOf.get(key);
+    const trace = strOrNull(r['trace_id']);
+    const first = num(r['first_us']);
+    errorsOf.set(key, {
+      trace: cur?.trace == null ? trace : trace == null || cur.trace < trace ? cur.trace : trace,
+      first: cur ? Math.min(cur.first, first) : first,
+    });
+  }
   const ops: OpStat[] = shared.windowOps.map((r) => {
     const service = String(r['service_name']);
     const operation = String(r['operation']);
@@ -144,9 +156,8 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
       p99: num(q[2]),
       mean: num(r['mean_us']),
       peer,
-      error_trace: strOrNull(r['error_trace']),
-      slowest_span: strOrNull(r['slowest_span']),
-      first_error_us: r['first_error_us'] === null || r['first_error_us'] === undefined ? null : num(r['first_error_us']),
+      error_trace: errorsOf.get(`${service}\u0000${operation}`)?.trace ?? null,
+      first_error_us: errorsOf.get(`${service}\u0000${operation}`)?.first ?? null,
       base,
       err: errorShift(k, n, base.k, base.n),
       above: null,

@@ -38,12 +38,10 @@ const inList = (values: readonly string[]) => values.map(sqlString).join(', ');
 export const EDGE_SAMPLE_SPANS = 200_000;
 
 export const SQL = {
-  /** Per service and operation in the window: volume, errors, quantiles, an exemplar error trace and the slowest span. */
+  /** Per service and operation in the window: volume, errors, quantiles (ids and exemplars come from narrower reads). */
   windowOps: (b: Bounds) =>
     `SELECT service_name, operation, any_value(span_name) AS span_name, min(span_kind) AS span_kind, count(*) AS n, count_if(is_error) AS k, ` +
-    `quantile_cont(duration_us, [0.5, 0.95, 0.99]) AS q, avg(duration_us) AS mean_us, max(peer_service) AS peer, ` +
-    `any_value(trace_id) FILTER (WHERE is_error) AS error_trace, any_value(span_id) AS slowest_span, ` +
-    `min(epoch_us(timestamp)) FILTER (WHERE is_error) AS first_error_us ` +
+    `quantile_cont(duration_us, [0.5, 0.95, 0.99]) AS q, avg(duration_us) AS mean_us, max(peer_service) AS peer ` +
     `FROM ${SPANS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
 
   /** Window spans above a per-operation threshold (the baseline p95): the quantile-exceedance test's counts. */
@@ -56,7 +54,7 @@ export const SQL = {
   /** Error classes in the window: exception or error type, HTTP status, status message. */
   windowErrors: (b: Bounds) =>
     `SELECT service_name, operation, coalesce(error_type, 'unclassified') AS error_type, http_status_code, ` +
-    `left(coalesce(status_message, ''), 120) AS message, count(*) AS n, min(epoch_us(timestamp)) AS first_us ` +
+    `left(coalesce(status_message, ''), 120) AS message, count(*) AS n, min(epoch_us(timestamp)) AS first_us, min(trace_id) AS trace_id ` +
     `FROM ${SPANS.name} WHERE is_error AND ${between(b.from, b.to)} GROUP BY ALL`,
 
   /** When each error type first appeared in the look-back and window (to tell a new one, and since when). */
@@ -141,31 +139,37 @@ export const SQL = {
     return `SELECT count(*) AS n FROM (${[METRICS_GAUGE, METRICS_SUM, METRICS_HISTOGRAM].map((t) => `SELECT DISTINCT metric_name, attributes FROM ${t.name} WHERE ${where}`).join(' UNION ')})`;
   },
 
-  /** Error spans of one service, newest first. */
-  errorSpans: (b: Bounds, service: string, limit: number) =>
-    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, span_id LIMIT ${limit}`,
-  /** The slowest spans: their ids and durations first (narrow columns), then only those rows are read whole. */
-  slowSpans: (b: Bounds, service: string, limit: number) =>
-    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND ${between(b.from, b.to)} AND span_id IN (` +
-    `SELECT span_id FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND NOT is_error AND ${between(b.from, b.to)} ORDER BY duration_us DESC, span_id LIMIT ${limit}) ` +
-    `ORDER BY duration_us DESC, span_id`,
-  spansById: (b: Bounds, service: string, spanIds: readonly string[]) =>
-    `SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND span_id IN (${inList(spanIds)}) AND ${between(b.from, b.to)}`,
+  // Samples are chosen on narrow columns (ids, times, durations), then only the chosen rows are read
+  // whole: reading a span's attribute and event JSON costs ~2 ms a row (a compressed vector decoded
+  // for it), so a top-N over every error span's wide columns cost 46 ms in bench:diagnose against 13.
 
-  /** Log sample of one service: errors first, then the newest. */
-  logSample: (b: Bounds, service: string, limit: number) =>
-    `SELECT epoch_us(timestamp) AS ts, body, severity_text, trace_id, span_id, log_attributes, event_name, is_error FROM ${LOGS.name} ` +
-    `WHERE service_name = ${sqlString(service)} AND ${between(b.from, b.to)} ORDER BY is_error DESC, timestamp DESC LIMIT ${limit}`,
+  /** The newest error spans of one service. */
+  errorSpanKeys: (b: Bounds, service: string, limit: number) =>
+    `SELECT span_id, operation, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, span_id LIMIT ${limit}`,
+  /** The slowest successful spans of one service. */
+  slowSpanKeys: (b: Bounds, service: string, limit: number) =>
+    `SELECT span_id, operation, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND NOT is_error AND ${between(b.from, b.to)} ORDER BY duration_us DESC, span_id LIMIT ${limit}`,
+  /** One span of each operation, from the most recent `sliceUs` of the window. */
+  exemplarSpanKeys: (b: Bounds, service: string, sliceUs: number) =>
+    `SELECT operation, min(span_id) AS span_id, arg_min(epoch_us(timestamp), span_id) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} GROUP BY ALL`,
+  /** Whole sample spans by their exact start (the store reads one row group for each). */
+  spansByKey: (service: string, keys: readonly { span_id: string; ts: number }[]) =>
+    keys.map((k) => `(SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE timestamp = ${sqlTimestamp(k.ts)} AND span_id = ${sqlString(k.span_id)} AND service_name = ${sqlString(service)})`).join(' UNION ALL '),
 
-  /** Parameters of the newest records of each template (the numeric slots behind log_counters), bounded per template. */
-  templateParams: (b: Bounds, service: string, ids: readonly number[], perTemplate: number) =>
-    ids
-      .map(
-        (id) =>
-          `(SELECT template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND template_id = ${Math.trunc(id)} ` +
-          `AND template_params IS NOT NULL AND ${between(b.from, b.to)} ORDER BY timestamp DESC LIMIT ${perTemplate})`,
-      )
+  /** The newest error logs of one service, and the newest logs of the window's last slice (rowids: logs have no id of their own). */
+  errorLogKeys: (b: Bounds, service: string, limit: number) =>
+    `SELECT rowid AS rid, epoch_us(timestamp) AS ts FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, rowid LIMIT ${limit}`,
+  newestLogKeys: (b: Bounds, service: string, limit: number, sliceUs: number) =>
+    `SELECT rowid AS rid, epoch_us(timestamp) AS ts FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} ORDER BY timestamp DESC, rowid LIMIT ${limit}`,
+  logsByKey: (keys: readonly { rid: number; ts: number }[]) =>
+    keys
+      .map((k) => `(SELECT epoch_us(timestamp) AS ts, body, severity_text, trace_id, span_id, log_attributes, event_name, is_error FROM ${LOGS.name} WHERE timestamp = ${sqlTimestamp(k.ts)} AND rowid = ${Math.trunc(k.rid)})`)
       .join(' UNION ALL '),
+
+  /** Parameters of the newest records of each template in the window's last slice (the numeric slots behind log_counters). */
+  templateParams: (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) =>
+    `SELECT template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
+    `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
 
   /** Distinct traces with an error span of one service. */
   errorTraces: (b: Bounds, service: string) =>
