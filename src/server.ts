@@ -1,5 +1,6 @@
 // Assembles the service: store → writer → worker pool → receivers and API. Started downstream first
 // (store before anything that writes to it); if a step fails, what already started is stopped.
+import { stopStack } from './stops.js';
 import type * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { duckdbThreads, type Config } from './config.js';
@@ -42,16 +43,8 @@ export const jsonLog: Log = (fields) => process.stdout.write(JSON.stringify({ ti
 
 export async function startServer(config: Config, log: Log = jsonLog): Promise<Running> {
   const uws = loadUws(); // fail before touching the data directory
-  const stops: (() => Promise<void> | void)[] = [];
-  const stopAll = async () => {
-    while (stops.length) {
-      try {
-        await stops.pop()!();
-      } catch (err) {
-        log({ level: 'error', msg: 'shutdown step failed', error: (err as Error).message });
-      }
-    }
-  };
+  const stops = stopStack((err) => log({ level: 'error', msg: 'shutdown step failed', error: err.message }));
+  const stopAll = stops.stopAll;
   let ready = false;
   try {
     const threads = duckdbThreads(config);

@@ -3,6 +3,7 @@
 // Open mode has one of these (`default`) for the life of the process; the hosted variant opens one
 // per tenant on demand (tenancy/registry.ts). Opened downstream first; closed in reverse, and a
 // failure halfway closes what was opened.
+import { stopStack } from '../stops.js';
 import type { Config } from '../config.js';
 import type { Pool } from '../compute/pool.js';
 import { openStore, type Store } from '../store/db.js';
@@ -36,16 +37,8 @@ export interface RuntimeDeps {
 export async function openTenantRuntime(deps: RuntimeDeps, tenant: string): Promise<TenantRuntime> {
   const { config, pool, logPool } = deps;
   const log = tenant === 'default' ? deps.log : (f: Record<string, unknown>) => deps.log({ ...f, tenant });
-  const stops: (() => Promise<void> | void)[] = [];
-  const closeAll = async () => {
-    while (stops.length) {
-      try {
-        await stops.pop()!();
-      } catch (err) {
-        log({ level: 'error', msg: 'closing a tenant store step failed', error: (err as Error).message });
-      }
-    }
-  };
+  const stops = stopStack((err) => log({ level: 'error', msg: 'closing a tenant store step failed', error: err.message }));
+  const closeAll = stops.stopAll;
   try {
     const store = await openStore(config.dataDir, tenant, { threads: deps.threads, memoryLimit: config.duckdbMemoryLimit, loaders: config.duckdbLoaders });
     stops.push(() => store.close());
