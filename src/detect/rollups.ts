@@ -15,27 +15,29 @@ export interface Rollup {
 const bucket = `make_timestamp((epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US})`;
 const within = (lo: string, hi: string) => `timestamp >= ${lo} AND timestamp < ${hi}`;
 
-export const ROLLUPS: readonly Rollup[] = [
-  {
-    table: RESOURCES_5M,
-    aggregate: (lo, hi) =>
-      `SELECT ${bucket} AS timestamp, service_name, service_version, container_image, service_instance_id, k8s_pod_name, ` +
-      `any_value(k8s_deployment), any_value(k8s_namespace), any_value(service_namespace), min(epoch_us(timestamp)), max(epoch_us(timestamp)), count(*) ` +
-      `FROM ${SPANS.name} WHERE ${within(lo, hi)} GROUP BY ALL`,
-  },
-  {
-    table: ERROR_TYPES_5M,
-    aggregate: (lo, hi) =>
-      `SELECT ${bucket} AS timestamp, service_name, coalesce(error_type, 'unclassified'), min(epoch_us(timestamp)), count(*) ` +
-      `FROM ${SPANS.name} WHERE is_error AND ${within(lo, hi)} GROUP BY ALL`,
-  },
-  {
-    table: GEN_AI_5M,
-    aggregate: (lo, hi) =>
-      `SELECT ${bucket} AS timestamp, service_name, gen_ai_model, coalesce(gen_ai_finish_reasons, '[]'), count(*), count_if(is_error) ` +
-      `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${within(lo, hi)} GROUP BY ALL`,
-  },
-];
+export const RESOURCES_ROLLUP: Rollup = {
+  table: RESOURCES_5M,
+  aggregate: (lo, hi) =>
+    `SELECT ${bucket} AS timestamp, service_name, service_version, container_image, service_instance_id, k8s_pod_name, ` +
+    `any_value(k8s_deployment), any_value(k8s_namespace), any_value(service_namespace), min(epoch_us(timestamp)), max(epoch_us(timestamp)), count(*) ` +
+    `FROM ${SPANS.name} WHERE ${within(lo, hi)} GROUP BY ALL`,
+};
+
+export const ERROR_TYPES_ROLLUP: Rollup = {
+  table: ERROR_TYPES_5M,
+  aggregate: (lo, hi) =>
+    `SELECT ${bucket} AS timestamp, service_name, coalesce(error_type, 'unclassified'), min(epoch_us(timestamp)), count(*) ` +
+    `FROM ${SPANS.name} WHERE is_error AND ${within(lo, hi)} GROUP BY ALL`,
+};
+
+export const GEN_AI_ROLLUP: Rollup = {
+  table: GEN_AI_5M,
+  aggregate: (lo, hi) =>
+    `SELECT ${bucket} AS timestamp, service_name, gen_ai_model, coalesce(gen_ai_finish_reasons, '[]'), count(*), count_if(is_error) ` +
+    `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${within(lo, hi)} GROUP BY ALL`,
+};
+
+export const ROLLUPS: readonly Rollup[] = [RESOURCES_ROLLUP, ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP];
 
 /** Statements that (re)compute the rollups of [lo, hi), bucket-aligned TIMESTAMP literals. */
 export function rebuildRollupsSql(lo: string, hi: string): string[] {

@@ -12,7 +12,7 @@
 import { BUCKET_US } from '../store/batch.js';
 import { downstream, type Model, type OpStat } from './model.js';
 import { SPAN_KIND } from '../pipeline/operation.js';
-import { amountWeight, errorShift, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
+import { amountWeight, errorShift, poissonSurprise, surpriseWeight } from './stats.js';
 import { errorOnset, seriesKey, type Bucket } from './baseline.js';
 import type { Row } from './queries.js';
 import { isoFromUs } from '../api/time.js';
@@ -519,4 +519,3 @@ function coverageFindings(inp: FindingInputs): Finding[] {
   ];
 }
 
-export { binomialSurprise };

@@ -15,7 +15,7 @@ import { sqlString, sqlTimestamp } from '../store/db.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
-import { ROLLUPS, type Rollup } from '../detect/rollups.js';
+import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
 
 export type Row = Record<string, unknown>;
 
@@ -32,7 +32,6 @@ export interface Bounds {
 }
 
 const between = (lo: number, hi: number, col = 'timestamp') => `${col} >= ${sqlTimestamp(lo)} AND ${col} < ${sqlTimestamp(hi)}`;
-const inList = (values: readonly string[]) => values.map(sqlString).join(', ');
 
 /** Spans of the edge join: at most this many a side, by a deterministic trace sample when the window holds more. */
 export const EDGE_SAMPLE_SPANS = 200_000;
@@ -59,7 +58,7 @@ export const SQL = {
 
   /** When each error type first appeared in the look-back and window (to tell a new one, and since when). */
   errorTypesFirstSeen: (b: Bounds, dirty: readonly number[]) =>
-    `SELECT service_name, error_type, min(first_us) AS first_us FROM (${fromRollup(ROLLUPS[1]!, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
+    `SELECT service_name, error_type, min(first_us) AS first_us FROM (${fromRollup(ERROR_TYPES_ROLLUP, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
 
   /** The persisted series before the window. */
   series: (b: Bounds) =>
@@ -92,7 +91,7 @@ export const SQL = {
   deployments: (b: Bounds, dirty: readonly number[]) =>
     `SELECT service_name, service_version, container_image, service_instance_id, k8s_pod_name, any_value(k8s_deployment) AS k8s_deployment, ` +
     `any_value(k8s_namespace) AS k8s_namespace, any_value(service_namespace) AS service_namespace, min(first_us) AS first_us, max(last_us) AS last_us, sum(n) AS n ` +
-    `FROM (${fromRollup(ROLLUPS[0]!, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
+    `FROM (${fromRollup(RESOURCES_ROLLUP, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
 
   /** Logs per service and template in the window. */
   windowLogs: (b: Bounds) =>
@@ -117,7 +116,7 @@ export const SQL = {
 
   /** Model calls before the window, per finish reasons (the rollup's shape). */
   genAiBefore: (b: Bounds, dirty: readonly number[]) =>
-    `SELECT service_name, model, finish, sum(n) AS n, sum(k) AS k FROM (${fromRollup(ROLLUPS[2]!, b.lookFrom, bucketStart(b.from), dirty)}) GROUP BY ALL`,
+    `SELECT service_name, model, finish, sum(n) AS n, sum(k) AS k FROM (${fromRollup(GEN_AI_ROLLUP, b.lookFrom, bucketStart(b.from), dirty)}) GROUP BY ALL`,
 
   anomalies: (b: Bounds) =>
     `SELECT service_name, operation, signal, before, after, ts_shift_us, drill_down_sql FROM ${ANOMALIES.name} WHERE ${between(b.lookFrom, b.to)}`,

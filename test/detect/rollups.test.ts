@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, sqlTimestamp, type Store } from '../../src/store/db.js';
 import { rebuildSeriesSql } from '../../src/detect/signals.js';
-import { ROLLUPS } from '../../src/detect/rollups.js';
+import { ERROR_TYPES_ROLLUP, ROLLUPS } from '../../src/detect/rollups.js';
 import { readRows } from '../../src/store/readers.js';
 import { DIRTY_BUCKETS, ROLLUP_TABLES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -48,7 +48,7 @@ describe('rollups', () => {
     expect(versions.map((r) => r['service_version'])).toEqual(['1.0', '2.0']);
     // Rebuilding the same buckets again replaces, never duplicates.
     for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
-    expect(sorted(await readRows(store.writer, `SELECT * FROM svc_error_types_5m`))).toEqual(sorted(await readRows(store.writer, ROLLUPS[1]!.aggregate(sqlTimestamp(B0 * B), sqlTimestamp((B0 + 3) * B)))));
+    expect(sorted(await readRows(store.writer, `SELECT * FROM svc_error_types_5m`))).toEqual(sorted(await readRows(store.writer, ERROR_TYPES_ROLLUP.aggregate(sqlTimestamp(B0 * B), sqlTimestamp((B0 + 3) * B)))));
   });
 
   it('a store from before the rollups gets its closed buckets reopened for the next pass', async () => {
