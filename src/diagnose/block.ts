@@ -392,7 +392,7 @@ export interface BlockParts {
   profiles: ReturnType<typeof profileHotSpots>;
   genAi: ReturnType<typeof genAiModels>;
   baseline: { from: number; to: number; cut: boolean };
-  edgeSampleMod: number;
+  edgeScale: number;
 }
 
 /** The block, in the spec's field order, with the totals of every capped list. */
@@ -440,7 +440,7 @@ export function assembleBlock(p: BlockParts): Record<string, unknown> {
       buckets: Math.round((p.baseline.to - p.baseline.from) / BUCKET_US),
       ends_at_onset: p.baseline.cut,
     },
-    call_graph_sampled: p.edgeSampleMod > 1 ? { last_seconds: Math.round((b.to - b.from) / 1e6 / p.edgeSampleMod), counts_scaled_by: Math.round(p.edgeSampleMod * 100) / 100 } : null,
+    call_graph_sampled: p.edgeScale > 1 ? { last_seconds: Math.round((b.to - b.from) / 1e6 / p.edgeScale), counts_scaled_by: Math.round(p.edgeScale * 100) / 100 } : null,
   };
   return fitBlock(block);
 }

@@ -188,7 +188,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     profiles: profileHotSpots(shared.profiles, service),
     genAi: genAiModels(shared.genAi, service),
     baseline: { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
-    edgeSampleMod: shared.edgeSampleMod,
+    edgeScale: shared.edgeScale,
   });
 }
 

@@ -98,8 +98,8 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
   for (const r of shared.edges) {
     const caller = String(r['caller']);
     const callee = String(r['callee']);
-    const n = num(r['n']) * shared.edgeSampleMod;
-    const k = num(r['k']) * shared.edgeSampleMod;
+    const n = num(r['n']) * shared.edgeScale;
+    const k = num(r['k']) * shared.edgeScale;
     const key = `${caller}\u0000${r['caller_operation']}`;
     const cur = viaJoin.get(key);
     if (!cur || n > cur.n) viaJoin.set(key, { callee, n });

@@ -211,7 +211,8 @@ export interface SharedRows {
   errorTypesFirstSeen: Row[];
   series: Row[];
   edges: Row[];
-  edgeSampleMod: number;
+  /** Edge counts from a slice of the window are scaled up by this (1: the whole window). */
+  edgeScale: number;
   deployments: Row[];
   windowLogs: Row[];
   profiles: Row[];
@@ -259,7 +260,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     const n = Number(count?.['n'] ?? 0);
     const w = b.to - b.from;
     const slice = n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
-    return { rows: await read(reads, SQL.edges(b, slice)), mod: slice < w ? w / slice : 1 };
+    return { rows: await read(reads, SQL.edges(b, slice)), scale: slice < w ? w / slice : 1 };
   })();
   const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies] = await Promise.all([
     read(reads, SQL.windowOps(b)),
@@ -281,7 +282,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     errorTypesFirstSeen,
     series: [...series, ...rawSeries.flat()],
     edges: edges.rows,
-    edgeSampleMod: edges.mod,
+    edgeScale: edges.scale,
     deployments,
     windowLogs,
     profiles,

@@ -60,7 +60,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     errorTypesFirstSeen: [],
     series,
     edges: edges.map(([caller, caller_operation, callee]) => ({ caller, caller_operation, callee, n: 100, k: 0 })),
-    edgeSampleMod: 1,
+    edgeScale: 1,
     deployments: [],
     windowLogs: [],
     profiles: [],
