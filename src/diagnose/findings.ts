@@ -141,6 +141,8 @@ export interface FindingInputs {
   genAiBefore: readonly Row[];
   anomalies: readonly Row[];
   coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean };
+  /** When each service first reported (µs): a service newer than the baseline has nothing "new" to show. */
+  firstSeen(service: string): number | undefined;
 }
 
 export function buildFindings(inp: FindingInputs): { findings: Finding[]; total: number } {
@@ -215,8 +217,11 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
   // its errors: a 502 its callee's failure makes it answer is new too, but it is a symptom.
   const errorShare = new Map<string, number>();
   for (const bl of attribute(m, root, 'error_rate')) if (!bl.external) errorShare.set(bl.service, Math.max(errorShare.get(bl.service) ?? 0, bl.share));
+  // Something is new against what the service did before; for a service that began reporting since
+  // the baseline began, everything is.
+  const established = (service: string) => (inp.firstSeen(service) ?? -Infinity) < b.newSince;
   for (const [service, types] of inp.newErrorTypes) {
-    if (!sub.has(service)) continue;
+    if (!sub.has(service) || !established(service)) continue;
     const named = [...types].filter(([type, count]) => type !== 'unclassified' && count >= 3).sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
     if (!named.length) continue;
     const [type, count] = named[0]!;
@@ -275,7 +280,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
   for (const r of inp.windowLogs) {
     const service = String(r['service_name']);
     const t = inp.templates.get(Number(r['template_id']));
-    if (!sub.has(service) || !t || Number(t['first_us']) < b.newSince) continue;
+    if (!sub.has(service) || !t || Number(t['first_us']) < b.newSince || !established(service)) continue;
     const n = Number(r['n']);
     const k = Number(r['k']);
     if (n < 5) continue;

@@ -146,6 +146,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     genAiBefore: shared.genAiBefore,
     anomalies: shared.anomalies,
     coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
+    firstSeen: (s) => ctx.deps.services()[s]?.[0],
   });
   const newPatterns = myLogs
     .map((r) => ctx.templates.get(Number(r['template_id'])))

@@ -2,7 +2,7 @@
 // gateway → cart → stock (+ a database and a noisy neighbour), one fault at a time.
 import { describe, expect, it } from 'vitest';
 import { applyExceedances, buildModel, latencyCandidates } from '../../src/diagnose/model.js';
-import { buildFindings, severityOf, type Finding } from '../../src/diagnose/findings.js';
+import { buildFindings, severityOf, type Finding, type FindingInputs } from '../../src/diagnose/findings.js';
 import type { Row, SharedRows } from '../../src/diagnose/queries.js';
 import { boundsFor } from '../../src/diagnose/index.js';
 
@@ -28,7 +28,7 @@ interface Op {
   silent?: boolean;
 }
 
-function scenario(ops: Op[], edges: [string, string, string][], deployments: Row[] = []) {
+function scenario(ops: Op[], edges: [string, string, string][], deployments: Row[] = [], extra: Partial<FindingInputs> = {}) {
   const windowOps: Row[] = [];
   const series: Row[] = [];
   for (const o of ops) {
@@ -84,6 +84,8 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     genAiBefore: [],
     anomalies: [],
     coverage: { spans: true, logs: true, metrics: true, profiles: true },
+    firstSeen: () => bounds.lookFrom,
+    ...extra,
   }).findings;
 }
 
@@ -180,6 +182,14 @@ describe('the causal walk', () => {
       EDGES,
     );
     expect(top(f)).toMatchObject({ service: 'cart', operation: '→ postgresql SELECT', signal: 'latency_p95', kind: 'dependency_failure' });
+  });
+
+  it('a new error type is news for an established service, not for one that began reporting since the baseline', () => {
+    const newErrorTypes = new Map([['stock', new Map([['OutOfStockError', 40]])]]);
+    const established = scenario(chain(), EDGES, [], { newErrorTypes });
+    expect(established.find((f) => f.kind === 'new_error_type')).toMatchObject({ service: 'stock', signal: 'error_rate' });
+    const fresh = scenario(chain(), EDGES, [], { newErrorTypes, firstSeen: (s) => (s === 'stock' ? FROM - B : bounds.lookFrom) });
+    expect(fresh.find((f) => f.kind === 'new_error_type')).toBeUndefined();
   });
 
   it('severity bands', () => {
