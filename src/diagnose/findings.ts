@@ -234,7 +234,8 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       signal: 'error_rate',
       before: 0,
       after: count,
-      score: (0.25 + 0.35 * amountWeight(count, 20)) * Math.max(errorShare.get(service) ?? 1, 0.3),
+      // Without a significant rise in the service's errors, a new type is a rare one showing up: weak news.
+      score: (0.25 + 0.35 * amountWeight(count, 20)) * Math.max(errorShare.get(service) ?? 0.6, 0.3),
       drill_down_sql: LEADS.errorType(b, service, type),
     });
   }
