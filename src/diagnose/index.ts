@@ -31,6 +31,8 @@ import type { DiagnoseRequest } from './request.js';
 export { parseDiagnoseRequest, type DiagnoseRequest } from './request.js';
 
 const HOUR_US = 3_600_000_000;
+/** Above this many spans (or logs) of the service in the window, "the newest" reads use its last slice only. */
+const SLICE_ABOVE_ROWS = 100_000;
 
 export interface DiagnoseDeps {
   reads: ReadPool;
@@ -101,16 +103,21 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
   const ops = m.byService.get(service) ?? [];
   const myLogs = shared.windowLogs.filter((r) => r['service_name'] === service);
   const topTemplates = [...myLogs].sort((x, y) => Number(y['n']) - Number(x['n']) || Number(x['template_id']) - Number(y['template_id'])).slice(0, 8);
-  // Samples and log parameters come from the window's most recent slice where "the newest" is what is wanted.
-  const slice = Math.min(b.to - b.from, Math.max(60_000_000, (b.to - b.from) / 15));
+  // Exemplars, the newest logs and log parameters of a busy service come from the window's most
+  // recent slice (a fifteenth, at least a minute); a quiet one's whole window is cheap to read and
+  // has an exemplar of every operation.
+  const w = b.to - b.from;
+  const sliceFor = (rows: number) => (rows > SLICE_ABOVE_ROWS ? Math.min(w, Math.max(60_000_000, w / 15)) : w);
+  const spanSlice = sliceFor(ops.reduce((s, o) => s + o.n, 0));
+  const logSlice = sliceFor(myLogs.reduce((s, r) => s + Number(r['n']), 0));
   const hasErrors = ops.some((o) => o.k > 0);
   const [errorKeys, slowKeys, exemplarKeys, errorLogKeys, newestLogKeys, paramRows, metricRows, [metricSeries], [errorTraces]] = await Promise.all([
     hasErrors ? readSql(reads, SQL.errorSpanKeys(b, service, CAPS.span_sample)) : [],
     ops.length ? readSql(reads, SQL.slowSpanKeys(b, service, CAPS.span_sample)) : [],
-    ops.length ? readSql(reads, SQL.exemplarSpanKeys(b, service, slice)) : [],
+    ops.length ? readSql(reads, SQL.exemplarSpanKeys(b, service, spanSlice)) : [],
     myLogs.some((r) => Number(r['k']) > 0) ? readSql(reads, SQL.errorLogKeys(b, service, CAPS.log_sample)) : [],
-    myLogs.length ? readSql(reads, SQL.newestLogKeys(b, service, CAPS.log_sample, slice)) : [],
-    topTemplates.length ? readSql(reads, SQL.templateParams(b, service, topTemplates.map((r) => Number(r['template_id'])), 200, slice)) : [],
+    myLogs.length ? readSql(reads, SQL.newestLogKeys(b, service, CAPS.log_sample, logSlice)) : [],
+    topTemplates.length ? readSql(reads, SQL.templateParams(b, service, topTemplates.map((r) => Number(r['template_id'])), 200, logSlice)) : [],
     readSql(reads, SQL.metrics(b, service)),
     readSql(reads, SQL.metricSeries(b, service)),
     hasErrors ? readSql(reads, SQL.errorTraces(b, service)) : [{ n: 0 }],
