@@ -378,7 +378,9 @@ function hotSpots(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
       signal: 'profile_cost',
       before: round(rateB * 300, 0),
       after: round(rateW * 300, 0),
-      score: strength(surprise, fnSamples - expected, 50, Math.log2(totalRatio)),
+      // How much: the share of the window's profiled samples the function's growth accounts for, so a
+      // quiet service's hot spot (few samples, the same shift) weighs what a busy one's does.
+      score: strength(surprise, (fnSamples - expected) / Math.max(1, p.wSamples), 0.1, Math.log2(totalRatio)),
       drill_down_sql: LEADS.profileFunction(inp.model.bounds, service, best.fn),
     });
   }
