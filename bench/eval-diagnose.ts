@@ -9,7 +9,8 @@
 //
 // Environment: EVAL_SEED (first seed, default 1), EVAL_PER_KIND (seeds per faulty kind, default 4),
 // EVAL_CONTROLS (fault-free cases, default 3), EVAL_KINDS (comma-separated kinds), EVAL_CASES (run at
-// most this many), EVAL_OUT (write the per-case results as JSON to this file).
+// most this many), EVAL_MAX_SPANS (each case's span budget, default 130,000: lower is less traffic),
+// EVAL_OUT (write the per-case results as JSON to this file).
 import { writeFileSync } from 'node:fs';
 import { FAULT_KINDS, caseList, diagnose, scoreCase, withScenarioServer, type CaseScore, type DiagnoseAnswer, type Expectation, type FaultKind } from './lib/scenario/index.js';
 
@@ -34,7 +35,9 @@ const cases = caseList({
   perKind: Number(env['EVAL_PER_KIND'] ?? 4),
   controls: Number(env['EVAL_CONTROLS'] ?? 3),
   ...(kinds ? { kinds } : {}),
-}).slice(0, env['EVAL_CASES'] ? Number(env['EVAL_CASES']) : undefined);
+})
+  .slice(0, env['EVAL_CASES'] ? Number(env['EVAL_CASES']) : undefined)
+  .map((c) => (env['EVAL_MAX_SPANS'] ? { ...c, maxSpans: Number(env['EVAL_MAX_SPANS']) } : c));
 
 const pct = (x: number) => (x * 100).toFixed(0) + '%';
 const pad = (s: string, n: number) => (s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length));
