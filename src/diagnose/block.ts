@@ -34,15 +34,8 @@ export const MAX_BLOCK_BYTES = 64 * 1024;
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const cut = (s: unknown, n = CAPS.text): string | null => (s === null || s === undefined ? null : String(s).length > n ? String(s).slice(0, n) + '…' : String(s));
 
-/** A JSON text column as an object, with long values cut; null when absent or unreadable. */
-export function jsonObject(text: unknown, maxKeys = 40): Record<string, unknown> | unknown[] | null {
-  if (text === null || text === undefined || text === '') return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(String(text));
-  } catch {
-    return { _raw: cut(text) };
-  }
+/** A JSON value with long strings, arrays and objects cut, as an object (a scalar is wrapped). */
+export function shrinkJson(v: unknown, maxKeys = 40): Record<string, unknown> | unknown[] {
   const shrink = (x: unknown, depth: number): unknown => {
     if (typeof x === 'string') return cut(x, 200);
     if (Array.isArray(x)) return depth > 3 ? '[…]' : x.slice(0, 10).map((y) => shrink(y, depth + 1));
@@ -58,6 +51,16 @@ export function jsonObject(text: unknown, maxKeys = 40): Record<string, unknown>
   };
   const out = shrink(v, 0);
   return out && typeof out === 'object' ? (out as Record<string, unknown>) : { value: out };
+}
+
+/** A JSON text column as a shrunk object; null when absent, the cut text when unreadable. */
+export function jsonObject(text: unknown, maxKeys = 40): Record<string, unknown> | unknown[] | null {
+  if (text === null || text === undefined || text === '') return null;
+  try {
+    return shrinkJson(JSON.parse(String(text)), maxKeys);
+  } catch {
+    return { _raw: cut(text) };
+  }
 }
 
 export interface Dependency {
@@ -243,7 +246,7 @@ export function logPatterns(service: string, windowLogs: readonly Row[], templat
       error_count: Number(r['k']),
       first_seen: isoFromUs(firstUs),
       last_seen: isoFromUs(Number(r['last_us'])),
-      sample_values: jsonObject(JSON.stringify(sample), 10) ?? {},
+      sample_values: shrinkJson(sample, 10),
       drill_down_sql: LEADS.templateLogs(b, service, id),
       _new: firstUs >= b.newSince,
     };

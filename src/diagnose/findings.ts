@@ -159,9 +159,9 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
   // Errors and latency, attributed along the call graph.
   // Which evidence each blamed node's error and latency findings rest on: its own spans, or only its callers'.
   const seen = new Map<string, { finding: Finding; viaCallers: boolean }>();
+  const blamesOf = { error_rate: attribute(m, root, 'error_rate'), latency_p95: attribute(m, root, 'latency_p95') };
   for (const signal of ['error_rate', 'latency_p95'] as const) {
-    const blames = attribute(m, root, signal);
-    for (const bl of blames) {
+    for (const bl of blamesOf[signal]) {
       const o = bl.op;
       const isErr = signal === 'error_rate';
       const raw = isErr
@@ -216,7 +216,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
   // New error types in the subgraph, one finding per service, weighed by that service's own share of
   // its errors: a 502 its callee's failure makes it answer is new too, but it is a symptom.
   const errorShare = new Map<string, number>();
-  for (const bl of attribute(m, root, 'error_rate')) if (!bl.external) errorShare.set(bl.service, Math.max(errorShare.get(bl.service) ?? 0, bl.share));
+  for (const bl of blamesOf.error_rate) if (!bl.external) errorShare.set(bl.service, Math.max(errorShare.get(bl.service) ?? 0, bl.share));
   // Something is new against what the service did before; for a service that began reporting since
   // the baseline began, everything is.
   const established = (service: string) => (inp.firstSeen(service) ?? -Infinity) < b.newSince;
