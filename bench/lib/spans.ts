@@ -20,11 +20,16 @@ export function protoRoot(): protobuf.Root {
 }
 
 export type AttrValue = string | number | boolean;
-/** An OTLP KeyValue in the lowerCamelCase object form both OTLP/JSON and protobufjs take (int64 as a string). */
-export const attr = (k: string, v: AttrValue) => ({
-  key: k,
-  value: typeof v === 'string' ? { stringValue: v } : typeof v === 'boolean' ? { boolValue: v } : Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v },
-});
+type AnyValue = { stringValue: string } | { boolValue: boolean } | { intValue: string } | { doubleValue: number } | { arrayValue: { values: AnyValue[] } };
+/** An OTLP AnyValue in the lowerCamelCase object form both OTLP/JSON and protobufjs take (int64 as a string). */
+export function anyValue(v: AttrValue | readonly string[]): AnyValue {
+  if (Array.isArray(v)) return { arrayValue: { values: v.map((x: string) => ({ stringValue: x })) } };
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'boolean') return { boolValue: v };
+  return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v as number };
+}
+/** An OTLP KeyValue. */
+export const attr = (k: string, v: AttrValue) => ({ key: k, value: anyValue(v) });
 
 export interface SpanSpec {
   traceId?: Uint8Array;

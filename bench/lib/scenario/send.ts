@@ -3,19 +3,11 @@
 // bucket in time order, a few requests in flight.
 import { gzipSync } from 'node:zlib';
 import { Function as PFunction, Line, Location, Profile, Sample, StringTable, ValueType } from 'pprof-format';
-import { protoRoot } from '../spans.js';
+import { anyValue, protoRoot } from '../spans.js';
 import { poster } from '../post.js';
 import type { AttrVal, GenLog, GenMetric, GenProfile, GenSpan, ScenarioData } from './traffic.js';
 import { BUCKET_US } from './faults.js';
 
-type AnyValue = { stringValue: string } | { boolValue: boolean } | { intValue: string } | { doubleValue: number } | { arrayValue: { values: AnyValue[] } };
-
-function anyValue(v: AttrVal): AnyValue {
-  if (Array.isArray(v)) return { arrayValue: { values: v.map((x) => ({ stringValue: x })) } };
-  if (typeof v === 'string') return { stringValue: v };
-  if (typeof v === 'boolean') return { boolValue: v };
-  return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
-}
 const kvs = (o: Record<string, AttrVal>) => Object.entries(o).map(([key, v]) => ({ key, value: anyValue(v) }));
 const nanos = (us: number) => String(BigInt(Math.round(us)) * 1000n);
 const bytes = (hex: string) => Buffer.from(hex, 'hex');
