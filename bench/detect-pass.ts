@@ -11,7 +11,7 @@ import { createWriter } from '../src/store/writer.js';
 import { createReadPool } from '../src/store/readers.js';
 import { createPool } from '../src/compute/pool.js';
 import { runPass } from '../src/detect/pass.js';
-import { BUCKET_US } from '../src/store/batch.js';
+import { BUCKET_US } from '../src/core/time.js';
 
 const OPS = 5000;
 const HISTORY = 287;

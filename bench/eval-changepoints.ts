@@ -17,7 +17,7 @@
 // reference (same scores), BOCPD_VERBOSE=1 prints each series' change points.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORPORA_DIR } from '../src/paths.js';
+import { CORPORA_DIR } from '../src/core/paths.js';
 import { BocpdDetector, SIGNAL_CONFIG, standardScaling, type DetectorConfig } from '../src/detect/bocpd/index.js';
 import { covering, fMeasure } from '../src/detect/bocpd/metrics.js';
 

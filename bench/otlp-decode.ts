@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
-import { PROTO_DIR } from '../src/paths.js';
+import { PROTO_DIR } from '../src/core/paths.js';
 import { decodeTraces, decodeTracesJson } from '../src/receivers/otlp/index.js';
 import { transcodeSpans } from '../src/receivers/otlp/spans-wasm.js';
 import { encodeBatches } from '../src/pipeline/encode.js';

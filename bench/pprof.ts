@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Profile } from 'pprof-format';
-import { CORPORA_DIR } from '../src/paths.js';
+import { CORPORA_DIR } from '../src/core/paths.js';
 import { profileBytes } from '../src/receivers/profiles/body.js';
 import { sampleCount } from '../src/receivers/profiles/decoded.js';
 import { decodePprofReference } from '../src/receivers/profiles/reference.js';

@@ -14,7 +14,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer } from '../src/server.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/core/config.js';
 import { checkSelect } from '../src/query/guard.js';
 import { QueryPool } from '../src/query/pool.js';
 import { openStore, type Store } from '../src/store/db.js';

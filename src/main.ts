@@ -1,7 +1,7 @@
 // Entry point: validate configuration, start, log the bound ports as JSON lines, and shut down
 // gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, commit, checkpoint, exit 0).
 import './env-init.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './core/config.js';
 import { jsonLog, startServer } from './server.js';
 
 async function main(): Promise<void> {

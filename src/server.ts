@@ -1,9 +1,9 @@
 // Assembles the service: store → writer → worker pool → receivers and API. Started downstream first
 // (store before anything that writes to it); if a step fails, what already started is stopped.
-import { stopStack } from './stops.js';
+import { stopStack } from './core/stops.js';
 import type * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
-import { duckdbThreads, type Config } from './config.js';
+import { duckdbThreads, type Config } from './core/config.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
 import { loadUws, mountRoutes, type RouteSpec, type Server as HttpServer } from './api/http.js';
@@ -29,6 +29,7 @@ import { createGate, OPEN_TENANT } from './tenancy/gate.js';
 import { createControlPlane, type ControlPlane } from './tenancy/control-plane.js';
 import { openEmbeddedBackend } from './tenancy/embedded.js';
 import { openPostgresBackend } from './tenancy/postgres.js';
+import { SERVICE_VERSION } from './core/version.js';
 
 export interface Running {
   ports: { api: number; otlpHttp: number; otlpGrpc: number };
@@ -88,7 +89,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       anomaliesRoute(),
       alertsRoute(),
       statusRoute({
-        instance: () => ({ version: '0.1.0', node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: config.auth }),
+        instance: () => ({ version: SERVICE_VERSION, node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: config.auth }),
         storage: () => ({
           ...(local ? { path: local.store.path } : { tenants_dir: join(resolve(config.dataDir), 'tenants') }),
           schema_version: SCHEMA_VERSION,

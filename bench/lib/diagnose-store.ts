@@ -21,8 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openStore } from '../../src/store/db.js';
-import { BUCKET_US } from '../../src/store/batch.js';
 import { slotLabels } from '../../src/pipeline/logminer/counters.js';
+import { BUCKET_US } from '../../src/core/time.js';
 
 export const GENERATOR_VERSION = 2;
 export const CHECKOUT = 'checkout';

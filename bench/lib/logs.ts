@@ -2,7 +2,7 @@
 // present) or synthetic ones, encoded with protobufjs from the repo's proto/ files.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORPORA_DIR } from '../../src/paths.js';
+import { CORPORA_DIR } from '../../src/core/paths.js';
 import { attr, protoRoot } from './spans.js';
 
 /** Raw lines of every Loghub-2k dataset present (whole lines: the miner sees what an agent would send). */

@@ -19,7 +19,8 @@
 // - `*_ts` inputs are microseconds: 16 digits, checked as a range so a value in seconds,
 //   milliseconds or nanoseconds is refused with a hint naming the unit it looks like.
 import type { RouteDoc } from './http.js';
-import { ERROR_STATUS } from './errors.js';
+import { ERROR_STATUS } from '../core/errors.js';
+import { MAX_MICROS, MIN_MICROS } from '../core/time.js';
 
 export type Schema = Record<string, unknown>;
 
@@ -47,11 +48,6 @@ const nobject = (description?: string): Schema => (description ? { type: ['objec
 function obj(properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema {
   return { type: 'object', properties, required, ...extra };
 }
-
-/** Largest microsecond timestamp accepted (2^53 - 1, year 2255): beyond it JSON numbers lose precision. */
-export const MAX_MICROS = Number.MAX_SAFE_INTEGER;
-/** Smallest 16-digit value (2001-09-09): anything smaller is seconds or milliseconds. */
-export const MIN_MICROS = 1_000_000_000_000_000;
 
 /** A microsecond timestamp input (`*_ts`). `x-unit` lets validateRequest name the unit a bad value looks like. */
 function microsInput(description: string, nullable = false): Schema {

@@ -2,7 +2,7 @@
 // async handler, write one answer. uWS gives the request object only synchronously and the body as
 // ArrayBuffers valid only inside the callback, so everything is copied out before any await.
 import { createRequire } from 'node:module';
-import { ApiError, errorBody, toApiError } from './errors.js';
+import { ApiError, errorBody, toApiError } from '../core/errors.js';
 import { validateRequest } from './openapi.js';
 import type { Access, Gate } from '../tenancy/gate.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';

@@ -1,12 +1,12 @@
 // openapi.json from the mounted route table (each route's `doc`, see api/docs.ts), and the request
 // check that uses the very same parameter objects: what the document says is what the server enforces.
-import { ApiError, type ErrorCode, ERROR_STATUS } from './errors.js';
+import { ApiError, type ErrorCode, ERROR_STATUS } from '../core/errors.js';
 import { routeAccess, type Request, type RouteDoc, type RouteSpec } from './http.js';
 import { errorResponse, SCHEMAS, type OpDoc } from './docs.js';
-import { checkMicros } from './time.js';
+import { checkMicros } from '../core/time.js';
+import { SERVICE_VERSION } from '../core/version.js';
 
 export const OPENAPI_VERSION = '3.1.0';
-export const API_VERSION = '0.1.0';
 
 const SECURITY_SCHEME = 'bearerAuth';
 
@@ -32,7 +32,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys'
     openapi: OPENAPI_VERSION,
     info: {
       title: 'Telemetry Diagnosis Service',
-      version: API_VERSION,
+      version: SERVICE_VERSION,
       description:
         'An observability backend for automated agents: it ingests OpenTelemetry data and profiles, detects worsening shifts in the health of services, ranks them and explains them. ' +
         'Typical loop: GET /v1/services, POST /v1/diagnose, then run each lead\'s drill_down_sql through POST /v1/query verbatim. ' +

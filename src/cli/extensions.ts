@@ -5,7 +5,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { PACKAGE_ROOT, WASM_DIR } from '../paths.js';
+import { PACKAGE_ROOT, WASM_DIR } from '../core/paths.js';
 
 export interface ExtensionReport {
   name: string;

@@ -1,7 +1,7 @@
 // The CLI's HTTP client: node's built-in fetch (undici) with a time limit, every outcome mapped to
 // either a parsed JSON body or the service's error body shape {error: {code, message, hint}}.
 
-import type { ErrorBody } from '../api/errors.js';
+import { errorBody, type ErrorBody } from '../core/errors.js';
 
 export type { ErrorBody };
 
@@ -23,10 +23,6 @@ export interface RequestOptions {
 export type HttpOutcome =
   | { ok: true; status: number; body: unknown }
   | { ok: false; status: number | null; body: ErrorBody };
-
-export function errorBody(code: string, message: string, hint = ''): ErrorBody {
-  return { error: { code, message, hint } };
-}
 
 function causeCode(e: unknown): string | undefined {
   let x: unknown = e;

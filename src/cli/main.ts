@@ -17,7 +17,9 @@ import {
   parseTimestampUs,
   type ParsedArgs,
 } from './args.js';
-import { errorBody, request, type ErrorBody, type FetchFn, type HttpOutcome } from './http.js';
+import { request, type ErrorBody, type FetchFn, type HttpOutcome } from './http.js';
+import { errorBody } from '../core/errors.js';
+import { HOUR_US } from '../core/time.js';
 
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
@@ -26,7 +28,6 @@ export const EXIT_USAGE = 2;
 export const DEFAULT_URL = 'http://127.0.0.1:9999';
 const DEFAULT_TIMEOUT_MS = 30_000;
 const HEALTHCHECK_TIMEOUT_MS = 5_000;
-const HOUR_US = 3_600_000_000;
 const MAX_SERVICES = 10;
 
 export interface Writer {

@@ -3,7 +3,7 @@
 import { Piscina } from 'piscina';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DIST_SRC } from '../paths.js';
+import { DIST_SRC } from '../core/paths.js';
 
 export type Pool = Piscina;
 

@@ -3,7 +3,7 @@
 // runtime exports are handled once. Modules are instantiated once per thread and reused.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WASM_DIR } from '../paths.js';
+import { WASM_DIR } from '../core/paths.js';
 
 /** The runtime exports every module built with --exportRuntime has. */
 export interface AsRuntime {

@@ -4,7 +4,7 @@
 // service whose shifts fall in the same or adjacent 5-minute buckets, chained transitively; a row
 // that correlates with no other returned row has incident_id null.
 import { createHash } from 'node:crypto';
-import { BUCKET_US } from '../store/batch.js';
+import { BUCKET_US } from '../core/time.js';
 
 export interface RankedShift {
   service_name: string;

@@ -3,8 +3,8 @@
 // model calls by finish reason. The detection pass writes them for the buckets it closes, with the
 // same statements the diagnosis runs over raw telemetry for the buckets not closed yet, so both
 // sources agree by construction.
-import { BUCKET_US } from '../store/batch.js';
 import { ERROR_TYPES_5M, GEN_AI_5M, RESOURCES_5M, SPANS, type Table } from '../store/schema.js';
+import { BUCKET_US } from '../core/time.js';
 
 export interface Rollup {
   table: Table;

@@ -5,9 +5,9 @@
 // when there is one, else the split of the look-back that best explains the window as a new regime
 // (a likelihood ratio, required to beat "the regime began in the window" by a clear margin) — and
 // the baseline is the stretch before it, never shorter than MIN_BASE_BUCKETS.
-import { BUCKET_US } from '../store/batch.js';
 import { weightedMedian } from './stats.js';
 import type { Row } from './queries.js';
+import { BUCKET_US } from '../core/time.js';
 
 export const MIN_BASE_BUCKETS = 3;
 /** Natural-log likelihood margin a split inside the look-back needs over "the change is in the window". */

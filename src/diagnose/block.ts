@@ -2,8 +2,7 @@
 // Every list has a cap (CAPS) and, where it is cut, a total beside it; strings that come from the
 // data are cut to a length; the whole block is kept under MAX_BLOCK_BYTES by shrinking the samples
 // first. The same rows give the same block: every sort has a complete tie-break.
-import { isoFromUs } from '../api/time.js';
-import { BUCKET_US } from '../store/batch.js';
+import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { addSample, computeLogCounters, newSlotStats, slotLabels, type SlotStats } from '../pipeline/logminer/counters.js';
 import type { DiagnosisEvent, ServiceIdentity } from './events.js';
 import { finishCounts, type Finding } from './findings.js';

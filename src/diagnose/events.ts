@@ -2,8 +2,7 @@
 // container image not seen at the start of the look-back), restarts (new service.instance.id),
 // pod-count changes between the baseline and the window; and first appearances of an error type or
 // a log pattern. Pure functions of the rows.
-import { BUCKET_US } from '../store/batch.js';
-import { isoFromUs } from '../api/time.js';
+import { isoFromUs, BUCKET_US } from '../core/time.js';
 import type { Row } from './queries.js';
 
 export interface DiagnosisEvent {

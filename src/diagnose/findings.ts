@@ -9,13 +9,12 @@
 // the symptom keeps the whole score, and every upstream symptom is kept in the list, scored by its
 // small own share, so the agent sees the path. Other signals — anomaly rows, deploys, new error types,
 // error logs, profiles, model finish reasons — add findings and corroborate.
-import { BUCKET_US } from '../store/batch.js';
 import { downstream, type Model, type OpStat } from './model.js';
 import { SPAN_KIND } from '../pipeline/operation.js';
 import { amountWeight, errorShift, poissonSurprise, surpriseWeight } from './stats.js';
 import { errorOnset, seriesKey, type Bucket } from './baseline.js';
 import type { Row } from './queries.js';
-import { isoFromUs } from '../api/time.js';
+import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { LEADS } from './leads.js';
 import { newInstances, type DeployEvent } from './events.js';
 

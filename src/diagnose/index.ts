@@ -4,7 +4,6 @@
 // response.
 import type { ReadPool } from '../store/readers.js';
 import type { ServiceSpans } from '../store/batch.js';
-import { BUCKET_US } from '../store/batch.js';
 import { DiagnoseTimeout, SQL, bucketStart, readShared, readSql, type Bounds, type Reader, type Row, type SharedRows } from './queries.js';
 import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
 import { buildFindings } from './findings.js';
@@ -27,10 +26,10 @@ import {
   spanSample,
 } from './block.js';
 import type { DiagnoseRequest } from './request.js';
+import { BUCKET_US, HOUR_US, MINUTE_US } from '../core/time.js';
 
 export { parseDiagnoseRequest, type DiagnoseRequest } from './request.js';
 
-const HOUR_US = 3_600_000_000;
 /** Above this many spans (or logs) of the service in the window, "the newest" reads use its last slice only. */
 const SLICE_ABOVE_ROWS = 100_000;
 
@@ -107,7 +106,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
   // recent slice (a fifteenth, at least a minute); a quiet one's whole window is cheap to read and
   // has an exemplar of every operation.
   const w = b.to - b.from;
-  const sliceFor = (rows: number) => (rows > SLICE_ABOVE_ROWS ? Math.min(w, Math.max(60_000_000, w / 15)) : w);
+  const sliceFor = (rows: number) => (rows > SLICE_ABOVE_ROWS ? Math.min(w, Math.max(MINUTE_US, w / 15)) : w);
   const spanSlice = sliceFor(ops.reduce((s, o) => s + o.n, 0));
   const logSlice = sliceFor(myLogs.reduce((s, r) => s + Number(r['n']), 0));
   const hasErrors = ops.some((o) => o.k > 0);

@@ -3,6 +3,7 @@
 // talks about. One place, so a test can run each of them.
 import { sqlString, sqlTimestamp } from '../store/db.js';
 import { LOGS, PROFILES, SPANS, METRICS_GAUGE, METRICS_SUM, METRICS_HISTOGRAM } from '../store/schema.js';
+import { HOUR_US } from '../core/time.js';
 
 interface Win {
   from: number;
@@ -28,7 +29,7 @@ export const LEADS = {
     `SELECT ${SPAN_COLS} FROM ${SPANS.name} WHERE ${svc(service)} AND is_error AND coalesce(error_type, 'unclassified') = ${sqlString(errorType)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 100`,
   /** One whole trace (a span sample's lead). */
   trace: (w: Win, traceId: string) =>
-    `SELECT ${SPAN_COLS} FROM ${SPANS.name} WHERE trace_id = ${sqlString(traceId)} AND timestamp >= ${sqlTimestamp(w.from - 3_600_000_000)} AND timestamp < ${sqlTimestamp(w.to + 3_600_000_000)} ORDER BY timestamp`,
+    `SELECT ${SPAN_COLS} FROM ${SPANS.name} WHERE trace_id = ${sqlString(traceId)} AND timestamp >= ${sqlTimestamp(w.from - HOUR_US)} AND timestamp < ${sqlTimestamp(w.to + HOUR_US)} ORDER BY timestamp`,
   allSpans: (w: Win, service: string) => `SELECT ${SPAN_COLS} FROM ${SPANS.name} WHERE ${svc(service)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 1000`,
   allLogs: (w: Win, service: string) => `SELECT ${LOG_COLS} FROM ${LOGS.name} WHERE ${svc(service)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 1000`,
   errorLogs: (w: Win, service: string) => `SELECT ${LOG_COLS} FROM ${LOGS.name} WHERE ${svc(service)} AND is_error AND ${time(w)} ORDER BY timestamp DESC LIMIT 200`,

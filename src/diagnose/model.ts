@@ -1,11 +1,11 @@
 // The numbers a diagnosis reasons over, built from the shared rows as pure functions: every
 // operation of every service in the window with its baseline and its two tests (errors, latency),
 // and the call graph between services (who calls whom, through which of the caller's operations).
-import { BUCKET_US } from '../store/batch.js';
 import { SPAN_KIND } from '../pipeline/operation.js';
 import { indexSeries, opBaseline, seriesKey, type OpBaseline, type SeriesIndex } from './baseline.js';
 import { errorShift, exceedanceShift, type RateShift } from './stats.js';
 import type { Bounds, Row, SharedRows } from './queries.js';
+import { BUCKET_US } from '../core/time.js';
 
 export interface OpStat {
   service: string;

@@ -10,12 +10,12 @@
 // yet (svc_dirty_buckets) are aggregated from raw telemetry with the very same statements the pass
 // uses, so a diagnosis works before any pass has run and agrees with the series after it.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { BUCKET_US } from '../store/batch.js';
 import { sqlString, sqlTimestamp } from '../store/db.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
+import { BUCKET_US, MINUTE_US } from '../core/time.js';
 
 export type Row = Record<string, unknown>;
 
@@ -82,7 +82,7 @@ export const SQL = {
     return (
       `SELECT p.service_name AS caller, p.operation AS caller_operation, c.service_name AS callee, count(*) AS n, count_if(c.is_error) AS k ` +
       `FROM (SELECT trace_id, parent_span_id, service_name, is_error FROM ${SPANS.name} WHERE span_kind IN (2, 5) AND parent_span_id IS NOT NULL AND ${between(lo, b.to)}) AS c ` +
-      `JOIN (SELECT trace_id, span_id, service_name, operation FROM ${SPANS.name} WHERE ${between(lo - 60_000_000, b.to)}) AS p ` +
+      `JOIN (SELECT trace_id, span_id, service_name, operation FROM ${SPANS.name} WHERE ${between(lo - MINUTE_US, b.to)}) AS p ` +
       `ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.service_name <> c.service_name GROUP BY ALL`
     );
   },
@@ -259,7 +259,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     const [count] = await read(reads, `SELECT count(*) AS n FROM ${SPANS.name} WHERE ${between(b.from, b.to)}`);
     const n = Number(count?.['n'] ?? 0);
     const w = b.to - b.from;
-    const slice = n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
+    const slice = n > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
     return { rows: await read(reads, SQL.edges(b, slice)), scale: slice < w ? w / slice : 1 };
   })();
   const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies] = await Promise.all([

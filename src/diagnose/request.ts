@@ -3,9 +3,8 @@
 // removed, still at most 10); no timestamps → the last 15 minutes; `from_ts` alone → until now;
 // `to_ts` alone or `to_ts <= from_ts` → 400; seconds, milliseconds and nanoseconds → 400 with a hint
 // naming the unit the value looks like (the same check as every other `*_ts` input).
-import { ApiError } from '../api/errors.js';
-import { MAX_MICROS, MIN_MICROS } from '../api/docs.js';
-import { checkMicros } from '../api/time.js';
+import { ApiError } from '../core/errors.js';
+import { checkMicros, MAX_MICROS, MIN_MICROS } from '../core/time.js';
 
 export const MAX_SERVICES = 10;
 export const DEFAULT_WINDOW_US = 15 * 60 * 1_000_000;

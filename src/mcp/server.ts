@@ -14,7 +14,7 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { API_VERSION } from '../api/openapi.js';
+import { SERVICE_VERSION } from '../core/version.js';
 import { callTool, TOOLS, type ApiCall, type ToolAnswer } from './tools.js';
 import { TABLES_URI, TRIAGE_PROMPT, tablesDoc, triageText } from './guide.js';
 
@@ -31,7 +31,7 @@ export function toolResult(a: ToolAnswer): CallToolResult {
 }
 
 export function createMcpServer(api: ApiCall, now: () => number = Date.now): Server {
-  const server = new Server({ name: SERVER_NAME, version: API_VERSION }, { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
+  const server = new Server({ name: SERVER_NAME, version: SERVICE_VERSION }, { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: { readOnlyHint: true, openWorldHint: false } })),

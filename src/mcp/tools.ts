@@ -4,9 +4,10 @@
 // description (api/docs.ts) wherever the endpoint takes the same fields; the service validates them
 // and its 400 answers come back as tool errors carrying its code, message and hint.
 import { DOCS, SCHEMAS, type Schema } from '../api/docs.js';
-import { errorBody, type ErrorBody } from '../api/errors.js';
+import { errorBody, type ErrorBody } from '../core/errors.js';
 import type { HttpOutcome } from '../cli/http.js';
 import { QUERYABLE_TABLES } from '../store/schema.js';
+import { HOUR_US, MINUTE_US } from '../core/time.js';
 
 export interface ApiRequest {
   method: 'GET' | 'POST';
@@ -35,8 +36,6 @@ class ToolInputError extends Error {
   }
 }
 
-const HOUR_US = 3_600_000_000;
-const MINUTE_US = 60_000_000;
 /** Rows the query tool returns unless max_rows says otherwise: enough to act on, small enough for a context window. */
 export const DEFAULT_MAX_ROWS = 200;
 const MAX_ROWS = 10_000;

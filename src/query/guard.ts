@@ -7,7 +7,7 @@
 // The walk is fail-closed: it visits every object and array of the AST, so no clause can be missed,
 // and any expression class, table-reference type or query-node type it does not know is refused.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ErrorCode } from '../api/errors.js';
+import type { ErrorCode } from '../core/errors.js';
 import { QUERYABLE_TABLES as QUERYABLE } from '../store/schema.js';
 import { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './allowlist.js';
 

@@ -11,7 +11,7 @@
 //   - VARCHAR, UUID, ENUM, BIT → strings; BLOB → base64.
 //   - LIST and ARRAY → JSON arrays; STRUCT → objects; MAP → an object keyed by the map keys as text;
 //     UNION → the value of its active member; VARIANT and anything else → DuckDB's text form.
-import { isoFromMicros, isoFromNanos } from '../api/time.js';
+import { isoFromMicros, isoFromNanos } from '../core/time.js';
 import {
   DuckDBArrayValue,
   DuckDBBitValue,

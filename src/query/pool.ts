@@ -4,7 +4,7 @@
 // Requests beyond N wait in a bounded queue; beyond the queue they are refused with OVERLOADED.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Connector } from '../store/db.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../core/errors.js';
 import { prepareQueryConnection, type PrepareOptions } from './connection.js';
 import { checkSelect } from './guard.js';
 import { runQueryWithColumns, type QueryAnswer, type RunOptions } from './run.js';

@@ -3,7 +3,7 @@
 // `connection.interrupt()` (the connection stays usable), values converted to JSON-ready form.
 // DuckDB executes on its own threads and the node bindings run each call off the event loop.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../core/errors.js';
 import { setKey, toJsonValue, type JsonRow } from './json.js';
 
 export interface RunOptions {

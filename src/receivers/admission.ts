@@ -1,7 +1,7 @@
 // Overload is refused, not buffered without bound: a request is admitted only while the bytes
 // received but not yet committed stay under the limit, and only while the disk has room.
 import { statfs } from 'node:fs/promises';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../core/errors.js';
 
 export interface Admission {
   /** Reserves `bytes` or throws RATE_LIMITED / STORAGE_FULL; the returned function releases them. */

@@ -1,10 +1,11 @@
-// The one failure type of every ingest decoder (OTLP, pprof, Pyroscope push, OTLP profiles), with
-// stable codes that are also codes of src/api/errors.ts; all of them are permanent (the same bytes
-// cannot succeed on retry). And the one capped gunzip every body goes through: a gzip bomb stops at
+// The one failure type of every ingest decoder (OTLP, pprof, Pyroscope push, OTLP profiles); its codes
+// are members of the one list in core/errors.ts, all permanent (the same bytes cannot succeed on retry). And the one capped gunzip every body goes through: a gzip bomb stops at
 // the cap, it is never inflated in full.
 import { gunzipSync } from 'node:zlib';
 
-export type DecodeErrorCode = 'MALFORMED' | 'TOO_LARGE' | 'EMPTY' | 'LEGACY_FORMAT' | 'MISSING_SERVICE_NAME';
+import type { DecodeErrorCode } from '../core/errors.js';
+
+export type { DecodeErrorCode };
 
 export class DecodeError extends Error {
   constructor(

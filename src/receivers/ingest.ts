@@ -3,10 +3,9 @@ import type { Pool } from '../compute/pool.js';
 import type { Admission } from './admission.js';
 import type { Gate } from '../tenancy/gate.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';
-import { failureToApiError } from './outcome.js';
-import type { IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
+import type { IngestFailure, IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
 import type { ProfileTask } from '../pipeline/profile-task.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../core/errors.js';
 
 /** What every receiver shares; the tenant's own parts (writer, miner) come with each call. */
 export interface IngestContext {
@@ -67,4 +66,16 @@ export async function ingest(ctx: IngestContext, rt: TenantRuntime, task: Omit<O
  */
 export function ownsBuffer(b: Uint8Array): boolean {
   return b.buffer instanceof ArrayBuffer && b.byteLength > 4096 && b.byteOffset <= 5 && b.byteOffset + b.byteLength === b.buffer.byteLength;
+}
+
+/** A worker's failure as the API's error: decode codes are permanent, INTERNAL is retryable. */
+function failureToApiError(f: IngestFailure): ApiError {
+  switch (f.code) {
+    case 'TOO_LARGE':
+      return new ApiError('TOO_LARGE', f.message, f.hint ?? 'send smaller batches');
+    case 'INTERNAL':
+      return new ApiError('INGEST_FAILED', f.message, f.hint ?? 'retry later');
+    default:
+      return new ApiError(f.code, f.message, f.hint ?? 'the payload could not be decoded; it is not retryable as it is');
+  }
 }

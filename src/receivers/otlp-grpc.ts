@@ -3,10 +3,9 @@
 // handles gzip message compression and enforces the size limit.
 import * as grpc from '@grpc/grpc-js';
 import type { Http2Server, ServerOptions } from 'node:http2';
-import { toApiError } from '../api/errors.js';
+import { grpcCode, toApiError } from '../core/errors.js';
 import type { Signal } from '../pipeline/tasks.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
-import { grpcCode } from './outcome.js';
 import { encodeExportResponse } from './otlp/index.js';
 
 const SERVICES: Record<Signal | 'profiles', string> = {

@@ -1,11 +1,10 @@
 // OTLP/HTTP on :4318: POST /v1/traces, /v1/logs, /v1/metrics, protobuf or JSON, optionally gzip.
 // Answers in the request's encoding: an Export…ServiceResponse (with partial_success when records
 // were rejected) on success, a google.rpc.Status on failure (OTLP specification, "OTLP/HTTP").
-import { ApiError, toApiError } from '../api/errors.js';
+import { ApiError, GRPC, otlpHttpStatus, grpcCode, toApiError } from '../core/errors.js';
 import { tenantOf, type Reply, type Request, type RouteSpec } from '../api/http.js';
 import type { Encoding, Signal } from '../pipeline/tasks.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
-import { GRPC, grpcCode, otlpHttpStatus } from './outcome.js';
 import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from './otlp/index.js';
 
 const SIGNALS: readonly Signal[] = ['traces', 'logs', 'metrics'];

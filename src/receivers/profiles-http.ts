@@ -1,7 +1,7 @@
 // Profile ingest on the API port: POST /, /ingest, /ingest/pyroscope and /push.v1.PusherService/Push
 // (identical behaviour), and OTLP profiles on the OTLP/HTTP port (POST /v1development/profiles).
 // With `name` the body is one raw pprof; without it, a push.v1.PushRequest. Decoding runs in the pool.
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../core/errors.js';
 import { json, tenantOf, type Request, type RouteSpec } from '../api/http.js';
 import { DOCS } from '../api/docs.js';
 import type { IngestQuery } from './profiles/index.js';

@@ -1,6 +1,8 @@
 // What decoders hand to the store: rows of one table as columns, in the table's column order.
 // Timestamps are integer microseconds; lists are JS arrays; absent values are null.
 
+import { BUCKET_US } from '../core/time.js';
+
 export type CellValue = string | number | bigint | boolean | null | readonly unknown[];
 
 export interface ColumnBatch {
@@ -37,9 +39,6 @@ export function mergeServiceSpans(into: ServiceSpans, from: ServiceSpans): Servi
   for (const [s, [a, b]] of Object.entries(from)) widen(into, s, a, b);
   return into;
 }
-
-/** Detection buckets are 5 minutes; a bucket's index is floor(µs / BUCKET_US). */
-export const BUCKET_US = 300_000_000;
 
 /** Tables whose rows feed detection signals; a commit to them marks its buckets for the next pass. */
 export const SIGNAL_TABLES: ReadonlySet<string> = new Set(['svc_spans', 'svc_logs', 'svc_profiles']);

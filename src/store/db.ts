@@ -6,7 +6,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { migrate } from './migrate.js';
-import { isoFromUs } from '../api/time.js';
+import { isoFromUs } from '../core/time.js';
 
 export interface Store {
   readonly tenant: string;

@@ -4,9 +4,10 @@ import type { Store } from './db.js';
 import { sqlTimestamp } from './db.js';
 import type { Writer } from './writer.js';
 import { ALL_TABLES } from './schema.js';
+import { HOUR_US } from '../core/time.js';
 
 export async function applyRetention(store: Store, retentionHours: number, nowUs = Date.now() * 1000): Promise<number> {
-  const cutoff = sqlTimestamp(nowUs - retentionHours * 3_600_000_000);
+  const cutoff = sqlTimestamp(nowUs - retentionHours * HOUR_US);
   let deleted = 0;
   for (const t of ALL_TABLES) {
     if (!t.retentionColumn) continue;

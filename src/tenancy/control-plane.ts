@@ -5,7 +5,7 @@
 // SVC_CONTROL_PLANE_REFRESH_MS, and at once after a change made through this instance): a key created
 // or revoked on another instance is honoured or refused here within that interval.
 import { timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../core/errors.js';
 import { bearerToken, generateKey, hashKey, isKeyShaped, SHORT_TOKEN, tenantIdProblem } from './keys.js';
 
 export type TenantStatus = 'active' | 'inactive';

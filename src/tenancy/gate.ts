@@ -4,8 +4,8 @@
 // the tenant the key named: nothing in a path or body can choose another one.
 //   open mode: every caller is the one tenant `default`; nothing is checked (the network is the boundary).
 //   keys mode: tenant routes need an active tenant key; admin routes need SVC_ADMIN_TOKEN.
-import { ApiError } from '../api/errors.js';
-import type { Config } from '../config.js';
+import { ApiError } from '../core/errors.js';
+import type { Config } from '../core/config.js';
 import type { ControlPlane } from './control-plane.js';
 import { bearerToken, isKeyShaped, safeEqual } from './keys.js';
 import type { TenantRegistry } from './registry.js';

@@ -3,8 +3,8 @@
 // Open mode has one of these (`default`) for the life of the process; the hosted variant opens one
 // per tenant on demand (tenancy/registry.ts). Opened downstream first; closed in reverse, and a
 // failure halfway closes what was opened.
-import { stopStack } from '../stops.js';
-import type { Config } from '../config.js';
+import { stopStack } from '../core/stops.js';
+import type { Config } from '../core/config.js';
 import type { Pool } from '../compute/pool.js';
 import { openStore, type Store } from '../store/db.js';
 import { createWriter, type EncodedPart, type Writer } from '../store/writer.js';

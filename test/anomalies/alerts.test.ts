@@ -4,8 +4,8 @@
 import { afterEach, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/db.js';
 import { alertStatements, fingerprint, type ShiftEvent } from '../../src/detect/alerts.js';
-import { BUCKET_US } from '../../src/store/batch.js';
 import { tempDir } from '../helpers/tmp.js';
+import { BUCKET_US } from '../../src/core/time.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

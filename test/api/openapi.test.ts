@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApi } from '../../src/api/openapi.js';
 import { DOCS, ENDPOINTS } from '../../src/api/docs.js';
-import { ERROR_STATUS } from '../../src/api/errors.js';
+import { ERROR_STATUS } from '../../src/core/errors.js';
 import type { RouteSpec } from '../../src/api/http.js';
 import { checkResponse, checkSchema, documentedRoutes, fullOpenApi, matchPathTemplate } from '../helpers/api.js';
 

@@ -1,6 +1,6 @@
 // The one time formatter and the microsecond unit check every `*_ts` input goes through.
 import { describe, expect, it } from 'vitest';
-import { checkMicros, isoFromNanos, isoFromUs } from '../../src/api/time.js';
+import { checkMicros, isoFromNanos, isoFromUs } from '../../src/core/time.js';
 import { sqlTimestamp } from '../../src/store/db.js';
 
 describe('time formatting', () => {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateRequest } from '../../src/api/openapi.js';
 import { DOCS } from '../../src/api/docs.js';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 import type { RouteDoc } from '../../src/api/http.js';
 
 const US = 1_700_000_000_000_000; // 16 digits

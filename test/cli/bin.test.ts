@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/paths.js';
+import { PACKAGE_ROOT } from '../../src/core/paths.js';
 
 const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
 const BIN = join(PACKAGE_ROOT, pkg.bin.tds!);

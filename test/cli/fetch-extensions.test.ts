@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkEngine } from '../../src/cli/extensions.js';
 import { run } from '../../src/cli/main.js';
-import { WASM_DIR } from '../../src/paths.js';
+import { WASM_DIR } from '../../src/core/paths.js';
 
 describe('fetch-extensions (offline engine check)', () => {
   it('reports DuckDB parquet/json/icu loaded and working, and every WASM module', async () => {

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { run } from '../../src/cli/main.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
+import { PACKAGE_ROOT } from '../../src/core/paths.js';
 import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { tracesJson } from '../helpers/otlp-json.js';

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CORPORA_DIR } from '../../src/paths.js';
+import { CORPORA_DIR } from '../../src/core/paths.js';
 import { PySet, coverSingle, covering, fMeasure, partitionFromCps, truePositives } from '../../src/detect/bocpd/metrics.js';
 
 describe('TCPDBench metrics', () => {

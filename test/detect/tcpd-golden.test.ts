@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CORPORA_DIR } from '../../src/paths.js';
+import { CORPORA_DIR } from '../../src/core/paths.js';
 import { BocpdDetector, SIGNAL_CONFIG, standardScaling } from '../../src/detect/bocpd/index.js';
 import { covering, fMeasure } from '../../src/detect/bocpd/metrics.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseDiagnoseRequest, DEFAULT_WINDOW_US } from '../../src/diagnose/request.js';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 
 const NOW = 1_790_000_000_000_000;
 const parse = (body: unknown) => parseDiagnoseRequest(typeof body === 'string' ? body : JSON.stringify(body), NOW);

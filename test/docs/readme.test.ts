@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_ENV, SETTINGS } from '../../src/config.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
+import { CLIENT_ENV, SETTINGS } from '../../src/core/config.js';
+import { PACKAGE_ROOT } from '../../src/core/paths.js';
 
 const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
 

@@ -4,7 +4,7 @@ import { bearerToken, generateKey, hashKey, isKeyShaped, safeEqual, tenantIdProb
 import { takeTokens } from '../../src/tenancy/gate.js';
 import { createControlPlane } from '../../src/tenancy/control-plane.js';
 import { openEmbeddedBackend } from '../../src/tenancy/embedded.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/core/config.js';
 import { tempDir } from '../helpers/tmp.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

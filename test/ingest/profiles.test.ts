@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import Pyroscope from '@pyroscope/nodejs';
-import { CORPORA_DIR } from '../../src/paths.js';
+import { CORPORA_DIR } from '../../src/core/paths.js';
 import { startTestServer, useTestServer } from '../helpers/server.js';
 
 const PPROF = join(CORPORA_DIR, 'pprof');

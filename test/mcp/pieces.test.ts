@@ -2,7 +2,7 @@
 // description, the row bound, the window, hostile nesting, the tables resource and the prompt text.
 import { describe, expect, it } from 'vitest';
 import { bearer, loopbackUrl, mcpRoute, originAllowed } from '../../src/api/routes/mcp.js';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 import { boundRows, lastWindow, nestedDeeperThan, plainSchema, TOOLS } from '../../src/mcp/tools.js';
 import { tablesDoc, triageText } from '../../src/mcp/guide.js';
 import { toolResult } from '../../src/mcp/server.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
+import { PACKAGE_ROOT } from '../../src/core/paths.js';
 import { useTestServer } from '../helpers/server.js';
 import { call, mcpSuite, seed } from './suite.js';
 

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { CORPORA_DIR, PROTO_DIR } from '../../src/paths.js';
+import { CORPORA_DIR, PROTO_DIR } from '../../src/core/paths.js';
 import type { ColumnBatch, DecodeResult } from '../../src/receivers/otlp/index.js';
 
 export const OTLP_CORPUS = join(CORPORA_DIR, 'otlp');

@@ -7,7 +7,7 @@ import { maybeGunzip } from '../../src/receivers/profiles/body.js';
 import { resetWasmDecoder } from '../../src/receivers/profiles/wasm.js';
 import { bfield, encodeProfile, packed, sfield, tag, varint, vfield, type TinyProfile } from './helpers.js';
 import { rng } from '../../bench/lib/rng.js';
-import { ERROR_STATUS } from '../../src/api/errors.js';
+import { ERROR_STATUS } from '../../src/core/errors.js';
 
 const good: TinyProfile = {
   types: [['samples', 'count'], ['cpu', 'nanoseconds']],

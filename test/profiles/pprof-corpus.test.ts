@@ -9,7 +9,7 @@ import { decodePprof, hotSpots, pprofToRows, DecodeError, referenceDecoder, wasm
 import { profileBytes } from '../../src/receivers/profiles/body.js';
 import type { DecodedPprof } from '../../src/receivers/profiles/decoded.js';
 import { HAVE_CORPORA, PPROF_DIR, SKIP_REASON, walk } from './helpers.js';
-import { ERROR_STATUS } from '../../src/api/errors.js';
+import { ERROR_STATUS } from '../../src/core/errors.js';
 
 if (!HAVE_CORPORA) console.warn(SKIP_REASON);
 

@@ -5,7 +5,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
 import { describe, expect, test } from 'vitest';
 import { Profile } from 'pprof-format';
-import { PROTO_DIR } from '../../src/paths.js';
+import { PROTO_DIR } from '../../src/core/paths.js';
 import { ingestPyroscopeBody, parsePyroscopeName, DecodeError, referenceDecoder } from '../../src/receivers/profiles/index.js';
 import { ingestParams, pyroscopeTimeToUs } from '../../src/receivers/profiles/pyroscope.js';
 import { bfield, encodeProfile, HAVE_CORPORA, PPROF_DIR, sfield, SKIP_REASON, type TinyProfile } from './helpers.js';

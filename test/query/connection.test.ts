@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prepareQueryConnection } from '../../src/query/connection.js';
 import { runQuery } from '../../src/query/run.js';
-import { ApiError } from '../../src/api/errors.js';
-import { tableFingerprint } from './fixture.js';
-import { openFixture, type Fixture } from './fixture.js';
+import { ApiError } from '../../src/core/errors.js';
+import { tableFingerprint, openFixture, type Fixture } from './fixture.js';
 
 let fx: Fixture | undefined;
 afterEach(() => {

@@ -4,7 +4,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 import { QueryPool } from '../../src/query/pool.js';
 import { HOSTILE, VALID } from './corpus.js';
 import { listFiles, openFixture, settingsSnapshot, tableFingerprint, type Fixture } from './fixture.js';

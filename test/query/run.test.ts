@@ -1,11 +1,11 @@
 // runQuery and the pool: JSON conversion rules, the row cap, the time limit (INTERRUPT, connection
 // still usable), parallel queries and an event loop that stays free.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 import { prepareQueryConnection } from '../../src/query/connection.js';
 import { QueryPool } from '../../src/query/pool.js';
 import { runQuery } from '../../src/query/run.js';
-import { isoFromMicros } from '../../src/api/time.js';
+import { isoFromMicros } from '../../src/core/time.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openFixture, type Fixture } from './fixture.js';
 

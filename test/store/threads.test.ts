@@ -1,6 +1,6 @@
 // DuckDB's share of the machine: its threads and its memory limit, from the configuration to the instance.
 import { describe, expect, it } from 'vitest';
-import { duckdbThreads, loadConfig } from '../../src/config.js';
+import { duckdbThreads, loadConfig } from '../../src/core/config.js';
 import { openStore } from '../../src/store/db.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -1,7 +1,7 @@
 // The admin endpoints: instance status, and in the hosted variant (SVC_AUTH=keys) tenant and key
 // administration. Who may call them is the gate's decision (tenancy/gate.ts: SVC_ADMIN_TOKEN); in
 // open mode tenant and key administration does not apply and answers 400 with a hint.
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../core/errors.js';
 import { json, type Request, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 import type { ControlPlane } from '../../tenancy/control-plane.js';

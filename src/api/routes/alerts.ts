@@ -1,7 +1,7 @@
 // GET /v1/alerts?status=firing|resolved: the built-in rules' alert instances.
 import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
-import { isoFromUs } from '../time.js';
+import { isoFromUs } from '../../core/time.js';
 import { readRows } from '../../store/readers.js';
 import { ALERTS } from '../../store/schema.js';
 import type { AlertStatus } from '../../detect/alerts.js';

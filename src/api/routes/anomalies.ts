@@ -1,9 +1,9 @@
 // GET /v1/anomalies: ranked worsening shifts in a window, grouped into incidents. One table scan,
 // never a detection run. The row cap bounds the answer; `truncated` says when it cut.
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../core/errors.js';
 import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
-import { isoFromUs } from '../time.js';
+import { isoFromUs } from '../../core/time.js';
 import { readRows, type ReadPool } from '../../store/readers.js';
 import { ANOMALIES } from '../../store/schema.js';
 import { RANK_ORDER_SQL, incidentIds } from '../../detect/incidents.js';

@@ -7,7 +7,7 @@
 // /mcp itself declares the bearer requirement in its doc (auth: true), like the other read
 // endpoints, so the router's one auth check covers it too.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { toApiError } from '../errors.js';
+import { toApiError } from '../../core/errors.js';
 import { DOCS } from '../docs.js';
 import { errorReply, type Reply, type Request, type RouteSpec } from '../http.js';
 import { createMcpServer } from '../../mcp/server.js';

@@ -1,5 +1,5 @@
 // POST /v1/query: one guarded SELECT, the raw statement as the text/plain body, rows as JSON objects.
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../core/errors.js';
 import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
 

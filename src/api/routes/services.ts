@@ -3,7 +3,7 @@
 import type { ServiceSpans } from '../../store/batch.js';
 import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
-import { isoFromUs } from '../time.js';
+import { isoFromUs } from '../../core/time.js';
 
 export interface ServiceEntry {
   service_name: string;

@@ -1,11 +1,11 @@
 // GET /v1/traces/{trace_id}: one whole trace. Ids are 32 hex digits (case-insensitive; stored lower-case).
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../core/errors.js';
 import { readRows } from '../../store/readers.js';
 import { SPANS } from '../../store/schema.js';
 import { buildTraceDetail, type SpanRow } from '../trace-detail.js';
 import { json, tenantOf, type RouteSpec } from '../http.js';
 import { DOCS } from '../docs.js';
-import { isoFromUs } from '../time.js';
+import { isoFromUs } from '../../core/time.js';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 

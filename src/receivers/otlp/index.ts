@@ -7,7 +7,6 @@ export {
   exportResponseJson,
   encodeStatus,
   statusJson,
-  RPC_CODE,
   type OtlpSignal,
 } from './responses.js';
 

@@ -13,9 +13,6 @@ const REJECTED_JSON: Record<OtlpSignal, string> = {
   profiles: 'rejectedProfiles',
 };
 
-/** gRPC / google.rpc.Code values used by the receivers. */
-export const RPC_CODE = { OK: 0, INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNAVAILABLE: 14, UNIMPLEMENTED: 12 } as const;
-
 function varint(out: number[], v: number | bigint): void {
   let x = BigInt.asUintN(64, BigInt(v));
   while (x >= 0x80n) {

@@ -1,8 +1,7 @@
 // Turning an ingest body into profile.proto bytes: gzip with a hard cap on the decompressed size
 // (a gzip bomb stops at the cap, it is never inflated in full), and sniffing of the formats we
 // refuse with a hint (legacy text/binary pprof, collapsed stacks, JFR).
-import { gunzipCapped } from '../decode-error.js';
-import { DecodeError } from '../decode-error.js';
+import { gunzipCapped, DecodeError } from '../decode-error.js';
 
 /** Default cap on a decompressed profile (the ingest body limit of DESIGN.md: 20 MiB after decompression). */
 export const DEFAULT_MAX_DECOMPRESSED = 20 << 20;

@@ -1,5 +1,7 @@
 // The one error body of the product: {"error": {"code", "message", "hint"}}. Every code is stable and
-// machine-readable; the HTTP status is decided here, once, from the code.
+// machine-readable; the HTTP and gRPC status and "retryable or permanent" are decided here, once, from
+// the code (as the OpenTelemetry Collector does): bad data is permanent (400 / INVALID_ARGUMENT);
+// overload and storage trouble are retryable (429 or 503 / UNAVAILABLE, with Retry-After).
 
 export const ERROR_STATUS = {
   BAD_REQUEST: 400,
@@ -40,6 +42,16 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** What an ingest decoder can say of a body: permanent, the same bytes cannot succeed on retry. */
+export type DecodeErrorCode = Extract<ErrorCode, 'MALFORMED' | 'TOO_LARGE' | 'EMPTY' | 'LEGACY_FORMAT' | 'MISSING_SERVICE_NAME'>;
+
+/**
+ * Codes a client (the CLI, the MCP server) reports itself when no answer of the server's exists; they
+ * never come from the server, so they have no HTTP status and are not in the served description.
+ */
+export const CLIENT_ERROR_CODES = ['USAGE', 'TIMEOUT', 'CONNECTION_REFUSED', 'HOST_NOT_FOUND', 'CONNECTION_FAILED', 'BAD_RESPONSE', 'NOT_AVAILABLE'] as const;
+export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
+
 export interface ErrorBody {
   error: { code: string; message: string; hint: string };
 }
@@ -75,4 +87,25 @@ export function toApiError(err: unknown, fallback: ErrorCode = 'INTERNAL'): ApiE
   if (err instanceof ApiError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new ApiError(fallback, message);
+}
+
+/** gRPC / google.rpc.Code values the receivers answer with. */
+export const GRPC = { OK: 0, INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNIMPLEMENTED: 12, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+
+export function isRetryable(e: ApiError): boolean {
+  return e.status === 429 || e.status >= 500;
+}
+
+/** HTTP status for an OTLP/HTTP answer: retryable failures are 429 or 503 per the OTLP spec. */
+export function otlpHttpStatus(e: ApiError): number {
+  if (e.status === 429) return 429;
+  if (isRetryable(e)) return 503;
+  return e.status;
+}
+
+export function grpcCode(e: ApiError): number {
+  if (e.status === 401) return GRPC.UNAUTHENTICATED;
+  if (e.status === 413) return GRPC.RESOURCE_EXHAUSTED;
+  if (isRetryable(e)) return GRPC.UNAVAILABLE;
+  return GRPC.INVALID_ARGUMENT;
 }

@@ -1,6 +1,15 @@
 // Timestamps at the API: int64 microseconds since the epoch in `*_ts` fields, ISO strings in `*_iso`
 // and friends. One formatter so every answer prints time the same way.
 
+export const MINUTE_US = 60_000_000;
+export const HOUR_US = 3_600_000_000;
+/** Detection buckets are 5 minutes; a bucket's index is floor(µs / BUCKET_US). */
+export const BUCKET_US = 300_000_000;
+/** Largest microsecond timestamp accepted (2^53 - 1, year 2255): beyond it JSON numbers lose precision. */
+export const MAX_MICROS = Number.MAX_SAFE_INTEGER;
+/** Smallest 16-digit value (2001-09-09): anything smaller is seconds or milliseconds. */
+export const MIN_MICROS = 1_000_000_000_000_000;
+
 /** Floor division for bigint (BigInt division truncates toward zero). */
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
