@@ -1,6 +1,6 @@
 // Growable vectors over unmanaged memory (heap.alloc/realloc), shared by the WASM decoders (pprof, spans).
 // They live for the whole instance and are reset (not freed) between decodes, so a warm decoder
-// allocates nothing: JS copies the contents out after each decode (see src/receivers/profiles/wasm.ts).
+// allocates nothing: JS copies the contents out after each decode (see src/pipeline/decode/profiles/wasm.ts).
 
 export class Vec {
   ptr: usize = 0;

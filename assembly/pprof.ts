@@ -6,14 +6,14 @@
 //
 // Malformed input never traps: every read is bounds-checked and sets an error code (decode's
 // result) instead; the only abort left is running out of memory, after which JS drops the instance.
-// The TypeScript twin (src/receivers/profiles/reference.ts) implements the same contract; the
+// The TypeScript twin (src/pipeline/decode/profiles/reference.ts) implements the same contract; the
 // tests require both to produce identical arrays.
 import { Vec } from './_vec';
 import { IdMap } from './_pprof_idmap';
 import { inPtr } from './_input';
 export { inputPtr } from './_input';
 
-// ---- error codes (mirrored in src/receivers/profiles/decoded.ts) ----
+// ---- error codes (mirrored in src/pipeline/decode/profiles/decoded.ts) ----
 const ERR_TRUNCATED: i32 = 1; // varint or fixed field runs past the end
 const ERR_BAD_VARINT: i32 = 2; // varint longer than 10 bytes
 const ERR_BAD_LENGTH: i32 = 3; // declared length past the end of the enclosing message

@@ -5,7 +5,7 @@
 // name, the promoted columns) are left to JS: `transcode` hands it, per span, where its picked
 // attribute values are; JS writes those cells into a second buffer and `assemble` interleaves both
 // into the final rows. The TypeScript twin is the protobuf decoder + CSV encoder
-// (src/receivers/otlp/proto-decode.ts, src/store/csv.ts); tests require byte-identical CSV.
+// (src/pipeline/decode/otlp/proto-decode.ts, src/store/csv.ts); tests require byte-identical CSV.
 //
 // Anything that twin would reject or treat specially is left to it: a malformed message
 // (ERR_MALFORMED: the twin re-decodes and says why), a time past 2^53 µs or invalid UTF-8
@@ -109,7 +109,7 @@ class Buf {
   }
 }
 
-// ---- outputs (indices for outPtr/outLen; mirrored in src/receivers/otlp/spans-wasm.ts) ----
+// ---- outputs (indices for outPtr/outLen; mirrored in src/pipeline/decode/otlp/spans-wasm.ts) ----
 const O = new Buf(); // 0  the span-owned part of every accepted row (see SPAN_* below)
 /** 1  per accepted span, SPAN_STRIDE i32s. */
 const spans = new Vec(2);
@@ -569,7 +569,7 @@ function anyValue(o: Buf, end: usize, depth: i32, key: i32): void {
         const d = load<f64>(P);
         P += 8;
         o.len = st;
-        // As doubleJson (receivers/otlp/normalise.ts): JSON has no NaN or infinities, -0 is 0.
+        // As doubleJson (pipeline/decode/otlp/normalise.ts): JSON has no NaN or infinities, -0 is 0.
         if (isNaN(d)) o.lit(L_NAN);
         else if (!isFinite(d)) o.lit(d > 0 ? L_INF : L_NEG_INF);
         else if (d == 0) o.byte(0x30);

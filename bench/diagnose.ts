@@ -20,10 +20,10 @@ import { serverEnv, startChildServer, type ChildServer } from './lib/server.js';
 import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
 import { settingDefault } from '../src/core/config.js';
-import { sqlString, sqlTimestamp } from '../src/store/db.js';
 import { boundsFor } from '../src/diagnose/index.js';
 import { SQL, EDGE_SAMPLE_SPANS } from '../src/diagnose/queries.js';
 import { BUCKET_US } from '../src/core/time.js';
+import { sqlString, sqlTimestamp } from '../src/store/sql.js';
 
 // The ingest runs are shorter than bench:ingest's default 30 s: the figure wanted is a ratio.
 process.env['BENCH_SECONDS'] ??= '15';

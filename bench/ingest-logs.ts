@@ -7,7 +7,7 @@ import { loghubLines, encodeLogs } from './lib/logs.js';
 import { withBenchServer } from './lib/server.js';
 import { poster } from './lib/post.js';
 import { runPlan, senderCounts, sustain } from './lib/sustain.js';
-import { decodeOtlp } from '../src/pipeline/decode.js';
+import { decodeOtlp } from '../src/pipeline/decode/otlp/index.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { createMiner } from '../src/pipeline/logminer/index.js';
 import { mineLogs } from '../src/pipeline/logs-task.js';

@@ -8,19 +8,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { PROTO_DIR } from '../src/core/paths.js';
-import { decodeTraces, decodeTracesJson } from '../src/receivers/otlp/index.js';
-import { transcodeSpans } from '../src/receivers/otlp/spans-wasm.js';
+import { decodeTraces, decodeTracesJson, decodeOtlp } from '../src/pipeline/decode/otlp/index.js';
+import { transcodeSpans } from '../src/pipeline/decode/otlp/spans-wasm.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
-import { decodeOtlp } from '../src/pipeline/decode.js';
-import {
-  EMPTY_SCOPE,
-  RESOURCE_PICK,
-  SPAN_PICK,
-  SpanSink,
-  doubleJson,
-  makeResource,
-  type Picked,
-} from '../src/receivers/otlp/normalise.js';
+import { EMPTY_SCOPE, RESOURCE_PICK, SPAN_PICK, SpanSink, doubleJson, makeResource, type Picked } from '../src/pipeline/decode/otlp/normalise.js';
 
 const SPANS_PER_REQUEST = 512;
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);

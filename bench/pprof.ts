@@ -9,11 +9,11 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Profile } from 'pprof-format';
 import { CORPORA_DIR } from '../src/core/paths.js';
-import { profileBytes } from '../src/receivers/profiles/body.js';
-import { sampleCount } from '../src/receivers/profiles/decoded.js';
-import { decodePprofReference } from '../src/receivers/profiles/reference.js';
-import { pprofToRows } from '../src/receivers/profiles/rows.js';
-import { decodePprofWasm } from '../src/receivers/profiles/wasm.js';
+import { profileBytes } from '../src/pipeline/decode/profiles/body.js';
+import { sampleCount } from '../src/pipeline/decode/profiles/decoded.js';
+import { decodePprofReference } from '../src/pipeline/decode/profiles/reference.js';
+import { pprofToRows } from '../src/pipeline/decode/profiles/rows.js';
+import { decodePprofWasm } from '../src/pipeline/decode/profiles/wasm.js';
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {

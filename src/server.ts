@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { duckdbThreads, type Config } from './core/config.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
-import { loadUws, mountRoutes, type RouteSpec, type Server as HttpServer } from './api/http.js';
+import { loadUws, mountRoutes, type Server as HttpServer } from './api/http.js';
 import { otlpHttpRoutes } from './receivers/otlp-http.js';
 import { profileRoutes } from './receivers/profiles-http.js';
 import { bindGrpc, createOtlpGrpcServer } from './receivers/otlp-grpc.js';
@@ -21,7 +21,7 @@ import { alertsRoute } from './api/routes/alerts.js';
 import { adminRoutes, statusRoute } from './api/routes/admin.js';
 import { SCHEMA_VERSION } from './store/schema.js';
 import { diagnoseRoutes } from './api/routes/diagnose.js';
-import { loopbackUrl, mcpRoute } from './api/routes/mcp.js';
+import { loopbackUrl, mcpRoute } from './mcp/route.js';
 import { tenantDir } from './store/db.js';
 import { openTenantRuntime, type TenantRuntime } from './tenancy/runtime.js';
 import { createRegistry } from './tenancy/registry.js';
@@ -30,6 +30,7 @@ import { createControlPlane, type ControlPlane } from './tenancy/control-plane.j
 import { openEmbeddedBackend } from './tenancy/embedded.js';
 import { openPostgresBackend } from './tenancy/postgres.js';
 import { SERVICE_VERSION } from './core/version.js';
+import { type RouteSpec } from './api/route.js';
 
 export interface Running {
   ports: { api: number; otlpHttp: number; otlpGrpc: number };

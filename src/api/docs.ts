@@ -5,7 +5,7 @@
 // what the server enforces.
 //
 // Conventions (spec "Resources"): int64 microsecond timestamps and durations are `integer` with
-// format int64; ISO timestamps are `string` with format date-time (api/time.ts prints them);
+// format int64; ISO timestamps are `string` with format date-time (core/time.ts prints them);
 // "string or null" fields are nullable and not required. Objects are open (additionalProperties is
 // not restricted) so adding a field is not a breaking change.
 //
@@ -18,9 +18,9 @@
 //   SVC_AUTH=keys every tenant route declares it too (openapi.ts adds it from `access`);
 // - `*_ts` inputs are microseconds: 16 digits, checked as a range so a value in seconds,
 //   milliseconds or nanoseconds is refused with a hint naming the unit it looks like.
-import type { RouteDoc } from './http.js';
 import { ERROR_STATUS } from '../core/errors.js';
 import { MAX_MICROS, MIN_MICROS } from '../core/time.js';
+import { type RouteDoc } from './route.js';
 
 export type Schema = Record<string, unknown>;
 

@@ -1,10 +1,10 @@
 // openapi.json from the mounted route table (each route's `doc`, see api/docs.ts), and the request
 // check that uses the very same parameter objects: what the document says is what the server enforces.
 import { ApiError, type ErrorCode, ERROR_STATUS } from '../core/errors.js';
-import { routeAccess, type Request, type RouteDoc, type RouteSpec } from './http.js';
 import { errorResponse, SCHEMAS, type OpDoc } from './docs.js';
 import { checkMicros } from '../core/time.js';
 import { SERVICE_VERSION } from '../core/version.js';
+import { routeAccess, type Request, type RouteDoc, type RouteSpec } from './route.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 

@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { PACKAGE_ROOT, WASM_DIR } from '../core/paths.js';
+import { sqlString } from '../store/sql.js';
 
 export interface ExtensionReport {
   name: string;
@@ -33,8 +34,6 @@ export interface EngineReport {
 }
 
 const REQUIRED = ['parquet', 'json', 'icu'] as const;
-
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 async function checkDuckDb(report: EngineReport): Promise<void> {
   let api: typeof import('@duckdb/node-api');

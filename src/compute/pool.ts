@@ -12,7 +12,7 @@ export interface PoolOptions {
   lowPriority?: boolean;
 }
 
-export function createPool(threads: number, opts: PoolOptions = {}, file = 'compute/worker.js'): Pool {
+export function createPool(threads: number, opts: PoolOptions = {}, file = 'worker.js'): Pool {
   return new Piscina({
     filename: pathToFileURL(join(DIST_SRC, file)).href,
     workerData: { lowPriority: opts.lowPriority ?? false },

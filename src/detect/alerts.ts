@@ -6,11 +6,11 @@
 // The fingerprint is stable per (service, entity, signal), so each has one instance over time.
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString, sqlTimestamp } from '../store/db.js';
 import { readRows } from '../store/readers.js';
 import { ALERTS, SPANS, LOGS } from '../store/schema.js';
 import type { SignalName } from './signals.js';
 import { BUCKET_US } from '../core/time.js';
+import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 export interface ShiftEvent {
   service: string;

@@ -1,9 +1,9 @@
 // The SQL behind each anomaly: the raw telemetry of the shift, bounded by timestamp literals (so the
 // store skips every file outside the window) and ready to send to POST /v1/query as it stands.
-import { sqlString, sqlTimestamp } from '../store/db.js';
 import { LOGS, PROFILES, SPANS } from '../store/schema.js';
 import type { SignalName } from './signals.js';
 import { BUCKET_US } from '../core/time.js';
+import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 /** From one bucket before the shift to three buckets into the new regime. */
 export function shiftWindow(tsShiftUs: number): [string, string] {

@@ -9,7 +9,7 @@
 // the persisted series (bounded by retention), so backfills are detected too; its anomalies from
 // that bucket on are re-derived, so a shift seen on half-arrived data does not outlive the data.
 import type { Pool } from '../compute/pool.js';
-import { inTransaction, sqlString, sqlTimestamp, type Store } from '../store/db.js';
+import { type Store } from '../store/db.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DETECTOR_STATE, DIRTY_BUCKETS, SERIES } from '../store/schema.js';
 import type { Writer } from '../store/writer.js';
@@ -20,6 +20,7 @@ import { bucketTs, rebuildSeriesSql, signalDef, type SignalName } from './signal
 import { encodeBatches } from '../pipeline/encode.js';
 import { alertStatements, type ShiftEvent } from './alerts.js';
 import { BUCKET_US } from '../core/time.js';
+import { inTransaction, sqlString, sqlTimestamp } from '../store/sql.js';
 
 export interface PassDeps {
   store: Store;

@@ -1,10 +1,10 @@
 // The five detection signals: what each measures, how its 5-minute bucket is aggregated from raw
 // telemetry, and what an absent bucket means. One table of facts used by the pass, the drill-down
 // SQL and the anomalies endpoint.
-import { sqlTimestamp } from '../store/db.js';
 import { LOGS, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { rebuildRollupsSql } from './rollups.js';
 import { BUCKET_US } from '../core/time.js';
+import { sqlTimestamp } from '../store/sql.js';
 
 export type SignalName = 'error_rate' | 'latency_p95' | 'log_volume' | 'error_log_rate' | 'profile_cost';
 

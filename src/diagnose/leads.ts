@@ -1,9 +1,9 @@
 // The SQL behind every lead of a diagnosis: ready for POST /v1/query as it stands, bounded by
 // TIMESTAMP literals (the store skips everything outside the window) and returning the rows the lead
 // talks about. One place, so a test can run each of them.
-import { sqlString, sqlTimestamp } from '../store/db.js';
 import { LOGS, PROFILES, SPANS, METRICS_GAUGE, METRICS_SUM, METRICS_HISTOGRAM } from '../store/schema.js';
 import { HOUR_US } from '../core/time.js';
+import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 interface Win {
   from: number;

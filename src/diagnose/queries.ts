@@ -10,12 +10,12 @@
 // yet (svc_dirty_buckets) are aggregated from raw telemetry with the very same statements the pass
 // uses, so a diagnosis works before any pass has run and agrees with the series after it.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sqlString, sqlTimestamp } from '../store/db.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
 import { BUCKET_US, MINUTE_US } from '../core/time.js';
+import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 export type Row = Record<string, unknown>;
 

@@ -1,11 +1,11 @@
 // The OTLP decode task: gunzip within a hard output cap, decode, normalise, encode CSV for the
-// store. Runs in a pool thread (compute/worker.ts) so none of this CPU work touches the event loop.
-import { decodeOtlp } from './decode.js';
-import { DecodeError, gunzipCapped } from '../receivers/decode-error.js';
+// store. Runs in a pool thread (worker.ts) so none of this CPU work touches the event loop.
+import { decodeOtlp } from './decode/otlp/index.js';
+import { DecodeError, gunzipCapped } from './decode/decode-error.js';
 import type { EncodedBody, IngestFailure, IngestResult, OtlpTask } from './tasks.js';
 import type { ColumnBatch } from '../store/batch.js';
 import { encodeBatches } from './encode.js';
-import { transcodeSpans } from '../receivers/otlp/spans-wasm.js';
+import { transcodeSpans } from './decode/otlp/spans-wasm.js';
 
 
 /** Decodes an OTLP body (gunzipped within the limit); `prepare` may amend the batches (log mining). */

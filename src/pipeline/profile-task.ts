@@ -1,7 +1,7 @@
 // The profile ingest task run in the pool: payload bytes → rows (WASM pprof decoder) → CSV parts.
-import { ingestOtlpProfiles, ingestPyroscopeBody, type IngestQuery, type ProfileRow } from '../receivers/profiles/index.js';
+import { ingestOtlpProfiles, ingestPyroscopeBody, type IngestQuery, type ProfileRow } from './decode/profiles/index.js';
 import { failure } from './otlp-task.js';
-import { multipartField } from '../receivers/multipart.js';
+import { multipartField } from './decode/multipart.js';
 import type { ColumnBatch } from '../store/batch.js';
 import { PROFILES } from '../store/schema.js';
 import { encodeBatches } from './encode.js';

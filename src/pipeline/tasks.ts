@@ -2,7 +2,7 @@
 // transferred buffers; failures come back as values (codes survive; thrown errors lose them).
 import type { ServiceSpans } from '../store/batch.js';
 import type { EncodedPart } from '../store/writer.js';
-import type { DecodeErrorCode } from '../receivers/decode-error.js';
+import type { DecodeErrorCode } from './decode/decode-error.js';
 
 export type Signal = 'traces' | 'logs' | 'metrics';
 export type Encoding = 'protobuf' | 'json';

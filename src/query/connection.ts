@@ -16,16 +16,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Connector } from '../store/db.js';
 import { resolve, sep } from 'node:path';
+import { sqlString } from '../store/sql.js';
 
 export interface PrepareOptions {
   /** Directory the ingest writer must still read (and write) with external access disabled. */
   spoolDir?: string;
   /** Global TimeZone set before locking, so now()::TIMESTAMP and TIMESTAMPTZ render in UTC. Default 'UTC'; null leaves it. */
   timeZone?: string | null;
-}
-
-function sqlString(s: string): string {
-  return "'" + s.replace(/'/g, "''") + "'";
 }
 
 async function setting(conn: DuckDBConnection, name: 'lock_configuration' | 'enable_external_access'): Promise<unknown> {

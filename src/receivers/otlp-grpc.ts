@@ -6,7 +6,7 @@ import type { Http2Server, ServerOptions } from 'node:http2';
 import { grpcCode, toApiError } from '../core/errors.js';
 import type { Signal } from '../pipeline/tasks.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
-import { encodeExportResponse } from './otlp/index.js';
+import { encodeExportResponse } from './otlp-responses.js';
 
 const SERVICES: Record<Signal | 'profiles', string> = {
   traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',

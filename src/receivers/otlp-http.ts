@@ -2,10 +2,10 @@
 // Answers in the request's encoding: an Export…ServiceResponse (with partial_success when records
 // were rejected) on success, a google.rpc.Status on failure (OTLP specification, "OTLP/HTTP").
 import { ApiError, GRPC, otlpHttpStatus, grpcCode, toApiError } from '../core/errors.js';
-import { tenantOf, type Reply, type Request, type RouteSpec } from '../api/http.js';
 import type { Encoding, Signal } from '../pipeline/tasks.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
-import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from './otlp/index.js';
+import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from './otlp-responses.js';
+import { tenantOf, type Reply, type Request, type RouteSpec } from '../api/route.js';
 
 const SIGNALS: readonly Signal[] = ['traces', 'logs', 'metrics'];
 

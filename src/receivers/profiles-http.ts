@@ -2,10 +2,11 @@
 // (identical behaviour), and OTLP profiles on the OTLP/HTTP port (POST /v1development/profiles).
 // With `name` the body is one raw pprof; without it, a push.v1.PushRequest. Decoding runs in the pool.
 import { ApiError } from '../core/errors.js';
-import { json, tenantOf, type Request, type RouteSpec } from '../api/http.js';
+import { json } from '../api/http.js';
 import { DOCS } from '../api/docs.js';
-import type { IngestQuery } from './profiles/index.js';
+import type { IngestQuery } from '../pipeline/decode/profiles/index.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
+import { tenantOf, type Request, type RouteSpec } from '../api/route.js';
 
 const BINARY_TYPES = new Set(['application/octet-stream', 'application/proto', 'binary/octet-stream', 'application/x-protobuf', 'application/protobuf']);
 

@@ -120,7 +120,7 @@ export type CellsEncoder = (s: CsvSink, values: Readonly<Record<string, unknown>
 
 /**
  * Encodes the cells of `names` (columns of `table`, in that order, comma-separated, no line end)
- * from an object keyed by column name: for rows assembled from parts (receivers/otlp/spans-wasm.ts),
+ * from an object keyed by column name: for rows assembled from parts (pipeline/decode/otlp/spans-wasm.ts),
  * with the same cell encoding as encodeCsv.
  */
 export function cellsEncoder(table: Table, names: readonly string[]): CellsEncoder {

@@ -3,8 +3,8 @@
 // recorded in svc_meta, and a file written by a newer version is refused rather than damaged.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ALL_TABLES, DIRTY_BUCKETS, ROLLUP_TABLES, SERIES, SCHEMA_VERSION, createTableSql } from './schema.js';
-import { inTransaction } from './db.js';
 import { BUCKET_US } from '../core/time.js';
+import { inTransaction } from './sql.js';
 
 interface Migration {
   /** The version this step brings the database to. */

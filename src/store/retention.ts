@@ -1,10 +1,10 @@
 // Retention by age: rows older than SVC_RETENTION_HOURS are deleted, table by table, on the writer
 // connection between commits. Runs at start and then every 10 minutes.
 import type { Store } from './db.js';
-import { sqlTimestamp } from './db.js';
 import type { Writer } from './writer.js';
 import { ALL_TABLES } from './schema.js';
 import { HOUR_US } from '../core/time.js';
+import { sqlTimestamp } from './sql.js';
 
 export async function applyRetention(store: Store, retentionHours: number, nowUs = Date.now() * 1000): Promise<number> {
   const cutoff = sqlTimestamp(nowUs - retentionHours * HOUR_US);

@@ -11,11 +11,12 @@ import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './db.js';
-import { inTransaction, sqlString, sqlTimestamp, STORE_ROW_GROUP_SIZE } from './db.js';
+import { STORE_ROW_GROUP_SIZE } from './db.js';
 import type { ServiceSpans } from './batch.js';
 import { mergeServiceSpans } from './batch.js';
 import { loadSql, upsertSql } from './csv.js';
 import { DIRTY_BUCKETS, SERVICES, tableByName } from './schema.js';
+import { inTransaction, sqlString, sqlTimestamp } from './sql.js';
 
 /** CSV rows of one table, as encoded by store/csv.ts (in a worker). */
 export interface EncodedPart {

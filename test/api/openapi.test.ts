@@ -5,8 +5,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApi } from '../../src/api/openapi.js';
 import { DOCS, ENDPOINTS } from '../../src/api/docs.js';
 import { ERROR_STATUS } from '../../src/core/errors.js';
-import type { RouteSpec } from '../../src/api/http.js';
 import { checkResponse, checkSchema, documentedRoutes, fullOpenApi, matchPathTemplate } from '../helpers/api.js';
+import { type RouteSpec } from '../../src/api/route.js';
 
 // The spec's "Summary" table (four ingest paths on one row), plus POST /v1/investigate (spec
 // "POST /v1/investigate"), the two paths DESIGN.md adds: /healthz and /openapi.json, and the MCP

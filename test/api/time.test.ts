@@ -1,7 +1,7 @@
 // The one time formatter and the microsecond unit check every `*_ts` input goes through.
 import { describe, expect, it } from 'vitest';
 import { checkMicros, isoFromNanos, isoFromUs } from '../../src/core/time.js';
-import { sqlTimestamp } from '../../src/store/db.js';
+import { sqlTimestamp } from '../../src/store/sql.js';
 
 describe('time formatting', () => {
   it('prints microseconds exactly, before the epoch too', () => {

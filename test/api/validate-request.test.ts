@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { validateRequest } from '../../src/api/openapi.js';
 import { DOCS } from '../../src/api/docs.js';
 import { ApiError } from '../../src/core/errors.js';
-import type { RouteDoc } from '../../src/api/http.js';
+import { type RouteDoc } from '../../src/api/route.js';
 
 const US = 1_700_000_000_000_000; // 16 digits
 

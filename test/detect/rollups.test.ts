@@ -2,12 +2,13 @@
 // aggregate gives over raw spans, and a store that predates them has its closed buckets reopened
 // so the next pass fills them in.
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, sqlTimestamp, type Store } from '../../src/store/db.js';
+import { openStore, type Store } from '../../src/store/db.js';
 import { rebuildSeriesSql } from '../../src/detect/signals.js';
 import { ERROR_TYPES_ROLLUP, ROLLUPS } from '../../src/detect/rollups.js';
 import { readRows } from '../../src/store/readers.js';
 import { DIRTY_BUCKETS, ROLLUP_TABLES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';
+import { sqlTimestamp } from '../../src/store/sql.js';
 
 const B = 300_000_000;
 const B0 = Math.floor(1_790_000_000_000_000 / B);

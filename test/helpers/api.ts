@@ -7,12 +7,15 @@
 // base URL); checkResponse, without a `doc`, against the full description built from api/docs.ts
 // (every endpoint of the spec, served or not yet). Both throw an Error naming the operation, the
 // status and every schema violation, so a test fails the moment a response drifts from the document.
-import Ajv2020 from 'ajv/dist/2020.js';
+import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
+
+// A CommonJS class seen through NodeNext's default import: typed as the class it is at run time.
+const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
 import { buildOpenApi } from '../../src/api/openapi.js';
 import { DOCS, ENDPOINTS } from '../../src/api/docs.js';
-import type { RouteSpec } from '../../src/api/http.js';
+import { type RouteSpec } from '../../src/api/route.js';
 
 export type OpenApiDoc = Record<string, any>;
 
@@ -56,7 +59,7 @@ function validatorAt(doc: OpenApiDoc, path: string): ValidateFunction {
     v = c.ajv.compile({ $ref: `${DOC_ID}#/${path}` });
     c.compiled.set(path, v);
   }
-  return v;
+  return v!;
 }
 
 /** Validates a value against `#/components/schemas/<name>` of the document. */

@@ -15,6 +15,6 @@ export async function postOtlp(base: string, signal: string, body: Uint8Array | 
   return fetch(`${base}/v1/${signal}`, {
     method: 'POST',
     headers: { 'content-type': typeof body === 'string' ? 'application/json' : 'application/x-protobuf', ...headers },
-    body,
+    body: body as BodyInit,
   });
 }

@@ -8,11 +8,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildServer } from '../../bench/lib/server.js';
 import { ENDPOINTS, DOCS } from '../../src/api/docs.js';
-import { routeAccess } from '../../src/api/http.js';
 import { hashKey } from '../../src/tenancy/keys.js';
 import { encodeTraces } from '../helpers/otlp.js';
 import { encodeProfile } from '../profiles/helpers.js';
 import { admin, bearer, createTenant, issueKey, startHosted } from '../helpers/hosted.js';
+import { routeAccess } from '../../src/api/route.js';
 
 const NOW_US = Date.now() * 1000;
 const TRACE_A = 'aa'.repeat(16);
@@ -71,7 +71,7 @@ beforeAll(async () => {
     expect((await call('/v1/logs', { base: srv.otlpHttp, method: 'POST', headers: { 'content-type': 'application/json', ...bearer(key) }, body: otlpLogs(svc, n) })).status).toBe(200);
   }
   expect(await grpcExport(`Bearer ${keyB}`, encodeTraces('grpc-b', [{ startUs: NOW_US - 60_000_000, durationUs: 1000 }]))).toBeNull();
-  expect((await call('/ingest?name=prof-b', { method: 'POST', headers: bearer(keyB), body: profile() })).status).toBe(200);
+  expect((await call('/ingest?name=prof-b', { method: 'POST', headers: bearer(keyB), body: profile() as BodyInit })).status).toBe(200);
 }, 120_000);
 
 afterAll(async () => {
@@ -155,7 +155,7 @@ describe("with A's key nothing of B's is writable", () => {
   it("A's ingest, on every path, lands in A's store whatever the payload says", async () => {
     expect((await ingestTrace(keyA, 'payments-b', 'cc'.repeat(16))).status).toBe(200);
     expect(await grpcExport(`Bearer ${keyA}`, encodeTraces('payments-b', [{ startUs: NOW_US - 50_000_000, durationUs: 10 }]))).toBeNull();
-    expect((await call('/ingest?name=payments-b', { method: 'POST', headers: bearer(keyA), body: profile() })).status).toBe(200);
+    expect((await call('/ingest?name=payments-b', { method: 'POST', headers: bearer(keyA), body: profile() as BodyInit })).status).toBe(200);
     const b = (await (await query(keyB, "SELECT count(*) AS n FROM svc_spans WHERE service_name = 'payments-b'")).json()) as { n: number }[];
     expect(Number(b[0]!.n)).toBe(1); // only B's own span
     expect((await (await call(`/v1/traces/${'cc'.repeat(16)}`, { headers: bearer(keyB) })).status)).toBe(404);

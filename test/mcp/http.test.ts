@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { useTestServer } from '../helpers/server.js';
 import { call, mcpSuite, seed } from './suite.js';
-import { MCP_MAX_BODY } from '../../src/api/routes/mcp.js';
+import { MCP_MAX_BODY } from '../../src/mcp/route.js';
 
 const srv = useTestServer();
 let client: Client;
@@ -33,7 +33,7 @@ const ACCEPT = 'application/json, text/event-stream';
 const PROTOCOL = '2025-06-18';
 
 async function post(body: string | Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${srv.api}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': PROTOCOL, ...headers }, body });
+  const res = await fetch(`${srv.api}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': PROTOCOL, ...headers }, body: body as BodyInit });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }

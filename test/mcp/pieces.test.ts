@@ -1,7 +1,7 @@
 // The MCP server's pure pieces: loopback address, bearer, Origin check, schemas taken from the API
 // description, the row bound, the window, hostile nesting, the tables resource and the prompt text.
 import { describe, expect, it } from 'vitest';
-import { bearer, loopbackUrl, mcpRoute, originAllowed } from '../../src/api/routes/mcp.js';
+import { bearer, loopbackUrl, mcpRoute, originAllowed } from '../../src/mcp/route.js';
 import { ApiError } from '../../src/core/errors.js';
 import { boundRows, lastWindow, nestedDeeperThan, plainSchema, TOOLS } from '../../src/mcp/tools.js';
 import { tablesDoc, triageText } from '../../src/mcp/guide.js';

@@ -12,7 +12,7 @@ import {
   decodeTraces,
   decodeTracesJson,
   type DecodeResult,
-} from '../../src/receivers/otlp/index.js';
+} from '../../src/pipeline/decode/otlp/index.js';
 import { SPANS, LOGS, tableByName } from '../../src/store/schema.js';
 import {
   CORPUS_SKIP_MESSAGE,

@@ -1,10 +1,10 @@
-// The WASM span transcoder (assembly/spans.ts + receivers/otlp/spans-wasm.ts) against its twin,
+// The WASM span transcoder (assembly/spans.ts + pipeline/decode/otlp/spans-wasm.ts) against its twin,
 // the TypeScript protobuf decoder + CSV encoder: the same CSV bytes, counts, rejections, services
 // and buckets on varied requests; where it declines (malformed, invalid UTF-8, huge times) the twin
 // runs, and it never accepts what the twin rejects as malformed.
 import { describe, expect, it } from 'vitest';
-import { MalformedError, decodeTraces } from '../../src/receivers/otlp/index.js';
-import { transcodeSpans } from '../../src/receivers/otlp/spans-wasm.js';
+import { MalformedError, decodeTraces } from '../../src/pipeline/decode/otlp/index.js';
+import { transcodeSpans } from '../../src/pipeline/decode/otlp/spans-wasm.js';
 import type { EncodedBody } from '../../src/pipeline/tasks.js';
 import { encodeBatches } from '../../src/pipeline/encode.js';
 import { runOtlp } from '../../src/pipeline/otlp-task.js';

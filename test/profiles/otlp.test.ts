@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
-import { hotSpots, ingestOtlpProfiles, DecodeError } from '../../src/receivers/profiles/index.js';
+import { hotSpots, ingestOtlpProfiles, DecodeError } from '../../src/pipeline/decode/profiles/index.js';
 import { HAVE_CORPORA, OTLP_DIR, SKIP_REASON } from './helpers.js';
 import { ERROR_STATUS } from '../../src/core/errors.js';
 

@@ -6,8 +6,8 @@ import protobuf from 'protobufjs';
 import { describe, expect, test } from 'vitest';
 import { Profile } from 'pprof-format';
 import { PROTO_DIR } from '../../src/core/paths.js';
-import { ingestPyroscopeBody, parsePyroscopeName, DecodeError, referenceDecoder } from '../../src/receivers/profiles/index.js';
-import { ingestParams, pyroscopeTimeToUs } from '../../src/receivers/profiles/pyroscope.js';
+import { ingestPyroscopeBody, parsePyroscopeName, DecodeError, referenceDecoder } from '../../src/pipeline/decode/profiles/index.js';
+import { ingestParams, pyroscopeTimeToUs } from '../../src/pipeline/decode/profiles/pyroscope.js';
 import { bfield, encodeProfile, HAVE_CORPORA, PPROF_DIR, sfield, SKIP_REASON, type TinyProfile } from './helpers.js';
 
 const tiny: TinyProfile = {

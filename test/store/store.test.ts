@@ -60,7 +60,7 @@ describe('store', () => {
     const good = spanBatch(3, () => ({}));
     const before = encodeCsv(SPANS, good);
     // A number where a VARCHAR belongs, in the last row: two rows are written before it throws.
-    const bad = spanBatch(3, (i) => (i === 2 ? { status_message: 42 as unknown as string } : {}));
+    const bad = spanBatch(3, (i) => (i === 2 ? { status_message: 42 as unknown as string } : {}) as Record<string, string>);
     expect(() => encodeCsv(SPANS, bad)).toThrow();
     expect(Buffer.from(encodeCsv(SPANS, good)).equals(Buffer.from(before))).toBe(true);
   });

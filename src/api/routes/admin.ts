@@ -2,9 +2,10 @@
 // administration. Who may call them is the gate's decision (tenancy/gate.ts: SVC_ADMIN_TOKEN); in
 // open mode tenant and key administration does not apply and answers 400 with a hint.
 import { ApiError } from '../../core/errors.js';
-import { json, type Request, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
 import type { ControlPlane } from '../../tenancy/control-plane.js';
+import { type Request, type RouteSpec } from '../route.js';
 
 export type StatusSource = () => Promise<Record<string, unknown>> | Record<string, unknown>;
 

@@ -1,10 +1,11 @@
 // GET /v1/alerts?status=firing|resolved: the built-in rules' alert instances.
-import { json, tenantOf, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../../core/time.js';
 import { readRows } from '../../store/readers.js';
 import { ALERTS } from '../../store/schema.js';
 import type { AlertStatus } from '../../detect/alerts.js';
+import { tenantOf, type RouteSpec } from '../route.js';
 
 export function alertsRoute(): RouteSpec {
   return {

@@ -1,12 +1,13 @@
 // GET /v1/anomalies: ranked worsening shifts in a window, grouped into incidents. One table scan,
 // never a detection run. The row cap bounds the answer; `truncated` says when it cut.
 import { ApiError } from '../../core/errors.js';
-import { json, tenantOf, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../../core/time.js';
 import { readRows, type ReadPool } from '../../store/readers.js';
 import { ANOMALIES } from '../../store/schema.js';
 import { RANK_ORDER_SQL, incidentIds } from '../../detect/incidents.js';
+import { tenantOf, type RouteSpec } from '../route.js';
 
 export const ANOMALY_ROW_CAP = 1000;
 

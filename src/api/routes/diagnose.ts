@@ -1,7 +1,8 @@
 // POST /v1/diagnose and its earlier name POST /v1/investigate: the same body, the same answer.
-import { json, tenantOf, type RouteDoc, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
 import { diagnose, parseDiagnoseRequest } from '../../diagnose/index.js';
+import { tenantOf, type RouteDoc, type RouteSpec } from '../route.js';
 
 function route(path: string, doc: RouteDoc, timeoutMs: number): RouteSpec {
   return {

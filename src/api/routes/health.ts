@@ -1,7 +1,8 @@
 // GET /healthz: 200 once the store is open and the server can take requests, 503 before.
-import { json, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
 import { errorBody } from '../../core/errors.js';
+import { type RouteSpec } from '../route.js';
 
 export function healthRoute(isReady: () => boolean): RouteSpec {
   return {

@@ -1,8 +1,8 @@
 // GET /openapi.json: the OpenAPI 3.1 description generated from the mounted route table. The route
 // list is read on the first request (after every route is mounted) and the document kept.
 import { DOCS } from '../docs.js';
-import type { RouteSpec } from '../http.js';
 import { buildOpenApi } from '../openapi.js';
+import { type RouteSpec } from '../route.js';
 
 export function openapiRoute(routes: () => readonly RouteSpec[], auth: 'open' | 'keys' = 'open'): RouteSpec {
   let body: string | undefined;

@@ -1,7 +1,8 @@
 // POST /v1/query: one guarded SELECT, the raw statement as the text/plain body, rows as JSON objects.
 import { ApiError } from '../../core/errors.js';
-import { json, tenantOf, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
+import { tenantOf, type RouteSpec } from '../route.js';
 
 export function queryRoute(): RouteSpec {
   return {

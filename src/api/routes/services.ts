@@ -1,9 +1,10 @@
 // GET /v1/services: every service that reported any signal, with first and last time seen. Answered
 // from the writer's copy of the services table (store/writer.ts), not by a query.
 import type { ServiceSpans } from '../../store/batch.js';
-import { json, tenantOf, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../../core/time.js';
+import { tenantOf, type RouteSpec } from '../route.js';
 
 export interface ServiceEntry {
   service_name: string;

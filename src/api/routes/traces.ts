@@ -3,9 +3,10 @@ import { ApiError } from '../../core/errors.js';
 import { readRows } from '../../store/readers.js';
 import { SPANS } from '../../store/schema.js';
 import { buildTraceDetail, type SpanRow } from '../trace-detail.js';
-import { json, tenantOf, type RouteSpec } from '../http.js';
+import { json } from '../http.js';
 import { DOCS } from '../docs.js';
 import { isoFromUs } from '../../core/time.js';
+import { tenantOf, type RouteSpec } from '../route.js';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 

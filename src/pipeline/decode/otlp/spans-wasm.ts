@@ -6,17 +6,17 @@
 // the tests compare against); where WASM declines (malformed input, invalid UTF-8, times past
 // 2^53 µs) the caller runs the twin, which decodes or explains the error as before.
 //
-// Ownership across the boundary is as in receivers/profiles/wasm.ts: the module owns its buffers,
+// Ownership across the boundary is as in pipeline/decode/profiles/wasm.ts: the module owns its buffers,
 // everything read here is copied out before the next call, and an abort drops the instance.
-import { instantiateWasm, type AsRuntime } from '../../compute/wasm.js';
-import { serviceSpans, touchedBuckets, type ColumnBatch } from '../../store/batch.js';
-import { CsvSink, cellsEncoder } from '../../store/csv.js';
-import { SPANS } from '../../store/schema.js';
-import { RESOURCE_COLUMNS, promoteResource, promoteSpan } from '../../pipeline/promote.js';
+import { instantiateWasm, type AsRuntime } from '../../../compute/wasm.js';
+import { serviceSpans, touchedBuckets, type ColumnBatch } from '../../../store/batch.js';
+import { CsvSink, cellsEncoder } from '../../../store/csv.js';
+import { SPANS } from '../../../store/schema.js';
+import { RESOURCE_COLUMNS, promoteResource, promoteSpan } from '../../promote.js';
 import { RESOURCE_PICK, SPAN_PICK, SPAN_PROMOTED_COLUMNS, SPAN_REJECTIONS, type Picked } from './normalise.js';
 import { Rejections } from './batch.js';
-import type { NodeBuffer } from '../../store/byte-sink.js';
-import type { EncodedBody } from '../../pipeline/tasks.js';
+import type { NodeBuffer } from '../../../store/byte-sink.js';
+import type { EncodedBody } from '../../tasks.js';
 
 interface SpansExports {
   inputPtr(len: number): number;

@@ -15,8 +15,8 @@ import {
   METRICS_SUM,
   SPANS,
   type Table,
-} from '../../store/schema.js';
-import { RESOURCE_COLUMNS, RESOURCE_KEYS, SPAN_KEYS, logIsError, promoteResource, promoteSpan } from '../../pipeline/promote.js';
+} from '../../../store/schema.js';
+import { RESOURCE_COLUMNS, RESOURCE_KEYS, SPAN_KEYS, logIsError, promoteResource, promoteSpan } from '../../promote.js';
 import { BatchBuilder, Rejections, type ColumnBatch, type DecodeResult } from './batch.js';
 
 /** Keys picked out of resource attributes while decoding them. */

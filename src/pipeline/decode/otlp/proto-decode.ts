@@ -30,7 +30,7 @@ import {
   type SummaryPoint,
 } from './normalise.js';
 import { MalformedError, type DecodeOptions, type DecodeResult } from './batch.js';
-import { ByteSink, type NodeBuffer } from '../../store/byte-sink.js';
+import { ByteSink, type NodeBuffer } from '../../../store/byte-sink.js';
 
 /** Deepest AnyValue nesting accepted (protobuf's own default recursion limit is 100). */
 export const MAX_DEPTH = 64;

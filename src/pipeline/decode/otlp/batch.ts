@@ -1,18 +1,12 @@
 // The decoders' output: one column batch per target table, columns in src/store/schema.ts order.
-import type { Table } from '../../store/schema.js';
+import type { Table } from '../../../store/schema.js';
+import type { CellValue, ColumnBatch } from '../../../store/batch.js';
 import { DecodeError } from '../decode-error.js';
 
-/**
- * Rows for one table, column-major. `columns` has one array per column of the table, in schema
- * order, each `rows` long. Values: TIMESTAMP as integer microseconds since the epoch (number);
- * BIGINT/UBIGINT as number when safe, else bigint; INTEGER/DOUBLE as number; VARCHAR as string or
- * null; BOOLEAN as boolean; list types as arrays (or null). Nullable columns may hold null.
- */
-export interface ColumnBatch {
-  table: string;
-  rows: number;
-  columns: Record<string, unknown[]>;
-}
+// Values in a batch's columns: TIMESTAMP as integer microseconds since the epoch (number);
+// BIGINT/UBIGINT as number when safe, else bigint; INTEGER/DOUBLE as number; VARCHAR as string or
+// null; BOOLEAN as boolean; list types as arrays (or null). Nullable columns may hold null.
+export type { ColumnBatch };
 
 /** What every OTLP decode function returns. */
 export interface DecodeResult {
@@ -39,7 +33,7 @@ export class MalformedError extends DecodeError {
 
 /** Accumulates rows for one table; rows are pushed as arrays in schema column order. */
 export class BatchBuilder {
-  readonly cols: unknown[][];
+  readonly cols: CellValue[][];
   rows = 0;
   readonly width: number;
   constructor(readonly table: Table) {
@@ -52,16 +46,16 @@ export class BatchBuilder {
     table.columns.forEach((c, i) => (m[c.name] = i));
     return m;
   }
-  push(row: unknown[]): void {
+  push(row: readonly unknown[]): void {
     const cols = this.cols;
     for (let i = 0; i < this.width; i++) {
       const v = row[i];
-      cols[i]!.push(v === undefined ? null : v);
+      cols[i]!.push(v === undefined ? null : (v as CellValue));
     }
     this.rows++;
   }
   finish(): ColumnBatch {
-    const columns: Record<string, unknown[]> = {};
+    const columns: ColumnBatch['columns'] = {};
     this.table.columns.forEach((c, i) => (columns[c.name] = this.cols[i]!));
     return { table: this.table.name, rows: this.rows, columns };
   }

@@ -1,13 +1,13 @@
 // The pool's worker: one entry point, dispatching on the task's kind. Module state (WASM instances,
 // detectors) is created once per thread and reused across tasks.
-import { runOtlp } from '../pipeline/otlp-task.js';
-import type { OtlpTask, IngestResult } from '../pipeline/tasks.js';
-import { runDetect, type DetectOutput, type DetectTask } from '../detect/detect-task.js';
-import { runProfile, type ProfileTask } from '../pipeline/profile-task.js';
-import { runLogs, runLogsFlush, runLogsInit, type LogsFlushTask, type LogsInitTask } from '../pipeline/logs-task.js';
-import type { EncodedPart } from '../store/writer.js';
+import { runOtlp } from './pipeline/otlp-task.js';
+import type { OtlpTask, IngestResult } from './pipeline/tasks.js';
+import { runDetect, type DetectOutput, type DetectTask } from './detect/detect-task.js';
+import { runProfile, type ProfileTask } from './pipeline/profile-task.js';
+import { runLogs, runLogsFlush, runLogsInit, type LogsFlushTask, type LogsInitTask } from './pipeline/logs-task.js';
+import type { EncodedPart } from './store/writer.js';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
-import { lowerThreadPriority } from './priority.js';
+import { lowerThreadPriority } from './compute/priority.js';
 
 if ((workerData as { lowPriority?: boolean } | undefined)?.lowPriority) lowerThreadPriority();
 

@@ -5,7 +5,7 @@
 // TypedArray.slice before returning, so the returned DecodedPprof never aliases WASM memory and the
 // next call can reuse the buffers. An abort (only possible on out-of-memory) poisons the instance,
 // so it is dropped and the next call instantiates a fresh one.
-import { instantiateWasm, type AsRuntime } from '../../compute/wasm.js';
+import { instantiateWasm, type AsRuntime } from '../../../compute/wasm.js';
 import { DEFAULT_MAX_ITEMS, OUT, decodeFailure, type DecodedPprof, type PprofDecoder } from './decoded.js';
 import { DecodeError } from '../decode-error.js';
 

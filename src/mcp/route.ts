@@ -7,11 +7,12 @@
 // /mcp itself declares the bearer requirement in its doc (auth: true), like the other read
 // endpoints, so the router's one auth check covers it too.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { toApiError } from '../../core/errors.js';
-import { DOCS } from '../docs.js';
-import { errorReply, type Reply, type Request, type RouteSpec } from '../http.js';
-import { createMcpServer } from '../../mcp/server.js';
-import { httpApi } from '../../mcp/api.js';
+import { toApiError } from '../core/errors.js';
+import { DOCS } from '../api/docs.js';
+import { errorReply } from '../api/http.js';
+import { createMcpServer } from './server.js';
+import { httpApi } from './api.js';
+import { type Reply, type Request, type RouteSpec } from '../api/route.js';
 
 /** Largest JSON-RPC body: a tools/call with a long SQL statement fits many times over. */
 export const MCP_MAX_BODY = 512 * 1024;

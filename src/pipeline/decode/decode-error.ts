@@ -3,7 +3,7 @@
 // the cap, it is never inflated in full.
 import { gunzipSync } from 'node:zlib';
 
-import type { DecodeErrorCode } from '../core/errors.js';
+import type { DecodeErrorCode } from '../../core/errors.js';
 
 export type { DecodeErrorCode };
 
