@@ -50,10 +50,8 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
   let ready = false;
   try {
     const threads = duckdbThreads(config);
-    // The decode pool yields to the event loop and DuckDB under a saturated CPU (API latency under
-    // load halved); the one log miner thread does not: it is the serial path of every log record, and
-    // at low priority it left a core idle (log ingest 82,000–85,000 against 89,000–103,000 lines/s).
-    // Both are shared by every tenant; the logs thread holds one miner per open tenant.
+    // The decode pool yields to the event loop and DuckDB under a saturated CPU; the one log miner
+    // thread does not (it is every log record's serial path). Both serve every tenant.
     const pool: Pool = createPool(config.workers, { lowPriority: true });
     stops.push(() => pool.destroy());
     const logPool: Pool = createPool(1);

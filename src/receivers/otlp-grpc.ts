@@ -18,13 +18,9 @@ const SERVICES: Record<Signal | 'profiles', string> = {
 const raw = (b: Buffer) => b;
 
 /**
- * HTTP/2 receive windows: 1 MiB a stream, 16 MiB a connection, where grpc-go's BDP estimator also
- * tops out. With Node's 64 KiB, a 350 KB export crossed in a dozen window round trips and the
- * connection's window was shared by every export in flight: at 64 senders, in alternating runs,
- * 55,000-72,000 spans/s with the event loop at 2.7-3.9 µs a span and the sender at 0.15-0.17
- * cores, against 75,000-79,000, 1.7-2.3 and 0.10-0.11 with these. grpc-js has no option for them,
- * so bindGrpc sets them on its HTTP/2 server options and sessions (test/ingest/hostile.test.ts
- * checks that a client sees them).
+ * HTTP/2 receive windows where grpc-go's BDP estimator tops out: with Node's 64 KiB a 350 KB export
+ * takes a dozen window round trips (+25-35% spans/s at 64 senders). grpc-js has no option for them,
+ * so bindGrpc sets them on its HTTP/2 server options and sessions.
  */
 export const GRPC_STREAM_WINDOW = 1 << 20;
 export const GRPC_CONNECTION_WINDOW = 16 << 20;

@@ -34,13 +34,8 @@ export interface Connector {
 export const STORE_CHECKPOINT_THRESHOLD = '256MB';
 
 /**
- * Rows per row group of the store file (DuckDB's default is 122,880). A commit that brings at least
- * this many rows to a table is written compressed straight into the database file, and its WAL entry
- * only points at those blocks (DuckDB's optimistic write), instead of going through the WAL and being
- * compressed later by a checkpoint that stops every commit while it runs. Group commits under load
- * are 5,000-20,000 rows; measured in raw DuckDB on realistic spans, commits of 16,384 rows: 104,000
- * rows/s with the default and its checkpoint, 138,000 at 8,192 (156,000 at 16,384, 112,000 at 4,096:
- * every row group has a fixed cost a column), ~25% more disk.
+ * Rows per row group (DuckDB's default is 122,880): a commit of at least this many rows to a table
+ * is written straight into the file instead of through the WAL, whose checkpoints stop every commit.
  */
 export const STORE_ROW_GROUP_SIZE = 8192;
 
@@ -67,19 +62,10 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   // Files left by a crash belong to requests that were never acknowledged.
   for (const f of readdirSync(spoolDir)) rmSync(join(spoolDir, f), { force: true });
   const path = join(dir, 'lake.duckdb');
-  // DuckDB checkpoints when the WAL passes checkpoint_threshold (16 MB by default); ingest commits
-  // are often larger, so every commit checkpointed: 33k rows/s. At 256 MB: 83k rows/s (measured
-  // here on realistic spans), and a crash replays at most that much WAL.
-  // Threads: a group commit of a few thousand rows costs DuckDB about twice the CPU with 2 threads
-  // as with 1 (per-thread sink states merged at the end; measured 13.5 vs 7 µs a span), so on a
-  // small machine the decode workers' cores are not given to DuckDB as well. Queries still overlap:
-  // each connection's query runs on its own calling thread.
-  // The row group size is an ATTACH option only (not remembered by the file), hence an in-memory
-  // default database with the file attached as `lake`, and every connection's USE.
-  // max_vacuum_tasks=0: each optimistic write ends in a partly filled row group, and a checkpoint
-  // would otherwise merge neighbours by rewriting them (measured: commits of 20,480 rows, 16,384-row
-  // groups: a 4 s checkpoint every 500,000 rows, 64,000 rows/s, against 144,000 without). Row groups
-  // whose rows are all deleted (retention) are still dropped.
+  // checkpoint_threshold: at DuckDB's 16 MB every group commit checkpointed (33k vs 83k rows/s).
+  // Threads: a group commit costs DuckDB twice the CPU on 2 threads, so the decode cores stay theirs.
+  // The row group size is an ATTACH option only, hence an in-memory database with the file attached.
+  // max_vacuum_tasks=0: merging the partly filled row groups of direct writes rewrote neighbours.
   const instance = await DuckDBInstance.create(':memory:', {
     checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD,
     max_vacuum_tasks: '0',

@@ -157,12 +157,9 @@ export function loadState(bytes: Uint8Array): Float64Array {
 }
 
 /**
- * Standardisation for the generic signal on an arbitrary whole series: loc = mean,
- * scale = standard deviation (NaN ignored; 1 for a constant series). Scaling by the overall spread
- * (which includes the level shifts themselves) rather than by the point-to-point noise keeps the
- * detector to shifts that matter at the scale of the series: measured on TCPD with the generic
- * signal's model, mean F1 0.85 against 0.77 with a noise scale from first differences (their sd / √2;
- * bench/eval-changepoints.ts).
+ * Standardisation for the generic signal on an arbitrary whole series: loc = mean, scale = standard
+ * deviation (NaN ignored; 1 for a constant series). The overall spread, not the point-to-point noise,
+ * keeps the detector to shifts that matter at the series' scale (TCPD F1 0.85 vs 0.77).
  */
 export function standardScaling(values: ArrayLike<number>): { loc: number; scale: number } {
   let n = 0;
