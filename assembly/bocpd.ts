@@ -343,6 +343,7 @@ function growTrend(base: usize, nRuns: i32, alpha0: f64, t: f64, y: f64, rawX: f
   return kind == MODEL_BINOMIAL ? (100 * sum) / w : sum / w;
 }
 
+// One function: the per-point loop keeps its locals in registers; calls per point cost more in WASM.
 function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize, ev: usize, seriesIndex: f64): i32 {
   const kind = <i32>ld(p, P_KIND);
   const logH = ld(p, P_LOGH);

@@ -793,6 +793,8 @@ function allZero(s: usize, e: usize): bool {
   O.byte(Q);
 }
 
+// One function: a span's fields are one pass over its bytes, and its cells interleave with the
+// TypeScript part in a fixed order that src/pipeline/decode/otlp/spans-wasm.ts mirrors.
 function span(res: i32, scopeNs: usize, scopeNe: usize, scopeVs: usize, scopeVe: usize, end: usize): void {
   let tS: usize = 0, tE: usize = 0, sS: usize = 0, sE: usize = 0, pS: usize = 0, pE: usize = 0;
   let hasParent = false;

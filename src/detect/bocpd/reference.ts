@@ -172,7 +172,8 @@ function gpLogPred(alpha: number, beta: number, k: number, w: number): number {
 /**
  * Feeds points [from, to) of one series into its state (at `so` in `st`), writing reported changes
  * as events at `ev[eo..]`. Returns the number of events written. Missing points (NaN, or calls <= 0
- * for the binomial model) advance the index but are no observation.
+ * for the binomial model) advance the index but are no observation. Long on purpose: it mirrors
+ * assembly/bocpd.ts line by line, so the two can be read side by side.
  */
 export function runSeries(
   p: Float64Array,

@@ -80,6 +80,7 @@ function readKeyValue(w: Wire): [string, AnyValue] {
   return [k, v];
 }
 
+// One function: one pass over the dictionary's fields, each table's offsets collected in the same loop.
 function readDictionary(w: Wire): Dictionary {
   const strOff: number[] = [];
   const strLen: number[] = [];

@@ -121,6 +121,7 @@ function buildIdMap(ids: number[]): Map<number, number> | null {
   return m;
 }
 
+// One function: the twin of assembly/pprof.ts's single pass over the message, kept line for line.
 export function decodePprofReference(bytes: Uint8Array, maxItems = DEFAULT_MAX_ITEMS): DecodedPprof {
   const r = new Reader(bytes);
   const strOff: number[] = [];

@@ -108,6 +108,7 @@ export function sampleTypeNames(d: DecodedPprof, s = new StringReader(d)): { typ
   return out;
 }
 
+// One function: the rules above applied in one pass over the samples, with the stack cache local.
 export function pprofToRows(d: DecodedPprof, opts: RowOptions): ProfileRow[] {
   const s = new StringReader(d);
   const n = sampleCount(d);
