@@ -17,9 +17,9 @@ import {
   parseTimestampUs,
   type ParsedArgs,
 } from './args.js';
-import { request, type ErrorBody, type FetchFn, type HttpOutcome } from './http.js';
+import { anomalyWindow, apiClient, httpTransport, type ApiClient, type ErrorBody, type FetchFn, type Outcome } from '../client/api.js';
+import type { DiagnoseBody } from '../api/routes/diagnose.js';
 import { errorBody } from '../core/errors.js';
-import { HOUR_US } from '../core/time.js';
 
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
@@ -28,6 +28,7 @@ export const EXIT_USAGE = 2;
 export const DEFAULT_URL = 'http://127.0.0.1:9999';
 const DEFAULT_TIMEOUT_MS = 30_000;
 const HEALTHCHECK_TIMEOUT_MS = 5_000;
+/** The server's limit too; checked here as well so that too many names is a usage error (exit 2) before sending. */
 const MAX_SERVICES = 10;
 
 export interface Writer {
@@ -71,20 +72,11 @@ interface Ctx {
   timeoutMs: number;
 }
 
-function call(ctx: Ctx, method: 'GET' | 'POST' | 'DELETE', path: string, extra: { query?: Record<string, string | number | undefined>; body?: { contentType: string; text: string }; timeoutMs?: number } = {}): Promise<HttpOutcome> {
-  return request({
-    baseUrl: ctx.baseUrl,
-    method,
-    path,
-    query: extra.query,
-    body: extra.body,
-    apiKey: ctx.apiKey,
-    timeoutMs: extra.timeoutMs ?? ctx.timeoutMs,
-    fetchFn: ctx.io.fetch,
-  });
+function clientOf(ctx: Ctx): ApiClient {
+  return apiClient(httpTransport({ baseUrl: ctx.baseUrl, apiKey: ctx.apiKey, timeoutMs: ctx.timeoutMs, fetchFn: ctx.io.fetch }));
 }
 
-function finish(ctx: Ctx, out: HttpOutcome): number {
+function finish(ctx: Ctx, out: Outcome<unknown>): number {
   if (out.ok) {
     print(ctx.io, out.body);
     return EXIT_OK;
@@ -111,10 +103,12 @@ async function cmdAnomalies(ctx: Ctx): Promise<number> {
   const fromRaw = optValue(ctx.args, 'from-ts');
   const toRaw = optValue(ctx.args, 'to-ts');
   const last = lastWindow(ctx);
-  const to = last ? last[1] : toRaw !== undefined ? parseTimestampUs('to-ts', toRaw) : now;
-  const from = last ? last[0] : fromRaw !== undefined ? parseTimestampUs('from-ts', fromRaw) : to - HOUR_US;
-  if (to < from) throw new UsageError('--to-ts is before --from-ts');
-  return finish(ctx, await call(ctx, 'GET', '/v1/anomalies', { query: { service: optValue(ctx.args, 'service'), from_ts: from, to_ts: to } }));
+  const to = last ? last[1] : toRaw !== undefined ? parseTimestampUs('to-ts', toRaw) : undefined;
+  const from = last ? last[0] : fromRaw !== undefined ? parseTimestampUs('from-ts', fromRaw) : undefined;
+  // The service requires both bounds (spec), so the client's default window fills them in.
+  const w = anomalyWindow(from, to, now);
+  if (w.to_ts < w.from_ts) throw new UsageError('--to-ts is before --from-ts');
+  return finish(ctx, await clientOf(ctx).anomalies({ service: optValue(ctx.args, 'service'), ...w }));
 }
 
 async function cmdDiagnose(ctx: Ctx): Promise<number> {
@@ -125,13 +119,13 @@ async function cmdDiagnose(ctx: Ctx): Promise<number> {
   const fromRaw = optValue(ctx.args, 'from-ts');
   const toRaw = optValue(ctx.args, 'to-ts');
   if (toRaw !== undefined && fromRaw === undefined) throw new UsageError('--to-ts needs --from-ts', 'give both, only --from-ts (the window then ends now), or neither (the last 15 minutes)');
-  const body: Record<string, unknown> = { services: distinct };
+  const body: DiagnoseBody = { services: distinct };
   const last = lastWindow(ctx);
   if (last) [body.from_ts, body.to_ts] = last;
   if (fromRaw !== undefined) body.from_ts = parseTimestampUs('from-ts', fromRaw);
   if (toRaw !== undefined) body.to_ts = parseTimestampUs('to-ts', toRaw);
   if (body.to_ts !== undefined && (body.to_ts as number) <= (body.from_ts as number)) throw new UsageError('--to-ts must be after --from-ts');
-  return finish(ctx, await call(ctx, 'POST', '/v1/diagnose', { body: { contentType: 'application/json', text: JSON.stringify(body) } }));
+  return finish(ctx, await clientOf(ctx).diagnose(body));
 }
 
 async function cmdQuery(ctx: Ctx): Promise<number> {
@@ -175,7 +169,7 @@ async function cmdQuery(ctx: Ctx): Promise<number> {
       );
     }
   }
-  return finish(ctx, await call(ctx, 'POST', '/v1/query', { body: { contentType: 'text/plain; charset=utf-8', text: sql } }));
+  return finish(ctx, await clientOf(ctx).query(sql));
 }
 
 /** The admin endpoints take the instance admin token, not a tenant key. */
@@ -186,7 +180,7 @@ function asAdmin(ctx: Ctx): Ctx {
 
 async function cmdStatus(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
-  return finish(ctx, await call(asAdmin(ctx), 'GET', '/admin/status'));
+  return finish(ctx, await clientOf(asAdmin(ctx)).status());
 }
 
 async function cmdAdmin(ctx: Ctx): Promise<number> {
@@ -194,18 +188,16 @@ async function cmdAdmin(ctx: Ctx): Promise<number> {
   const usage = 'tds admin tenant create|deactivate ID | tds admin key create TENANT | tds admin key revoke SHORT_TOKEN';
   if (!arg || rest.length) throw new UsageError(`expected ${usage}`, 'tds admin --help');
   if (!ctx.io.env.SVC_ADMIN_TOKEN) throw new UsageError('SVC_ADMIN_TOKEN is not set', 'export SVC_ADMIN_TOKEN with the token the server was started with');
-  const admin = asAdmin(ctx);
-  const seg = encodeURIComponent(arg);
-  const json = (value: unknown) => ({ body: { contentType: 'application/json', text: JSON.stringify(value) } });
+  const admin = clientOf(asAdmin(ctx));
   switch (`${what} ${verb}`) {
     case 'tenant create':
-      return finish(ctx, await call(admin, 'POST', '/admin/tenants', json({ id: arg })));
+      return finish(ctx, await admin.createTenant({ id: arg }));
     case 'tenant deactivate':
-      return finish(ctx, await call(admin, 'POST', `/admin/tenants/${seg}/deactivate`));
+      return finish(ctx, await admin.deactivateTenant(arg));
     case 'key create':
-      return finish(ctx, await call(admin, 'POST', `/admin/tenants/${seg}/keys`));
+      return finish(ctx, await admin.issueKey(arg));
     case 'key revoke':
-      return finish(ctx, await call(admin, 'DELETE', `/admin/keys/${seg}`));
+      return finish(ctx, await admin.revokeKey(arg));
     default:
       throw new UsageError(`unknown admin command \`${what} ${verb}\``, usage);
   }
@@ -214,7 +206,7 @@ async function cmdAdmin(ctx: Ctx): Promise<number> {
 async function cmdHealthcheck(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
   const explicit = optValue(ctx.args, 'timeout-ms') ?? ctx.io.env.SVC_CLI_TIMEOUT_MS;
-  const out = await call(ctx, 'GET', '/healthz', { timeoutMs: explicit ? ctx.timeoutMs : HEALTHCHECK_TIMEOUT_MS });
+  const out = await clientOf(ctx).health({ timeoutMs: explicit ? ctx.timeoutMs : HEALTHCHECK_TIMEOUT_MS });
   if (out.ok && out.status === 200) {
     print(ctx.io, { ready: true, status: 200, url: ctx.baseUrl, body: out.body });
     return EXIT_OK;

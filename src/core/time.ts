@@ -10,6 +10,17 @@ export const MAX_MICROS = Number.MAX_SAFE_INTEGER;
 /** Smallest 16-digit value (2001-09-09): anything smaller is seconds or milliseconds. */
 export const MIN_MICROS = 1_000_000_000_000_000;
 
+/** Contiguous runs of sorted bucket indexes, as [start µs, end µs): the spans a reader or rebuild covers at once. */
+export function bucketRuns(buckets: readonly number[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const b of buckets) {
+    const last = out[out.length - 1];
+    if (last && b * BUCKET_US === last[1]) last[1] = (b + 1) * BUCKET_US;
+    else out.push([b * BUCKET_US, (b + 1) * BUCKET_US]);
+  }
+  return out;
+}
+
 /** Floor division for bigint (BigInt division truncates toward zero). */
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;

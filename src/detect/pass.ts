@@ -19,7 +19,7 @@ import { drillDownSql } from './drilldown.js';
 import { bucketTs, rebuildSeriesSql, signalDef, type SignalName } from './signals.js';
 import { encodeBatches } from '../pipeline/encode.js';
 import { alertStatements, type ShiftEvent } from './alerts.js';
-import { BUCKET_US } from '../core/time.js';
+import { BUCKET_US, bucketRuns } from '../core/time.js';
 import { inTransaction, sqlString, sqlTimestamp } from '../store/sql.js';
 
 export interface PassDeps {
@@ -54,17 +54,6 @@ const splitKey = (k: string) => {
   const [signal, service, operation] = k.split('\u0000') as [SignalName, string, string];
   return { signal, service, operation };
 };
-
-/** Contiguous runs of sorted bucket indexes. */
-function runs(sorted: readonly number[]): [number, number][] {
-  const out: [number, number][] = [];
-  for (const b of sorted) {
-    const last = out[out.length - 1];
-    if (last && b === last[1] + 1) last[1] = b;
-    else out.push([b, b]);
-  }
-  return out;
-}
 
 function toBase64(a: Float64Array): string {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
@@ -103,7 +92,7 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
   const w = deps.store.writer;
   await deps.writer.exclusive(() =>
     inTransaction(w, async () => {
-      for (const [a, b] of runs(dirty)) for (const s of rebuildSeriesSql(a, b)) await w.run(s);
+      for (const [lo, hi] of bucketRuns(dirty)) for (const s of rebuildSeriesSql(lo / BUCKET_US, hi / BUCKET_US - 1)) await w.run(s);
       await w.run(`DELETE FROM ${DIRTY_BUCKETS.name} WHERE bucket < ${closedLimit} AND bucket IN (${dirty.join(', ')})`);
     }),
   );

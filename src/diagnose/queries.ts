@@ -14,7 +14,7 @@ import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
-import { BUCKET_US, MINUTE_US } from '../core/time.js';
+import { BUCKET_US, MINUTE_US, bucketRuns } from '../core/time.js';
 import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 export type Row = Record<string, unknown>;
@@ -191,17 +191,6 @@ export function fromRollup(r: Rollup, lo: number, hi: number, dirty: readonly nu
 
 export function bucketStart(us: number): number {
   return Math.floor(us / BUCKET_US) * BUCKET_US;
-}
-
-/** Contiguous runs of sorted bucket indexes, as [start µs, end µs). */
-export function bucketRuns(buckets: readonly number[]): [number, number][] {
-  const out: [number, number][] = [];
-  for (const b of buckets) {
-    const last = out[out.length - 1];
-    if (last && b * BUCKET_US === last[1]) last[1] = (b + 1) * BUCKET_US;
-    else out.push([b * BUCKET_US, (b + 1) * BUCKET_US]);
-  }
-  return out;
 }
 
 /** What every diagnosis of the request shares. */

@@ -1,24 +1,10 @@
-// The tools' one way to the service: its HTTP API, through the CLI's client (time limit, the error
-// body on every failure, the bearer key). `tds mcp` points it at SVC_URL; /mcp at its own API port.
-import { request } from '../cli/http.js';
-import type { ApiCall } from './tools.js';
+// The tools' one way to the service: the shared client over HTTP (time limit, the error body on every
+// failure, the bearer key). `tds mcp` points it at SVC_URL; /mcp at its own API port.
+import { apiClient, httpTransport, type ApiClient, type ApiTarget } from '../client/api.js';
 
-export interface ApiTarget {
-  baseUrl: string;
-  apiKey?: string | undefined;
-  timeoutMs: number;
-}
+export type { ApiTarget };
 
-export function httpApi(target: ApiTarget): ApiCall {
-  return (r) =>
-    request({
-      baseUrl: target.baseUrl,
-      apiKey: target.apiKey,
-      timeoutMs: target.timeoutMs,
-      method: r.method,
-      path: r.path,
-      query: r.query,
-      body: r.body,
-      keep404: true,
-    });
+/** A 404 is kept as the service's answer (an unknown trace), not rewritten as an unserved endpoint. */
+export function httpApi(target: ApiTarget): ApiClient {
+  return apiClient(httpTransport({ ...target, keep404: true }));
 }

@@ -15,7 +15,8 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { SERVICE_VERSION } from '../core/version.js';
-import { callTool, TOOLS, type ApiCall, type ToolAnswer } from './tools.js';
+import type { ApiClient } from '../client/api.js';
+import { callTool, TOOLS, type ToolAnswer } from './tools.js';
 import { TABLES_URI, TRIAGE_PROMPT, tablesDoc, triageText } from './guide.js';
 
 export const SERVER_NAME = 'telemetry-diagnosis-service';
@@ -30,7 +31,7 @@ export function toolResult(a: ToolAnswer): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(a.error) }], isError: true };
 }
 
-export function createMcpServer(api: ApiCall, now: () => number = Date.now): Server {
+export function createMcpServer(api: ApiClient, now: () => number = Date.now): Server {
   const server = new Server({ name: SERVER_NAME, version: SERVICE_VERSION }, { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({

@@ -1,23 +1,15 @@
 // The MCP tools: one definition, served over stdio (`tds mcp`) and Streamable HTTP (`/mcp`). Each
-// tool is a thin call of one API endpoint through `ApiCall`, so both transports run the same code
+// tool is a thin call of one API endpoint through the shared client (client/api.ts), so both transports run the same code
 // and every rule, cap and error hint stays where the endpoint has it. Input schemas come from the API
 // description (api/docs.ts) wherever the endpoint takes the same fields; the service validates them
 // and its 400 answers come back as tool errors carrying its code, message and hint.
 import { DOCS, SCHEMAS, type Schema } from '../api/docs.js';
 import { errorBody, type ErrorBody } from '../core/errors.js';
-import type { HttpOutcome } from '../cli/http.js';
+import { anomalyWindow, type ApiClient, type Outcome } from '../client/api.js';
+import type { AlertStatus } from '../detect/alerts.js';
+import type { DiagnoseBody } from '../api/routes/diagnose.js';
 import { QUERYABLE_TABLES } from '../store/schema.js';
-import { HOUR_US, MINUTE_US } from '../core/time.js';
-
-export interface ApiRequest {
-  method: 'GET' | 'POST';
-  path: string;
-  query?: Record<string, string | number | undefined>;
-  body?: { contentType: string; text: string };
-}
-
-/** One call of the service's HTTP API: over the network (stdio) or loopback (/mcp). */
-export type ApiCall = (req: ApiRequest) => Promise<HttpOutcome>;
+import { MINUTE_US } from '../core/time.js';
 
 export type ToolAnswer = { ok: true; value: unknown } | { ok: false; error: ErrorBody };
 
@@ -26,7 +18,7 @@ export interface ToolDef {
   title: string;
   description: string;
   inputSchema: Schema & { type: 'object' };
-  run(args: Record<string, unknown>, api: ApiCall, nowUs: number): Promise<ToolAnswer>;
+  run(args: Record<string, unknown>, api: ApiClient, nowUs: number): Promise<ToolAnswer>;
 }
 
 /** A request the tool refuses before calling the service; becomes a tool error like the service's own. */
@@ -92,7 +84,7 @@ export function lastWindow(args: Record<string, unknown>, nowUs: number): [numbe
 }
 
 /** The service's answer, or its error body; an unavailable endpoint or a dead server alike. */
-const answer = (out: HttpOutcome): ToolAnswer => (out.ok ? { ok: true, value: out.body } : { ok: false, error: out.body });
+const answer = (out: Outcome<unknown>): ToolAnswer => (out.ok ? { ok: true, value: out.body } : { ok: false, error: out.body });
 
 const TABLE_NAMES = QUERYABLE_TABLES.map((t) => t.name).join(', ');
 
@@ -102,7 +94,7 @@ const listServices: ToolDef = {
   description:
     'Every service that has reported telemetry, with first and last time seen (microseconds and ISO). Start here: the names are what get_anomalies, diagnose and SQL filters take.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-  run: async (_args, api) => answer(await api({ method: 'GET', path: '/v1/services' })),
+  run: async (_args, api) => answer(await api.services()),
 };
 
 const getAnomalies: ToolDef = {
@@ -124,10 +116,9 @@ const getAnomalies: ToolDef = {
   async run(args, api, nowUs) {
     const service = optionalString(args, 'service', 'a service name from list_services');
     const last = lastWindow(args, nowUs);
-    // Like `tds anomalies`: to_ts defaults to now, from_ts to an hour before to_ts; the service checks units.
-    const to = last ? last[1] : (args['to_ts'] ?? nowUs);
-    const from = last ? last[0] : (args['from_ts'] ?? (typeof to === 'number' ? to - HOUR_US : nowUs - HOUR_US));
-    return answer(await api({ method: 'GET', path: '/v1/anomalies', query: { service, from_ts: String(from), to_ts: String(to) } }));
+    // The timestamps go as given (the service checks type and units), defaulted like `tds anomalies`.
+    const w = last ? { from_ts: last[0], to_ts: last[1] } : anomalyWindow(args['from_ts'], args['to_ts'], nowUs);
+    return answer(await api.anomalies({ service, from_ts: w.from_ts as number, to_ts: w.to_ts as number }));
   },
 };
 
@@ -148,7 +139,7 @@ const diagnose: ToolDef = {
     for (const k of Object.keys(diagnoseRequest.properties)) if (args[k] !== undefined) body[k] = args[k];
     const last = lastWindow(args, nowUs);
     if (last) [body['from_ts'], body['to_ts']] = last;
-    return answer(await api({ method: 'POST', path: '/v1/diagnose', body: { contentType: 'application/json', text: JSON.stringify(body) } }));
+    return answer(await api.diagnose(body as DiagnoseBody)); // the service checks the fields
   },
 };
 
@@ -176,7 +167,7 @@ const query: ToolDef = {
     if (!Number.isInteger(max) || (max as number) < 1 || (max as number) > MAX_ROWS) {
       throw new ToolInputError(`max_rows must be a whole number from 1 to ${MAX_ROWS}, got ${JSON.stringify(max)}`, `leave it out for ${DEFAULT_MAX_ROWS}`);
     }
-    const out = await api({ method: 'POST', path: '/v1/query', body: { contentType: 'text/plain; charset=utf-8', text: sql } });
+    const out = await api.query(sql);
     if (!out.ok) return answer(out);
     return { ok: true, value: boundRows(out.body, max as number) };
   },
@@ -197,7 +188,7 @@ const getTrace: ToolDef = {
   inputSchema: { type: 'object', properties: { trace_id: param(DOCS.getTrace, 'trace_id') }, required: ['trace_id'], additionalProperties: false },
   async run(args, api) {
     const id = requiredString(args, 'trace_id', 'trace ids are 32 hex digits, e.g. exemplar_error_trace_id from diagnose');
-    return answer(await api({ method: 'GET', path: `/v1/traces/${encodeURIComponent(id)}` }));
+    return answer(await api.trace(id));
   },
 };
 
@@ -209,7 +200,7 @@ const listAlerts: ToolDef = {
   inputSchema: { type: 'object', properties: { status: param(DOCS.listAlerts, 'status') }, additionalProperties: false },
   async run(args, api) {
     const status = optionalString(args, 'status', 'firing or resolved, or leave it out');
-    return answer(await api({ method: 'GET', path: '/v1/alerts', query: { status } }));
+    return answer(await api.alerts({ status: status as AlertStatus | undefined })); // the service checks the value
   },
 };
 
@@ -241,7 +232,7 @@ function checkArguments(tool: ToolDef, args: Record<string, unknown>): void {
 }
 
 /** Runs a tool; a refused input or any failure is a tool error with a code, a message and a hint, never a throw. */
-export async function callTool(tool: ToolDef, args: Record<string, unknown>, api: ApiCall, nowUs: number): Promise<ToolAnswer> {
+export async function callTool(tool: ToolDef, args: Record<string, unknown>, api: ApiClient, nowUs: number): Promise<ToolAnswer> {
   try {
     checkArguments(tool, args);
     return await tool.run(args, api, nowUs);

@@ -4,8 +4,21 @@
 import { ApiError } from '../../core/errors.js';
 import { json } from '../http.js';
 import { DOCS } from '../docs.js';
-import type { ControlPlane } from '../../tenancy/control-plane.js';
+import type { ControlPlane, IssuedKey, TenantRow } from '../../tenancy/control-plane.js';
 import { type Request, type RouteSpec } from '../route.js';
+
+/** The 200 answer of GET /admin/status. */
+export interface StatusResponse {
+  status: Record<string, unknown>;
+}
+/** The body of POST /admin/tenants. */
+export interface CreateTenantBody {
+  id: string;
+}
+/** The 200 answers of tenant and key administration. */
+export type TenantResponse = TenantRow;
+export type IssuedKeyResponse = IssuedKey;
+export type RevokeKeyResponse = Awaited<ReturnType<ControlPlane['revokeKey']>>;
 
 export type StatusSource = () => Promise<Record<string, unknown>> | Record<string, unknown>;
 
@@ -17,7 +30,7 @@ export function statusRoute(sources: Record<string, StatusSource>): RouteSpec {
     async handler() {
       const status: Record<string, unknown> = {};
       for (const [name, get] of Object.entries(sources)) status[name] = await get();
-      return json(200, { status });
+      return json(200, { status } satisfies StatusResponse);
     },
   };
 }

@@ -1,8 +1,18 @@
 // POST /v1/diagnose and its earlier name POST /v1/investigate: the same body, the same answer.
 import { json } from '../http.js';
 import { DOCS } from '../docs.js';
-import { diagnose, parseDiagnoseRequest } from '../../diagnose/index.js';
+import { diagnose, parseDiagnoseRequest, type DiagnoseResponse } from '../../diagnose/index.js';
 import { tenantOf, type RouteDoc, type RouteSpec } from '../route.js';
+
+/** The body of POST /v1/diagnose (and /v1/investigate); the server applies the default window. */
+export interface DiagnoseBody {
+  services?: string[];
+  service?: string;
+  from_ts?: number | null;
+  to_ts?: number | null;
+}
+
+export type { DiagnoseResponse };
 
 function route(path: string, doc: RouteDoc, timeoutMs: number): RouteSpec {
   return {

@@ -2,7 +2,11 @@
 import { ApiError } from '../../core/errors.js';
 import { json } from '../http.js';
 import { DOCS } from '../docs.js';
+import type { JsonRow } from '../../query/json.js';
 import { tenantOf, type RouteSpec } from '../route.js';
+
+/** The 200 answer of POST /v1/query (the body is the statement as text/plain): the rows as JSON objects. */
+export type QueryResponse = JsonRow[];
 
 export function queryRoute(): RouteSpec {
   return {
@@ -21,7 +25,7 @@ export function queryRoute(): RouteSpec {
       if (!sql.trim()) throw new ApiError('BAD_REQUEST', 'the body is empty', 'send one SELECT statement as the text/plain body');
       // The tenant's own DuckDB instance: no other tenant's file is attached to it or readable from it.
       const answer = await tenantOf(req).queries.query(sql);
-      return json(200, answer.rows);
+      return json(200, answer.rows satisfies QueryResponse);
     },
   };
 }

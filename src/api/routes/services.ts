@@ -25,6 +25,11 @@ export function listServices(spans: Readonly<ServiceSpans>): ServiceEntry[] {
     });
 }
 
+/** The 200 answer of GET /v1/services. */
+export interface ServicesResponse {
+  services: ServiceEntry[];
+}
+
 export function servicesRoute(): RouteSpec {
-  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: (req) => json(200, { services: listServices(tenantOf(req).writer.services()) }) };
+  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: (req) => json(200, { services: listServices(tenantOf(req).writer.services()) } satisfies ServicesResponse) };
 }

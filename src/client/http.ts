@@ -1,4 +1,4 @@
-// The CLI's HTTP client: node's built-in fetch (undici) with a time limit, every outcome mapped to
+// The client's transport: node's built-in fetch (undici) with a time limit, every outcome mapped to
 // either a parsed JSON body or the service's error body shape {error: {code, message, hint}}.
 
 import { errorBody, type ErrorBody } from '../core/errors.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildTraceDetail, type SpanRow } from '../../src/api/trace-detail.js';
+import { buildTraceDetail, type SpanRow } from '../../src/query/trace-detail.js';
 import { rng } from '../../bench/lib/rng.js';
 
 const T0 = 1_700_000_000_000_000; // µs since epoch
