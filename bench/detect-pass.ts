@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store/db.js';
 import { createWriter } from '../src/store/writer.js';
-import { createReadPool } from '../src/store/readers.js';
+import { openReadPool } from '../src/store/readers.js';
 import { createPool } from '../src/compute/pool.js';
 import { runPass } from '../src/detect/pass.js';
 import { BUCKET_US } from '../src/core/time.js';
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     };
     await spans(newest);
     const writer = createWriter(store, { flushIntervalMs: 5 });
-    const reads = await createReadPool(store, 4);
+    const reads = await openReadPool(store, { size: 4 });
     const pool = createPool(2);
     const deps = { store, writer, reads, pool, graceS: 0 };
     await pool.run({ kind: 'detect', signal: 'latency_p95', series: [{ points: '[]', from: 0, length: 4, missing: 'none' }] }); // start the threads

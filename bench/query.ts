@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { startServer } from '../src/server.js';
 import { loadConfig } from '../src/core/config.js';
 import { checkSelect } from '../src/query/guard.js';
-import { QueryPool } from '../src/query/pool.js';
+import { openQueryPool, type QueryPool } from '../src/query/run.js';
 import { openStore, type Store } from '../src/store/db.js';
 
 interface Args {
@@ -264,7 +264,7 @@ async function main(): Promise<void> {
   );
 
   // The query path as the server runs it (this locks the instance's configuration).
-  const pool = await QueryPool.open(store, { size: 2, timeoutMs: 60_000, rowCap: 100_000, spoolDir: store.spoolDir });
+  const pool = await openQueryPool(store, { size: 2, timeoutMs: 60_000, rowCap: 100_000, spoolDir: store.spoolDir });
   const raw = await store.connect();
   const runners: Runner[] = [rawRunner(raw), guardedRunner(pool)];
   if (args.http) runners.push(httpRunner(args.http));
@@ -273,7 +273,7 @@ async function main(): Promise<void> {
 
   // The guard alone (parse via json_serialize_sql + AST walk).
   const guardTimes: number[] = [];
-  await pool.withConnection(async (conn) => {
+  await pool.use(async (conn) => {
     for (let i = 0; i < args.iterations; i++) {
       for (const sql of Object.values(QUERIES)) {
         const t0 = performance.now();

@@ -9,8 +9,7 @@
 // busy service is millions of spans, its series a few hundred rows. Buckets the pass has not closed
 // yet (svc_dirty_buckets) are aggregated from raw telemetry with the very same statements the pass
 // uses, so a diagnosis works before any pass has run and agrees with the series after it.
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { readRows, type ReadPool } from '../store/readers.js';
+import { DeadlineExceeded, readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
@@ -220,22 +219,11 @@ export class DiagnoseTimeout extends Error {}
 
 /** One statement on a pooled connection, interrupted at the deadline (DuckDB stops within milliseconds). */
 async function read(r: Reader, sql: string): Promise<Row[]> {
-  return r.reads.use(async (c: DuckDBConnection) => {
-    const left = r.deadline - Date.now();
-    if (left <= 0) throw new DiagnoseTimeout('the time limit was reached');
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      c.interrupt();
-    }, left);
-    try {
-      return await readRows(c, sql);
-    } catch (err) {
-      throw timedOut ? new DiagnoseTimeout('the time limit was reached') : err;
-    } finally {
-      clearTimeout(timer);
-    }
-  });
+  try {
+    return await r.reads.use((c) => readRows(c, sql), r.deadline);
+  } catch (err) {
+    throw err instanceof DeadlineExceeded ? new DiagnoseTimeout('the time limit was reached') : err;
+  }
 }
 
 /** Runs the shared statements concurrently. */

@@ -3,6 +3,5 @@
 export { checkSelect, leadingKeyword, MAX_AST_DEPTH, MAX_SQL_LENGTH, QUERYABLE_TABLES, type GuardResult } from './guard.js';
 export { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './allowlist.js';
 export { prepareQueryConnection, type PrepareOptions } from './connection.js';
-export { runQuery, runQueryWithColumns, type QueryAnswer, type RunOptions } from './run.js';
-export { QueryPool, type QueryPoolOptions } from './pool.js';
+export { openQueryPool, runQuery, runQueryWithColumns, type QueryAnswer, type QueryPool, type QueryPoolOptions, type RunOptions } from './run.js';
 export { toJsonValue, type JsonRow, type JsonValue } from './json.js';

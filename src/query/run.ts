@@ -1,9 +1,13 @@
 // Runs one (already guarded) SELECT on a query connection: streamed chunk by chunk so a huge answer
-// stops at the row cap instead of exhausting memory, interrupted at the time limit with
-// `connection.interrupt()` (the connection stays usable), values converted to JSON-ready form.
-// DuckDB executes on its own threads and the node bindings run each call off the event loop.
+// stops at the row cap instead of exhausting memory, interrupted at the time limit (withDeadline; the
+// connection stays usable), values converted to JSON-ready form. `/v1/query`'s pool is the store's
+// read pool over locked-down connections, several requests in parallel, the rest in a bounded queue.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ApiError } from '../core/errors.js';
+import type { Connector } from '../store/db.js';
+import { DeadlineExceeded, openReadPool, withDeadline, type ReadPool } from '../store/readers.js';
+import { prepareQueryConnection, type PrepareOptions } from './connection.js';
+import { checkSelect } from './guard.js';
 import { setKey, toJsonValue, type JsonRow } from './json.js';
 
 export interface RunOptions {
@@ -25,34 +29,9 @@ export async function runQuery(conn: DuckDBConnection, sql: string, opts: RunOpt
 }
 
 export async function runQueryWithColumns(conn: DuckDBConnection, sql: string, opts: RunOptions): Promise<QueryAnswer> {
-  let timedOut = false;
-  let capped = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    conn.interrupt();
-  }, Math.max(1, opts.timeoutMs));
   try {
-    const result = await conn.stream(sql);
-    const columns = result.deduplicatedColumnNames();
-    const rows: JsonRow[] = [];
-    for (;;) {
-      const chunk = await result.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
-      if (rows.length + chunk.rowCount > opts.rowCap) {
-        capped = true;
-        break;
-      }
-      // Column-major reads are several times faster than chunk.getRows() in @duckdb/node-api 1.5.
-      const vectors = chunk.getColumns();
-      const n = chunk.rowCount;
-      for (let r = 0; r < n; r++) {
-        const row: JsonRow = {};
-        for (let i = 0; i < columns.length; i++) setKey(row, columns[i]!, toJsonValue(vectors[i]![r] ?? null));
-        rows.push(row);
-      }
-    }
-    if (capped) {
-      clearTimeout(timer);
+    const answer = await withDeadline(conn, opts.timeoutMs, () => streamRows(conn, sql, opts.rowCap));
+    if (answer.capped) {
       // Release the half-read streaming result (and its read transaction) before the connection is reused.
       await conn.run('SELECT 1').catch(() => undefined);
       throw new ApiError(
@@ -61,11 +40,11 @@ export async function runQueryWithColumns(conn: DuckDBConnection, sql: string, o
         'Aggregate (GROUP BY), filter with a narrower WHERE (a literal timestamp bound), or add LIMIT.',
       );
     }
-    return { columns, rows };
+    return { columns: answer.columns, rows: answer.rows };
   } catch (err) {
     if (err instanceof ApiError) throw err;
     const message = err instanceof Error ? err.message : String(err);
-    if (timedOut || /^INTERRUPT Error/.test(message)) {
+    if (err instanceof DeadlineExceeded || /^INTERRUPT Error/.test(message)) {
       throw new ApiError(
         'INTERRUPT',
         `The query was interrupted after the ${opts.timeoutMs} ms time limit.`,
@@ -73,9 +52,60 @@ export async function runQueryWithColumns(conn: DuckDBConnection, sql: string, o
       );
     }
     throw new ApiError('SQL_ERROR', cleanDuckDBMessage(message), sqlErrorHint(message));
-  } finally {
-    clearTimeout(timer);
   }
+}
+
+/** Reads the answer chunk by chunk; stops (capped) before the chunk that would pass `rowCap` rows. */
+async function streamRows(conn: DuckDBConnection, sql: string, rowCap: number): Promise<QueryAnswer & { capped: boolean }> {
+  const result = await conn.stream(sql);
+  const columns = result.deduplicatedColumnNames();
+  const rows: JsonRow[] = [];
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    if (rows.length + chunk.rowCount > rowCap) return { columns, rows, capped: true };
+    // Column-major reads are several times faster than chunk.getRows() in @duckdb/node-api 1.5.
+    const vectors = chunk.getColumns();
+    const n = chunk.rowCount;
+    for (let r = 0; r < n; r++) {
+      const row: JsonRow = {};
+      for (let i = 0; i < columns.length; i++) setKey(row, columns[i]!, toJsonValue(vectors[i]![r] ?? null));
+      rows.push(row);
+    }
+  }
+  return { columns, rows, capped: false };
+}
+
+export interface QueryPoolOptions extends PrepareOptions, RunOptions {
+  /** Connections, i.e. queries running at once; keep it below UV_THREADPOOL_SIZE (default 4, shared with fs and the writer). Default 2. */
+  size?: number;
+  /** Requests that may wait for a connection; more are refused (503 OVERLOADED). Default 64. */
+  maxQueue?: number;
+}
+
+/** `/v1/query`'s read pool: locked-down connections, each use guarded and run under the pool's limits. */
+export interface QueryPool extends ReadPool {
+  /** Guards and runs one statement. Throws ApiError (the guard's refusal, SQL_ERROR, INTERRUPT, ROW_CAP, OVERLOADED, NOT_READY). */
+  query(sql: string, overrides?: Partial<RunOptions>): Promise<QueryAnswer>;
+}
+
+export async function openQueryPool(store: Connector, opts: QueryPoolOptions): Promise<QueryPool> {
+  const pool = await openReadPool(store, {
+    size: Math.max(1, opts.size ?? 2),
+    maxQueue: opts.maxQueue ?? 64,
+    connect: () => prepareQueryConnection(store, opts),
+    name: 'query',
+  });
+  return {
+    ...pool,
+    query: (sql, overrides = {}) =>
+      pool.use(async (conn) => {
+        // The guard runs outside the time limit, which is the statement's own.
+        const verdict = await checkSelect(conn, sql);
+        if (!verdict.ok) throw new ApiError(verdict.code, verdict.message, verdict.hint);
+        return runQueryWithColumns(conn, verdict.sql, { timeoutMs: overrides.timeoutMs ?? opts.timeoutMs, rowCap: overrides.rowCap ?? opts.rowCap });
+      }),
+  };
 }
 
 /** DuckDB messages carry a "LINE 1: ..." excerpt and caret; keep the first line for the answer. */

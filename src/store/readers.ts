@@ -1,36 +1,108 @@
-// Connections for the service's own reads (services, traces, diagnosis, anomalies). DuckDB runs
-// each query on its own threads; a few connections let independent reads overlap.
+// The one pool of read connections, with a deadline per use: the service's own reads (services,
+// traces, diagnosis, anomalies) have one, `/v1/query`'s locked-down connections another. DuckDB runs
+// each query on its own threads and the node bindings run every call off the event loop, so a few
+// connections let independent reads overlap without blocking the event loop or the writer.
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { ApiError } from '../core/errors.js';
 import type { Connector } from './db.js';
 import type { ServiceSpans } from './batch.js';
 import { SERVICES } from './schema.js';
 
+export interface ReadPoolOptions {
+  /** Connections, i.e. reads running at once. */
+  size: number;
+  /** Uses that may wait for a connection; more are refused (503 OVERLOADED). Default: no bound. */
+  maxQueue?: number;
+  /** Opens one connection; default a plain connection to the store. */
+  connect?: () => Promise<DuckDBConnection>;
+  /** Names the pool in the NOT_READY answer once it is closed. Default 'read'. */
+  name?: string;
+}
+
 export interface ReadPool {
-  use<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T>;
+  readonly size: number;
+  /**
+   * Runs `fn` with a connection once one is free, first come first served. With `deadline` (ms since
+   * the epoch) the connection is interrupted then and `fn`'s failure is a DeadlineExceeded (at once
+   * if the deadline passed while waiting). Throws ApiError OVERLOADED beyond the queue, NOT_READY once closed.
+   */
+  use<T>(fn: (conn: DuckDBConnection) => Promise<T>, deadline?: number): Promise<T>;
+  /** Refuses waiting uses, interrupts running ones, closes idle connections now and busy ones when they finish. */
   close(): void;
 }
 
-export async function createReadPool(store: Connector, size: number): Promise<ReadPool> {
-  const free: DuckDBConnection[] = [];
-  for (let i = 0; i < size; i++) free.push(await store.connect());
-  const all = [...free];
-  const waiters: ((c: DuckDBConnection) => void)[] = [];
-  const release = (c: DuckDBConnection) => {
-    const w = waiters.shift();
-    if (w) w(c);
-    else free.push(c);
+/** A read ran past its time limit and was interrupted. */
+export class DeadlineExceeded extends Error {}
+
+/** Runs `fn` on `conn`, interrupting the connection after `ms` (it stays usable); a failure once interrupted is a DeadlineExceeded. */
+export async function withDeadline<T>(conn: DuckDBConnection, ms: number, fn: () => Promise<T>): Promise<T> {
+  let reached = false;
+  const timer = setTimeout(() => {
+    reached = true;
+    conn.interrupt();
+  }, Math.max(1, ms));
+  try {
+    return await fn();
+  } catch (err) {
+    throw reached ? new DeadlineExceeded('the time limit was reached', { cause: err }) : err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function openReadPool(store: Connector, opts: ReadPoolOptions): Promise<ReadPool> {
+  const connect = opts.connect ?? (() => store.connect());
+  const maxQueue = opts.maxQueue ?? Infinity;
+  const all: DuckDBConnection[] = [];
+  try {
+    for (let i = 0; i < opts.size; i++) all.push(await connect());
+  } catch (err) {
+    for (const c of all) c.closeSync();
+    throw err;
+  }
+  const free = [...all];
+  const waiting: { resolve: (conn: DuckDBConnection) => void; reject: (err: Error) => void }[] = [];
+  let closed = false;
+  const notReady = () => new ApiError('NOT_READY', `The ${opts.name ?? 'read'} pool is closed.`, 'The server is shutting down; retry later.');
+
+  const acquire = (): Promise<DuckDBConnection> => {
+    if (closed) return Promise.reject(notReady());
+    const conn = free.pop();
+    if (conn) return Promise.resolve(conn);
+    if (waiting.length >= maxQueue) {
+      return Promise.reject(new ApiError('OVERLOADED', `${all.length} queries are running and ${waiting.length} are waiting.`, 'Retry in a few seconds.', 2));
+    }
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
+  const release = (conn: DuckDBConnection): void => {
+    if (closed) return conn.closeSync();
+    const next = waiting.shift();
+    if (next) next.resolve(conn);
+    else free.push(conn);
+  };
+
   return {
-    async use(fn) {
-      const conn = free.pop() ?? (await new Promise<DuckDBConnection>((r) => waiters.push(r)));
+    size: all.length,
+    async use(fn, deadline) {
+      const conn = await acquire();
       try {
-        return await fn(conn);
+        if (deadline === undefined) return await fn(conn);
+        const left = deadline - Date.now();
+        if (left <= 0) throw new DeadlineExceeded('the time limit was reached');
+        return await withDeadline(conn, left, () => fn(conn));
       } finally {
         release(conn);
       }
     },
     close() {
-      for (const c of all) c.closeSync();
+      if (closed) return;
+      closed = true;
+      for (const w of waiting.splice(0)) w.reject(notReady());
+      const idle = new Set(free.splice(0));
+      for (const c of all) {
+        if (idle.has(c)) c.closeSync();
+        else c.interrupt();
+      }
     },
   };
 }

@@ -8,8 +8,8 @@ import type { Config } from '../core/config.js';
 import type { Pool } from '../compute/pool.js';
 import { openStore, type Store } from '../store/db.js';
 import { createWriter, type EncodedPart, type Writer } from '../store/writer.js';
-import { createReadPool, readRows, readServiceSpans, type ReadPool } from '../store/readers.js';
-import { QueryPool } from '../query/index.js';
+import { openReadPool, readRows, readServiceSpans, type ReadPool } from '../store/readers.js';
+import { openQueryPool, type QueryPool } from '../query/index.js';
 import { startRetention } from '../store/retention.js';
 import { startScheduler, type Scheduler } from '../detect/scheduler.js';
 import { LOG_TEMPLATES } from '../store/schema.js';
@@ -47,9 +47,9 @@ export async function openTenantRuntime(deps: RuntimeDeps, tenant: string): Prom
     // The query pool locks the database's configuration (external access off but for the spool):
     // every global setting must be applied before it opens. Each tenant's DuckDB instance is its own,
     // so the lock, the allowed directory (its own spool) and the catalog are per tenant.
-    const queries = await QueryPool.open(store, { size: 2, timeoutMs: config.queryTimeoutMs, rowCap: config.queryRowCap, spoolDir: store.spoolDir });
+    const queries = await openQueryPool(store, { size: 2, timeoutMs: config.queryTimeoutMs, rowCap: config.queryRowCap, spoolDir: store.spoolDir });
     stops.push(() => queries.close());
-    const reads = await createReadPool(store, 4);
+    const reads = await openReadPool(store, { size: 4 });
     stops.push(() => reads.close());
     // Template counts held back between batches are committed before the tenant's miner goes away.
     stops.push(async () => {

@@ -2,13 +2,13 @@
 // services of the call get an entry in `errors` saying so, not a hung request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { createReadPool, type ReadPool } from '../../src/store/readers.js';
+import { openReadPool, type ReadPool } from '../../src/store/readers.js';
 import { DiagnoseTimeout, readSql } from '../../src/diagnose/queries.js';
 import { diagnose } from '../../src/diagnose/index.js';
 
 let reads: ReadPool;
 beforeAll(async () => {
-  reads = await createReadPool(await DuckDBInstance.create(':memory:'), 2);
+  reads = await openReadPool(await DuckDBInstance.create(':memory:'), { size: 2 });
 });
 afterAll(() => reads.close());
 

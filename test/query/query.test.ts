@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors.js';
-import { QueryPool } from '../../src/query/pool.js';
+import { openQueryPool, type QueryPool } from '../../src/query/run.js';
 import { HOSTILE, VALID } from './corpus.js';
 import { listFiles, openFixture, settingsSnapshot, tableFingerprint, type Fixture } from './fixture.js';
 
@@ -16,7 +16,7 @@ const OUT = join(tmpdir(), `tds-query-must-not-exist-${process.pid}.csv`);
 beforeAll(async () => {
   fx = await openFixture();
   writeFileSync(join(fx.spoolDir, 'data.csv'), 'a,b\n1,2\n');
-  pool = await QueryPool.open(fx.instance, { spoolDir: fx.spoolDir, size: 2, timeoutMs: 10_000, rowCap: 1000 });
+  pool = await openQueryPool(fx.instance, { spoolDir: fx.spoolDir, size: 2, timeoutMs: 10_000, rowCap: 1000 });
 });
 afterAll(() => {
   pool.close();

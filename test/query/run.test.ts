@@ -3,8 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors.js';
 import { prepareQueryConnection } from '../../src/query/connection.js';
-import { QueryPool } from '../../src/query/pool.js';
-import { runQuery } from '../../src/query/run.js';
+import { openQueryPool, runQuery } from '../../src/query/run.js';
 import { isoFromMicros } from '../../src/core/time.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openFixture, type Fixture } from './fixture.js';
@@ -164,7 +163,7 @@ describe('time limit', () => {
 
 describe('pool', () => {
   it('runs queries in parallel, keeps the event loop free, and one time-out does not disturb the others', async () => {
-    const pool = await QueryPool.open(fx.instance, { size: 2, timeoutMs: 800, rowCap: 1000 });
+    const pool = await openQueryPool(fx.instance, { size: 2, timeoutMs: 800, rowCap: 1000 });
     try {
       let ticks = 0;
       const timer = setInterval(() => ticks++, 10);
@@ -183,7 +182,7 @@ describe('pool', () => {
   });
 
   it('does not block ingest: the writer commits while a slow query runs', async () => {
-    const pool = await QueryPool.open(fx.instance, { size: 1, timeoutMs: 1500, rowCap: 10 });
+    const pool = await openQueryPool(fx.instance, { size: 1, timeoutMs: 1500, rowCap: 10 });
     try {
       let slowDone = false;
       const slow = pool
@@ -204,7 +203,7 @@ describe('pool', () => {
   });
 
   it('refuses with OVERLOADED beyond the queue and NOT_READY once closed', async () => {
-    const pool = await QueryPool.open(fx.instance, { size: 1, maxQueue: 1, timeoutMs: 500, rowCap: 10 });
+    const pool = await openQueryPool(fx.instance, { size: 1, maxQueue: 1, timeoutMs: 500, rowCap: 10 });
     const slow = 'SELECT count(*) AS n FROM range(100000000000) a WHERE a.range % 7 = 3';
     const a = pool.query(slow).catch((e: unknown) => e);
     const b = pool.query('SELECT 1 AS x').catch((e: unknown) => e);

@@ -3,7 +3,7 @@
 // the column read everything. Rows scanned come from EXPLAIN ANALYZE's operator_rows_scanned metric.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueryPool } from '../../src/query/pool.js';
+import { openQueryPool } from '../../src/query/run.js';
 import { openFixture, type Fixture } from './fixture.js';
 
 const N = 1_000_000; // about 8 row groups of 122,880 rows, one span every 21.6 ms over 6 hours
@@ -53,7 +53,7 @@ describe('zone maps', () => {
   });
 
   it('the same bounded query answers right through the guarded pool', async () => {
-    const pool = await QueryPool.open(fx.instance, { spoolDir: fx.spoolDir, timeoutMs: 10_000, rowCap: 10 });
+    const pool = await openQueryPool(fx.instance, { spoolDir: fx.spoolDir, timeoutMs: 10_000, rowCap: 10 });
     try {
       const { rows } = await pool.query(
         "SELECT count(*) AS n FROM svc_spans WHERE timestamp >= TIMESTAMP '2024-01-01 03:00:00' AND timestamp < TIMESTAMP '2024-01-01 03:01:00'",
