@@ -65,6 +65,27 @@ function fromBase64(s: string): Float64Array {
   return out;
 }
 
+type SeriesKey = string;
+
+/** What to feed each touched series: from a saved state, or from its first point after a reset. */
+interface FeedPlan {
+  states: Map<SeriesKey, StateRow>;
+  /** Series resuming from a saved state (fed from the bucket given). */
+  resume: Map<SeriesKey, number>;
+  /** Series fed from their first point. */
+  fresh: Set<SeriesKey>;
+  /** Reset series → first bucket whose data changed; their anomalies from there on are re-derived. */
+  resetFrom: Map<SeriesKey, number>;
+}
+
+interface Job {
+  key: SeriesKey;
+  first: number;
+  from: number;
+  to: number;
+  input: DetectSeries;
+}
+
 export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promise<PassReport> {
   const started = performance.now();
   const report: PassReport = {
@@ -78,26 +99,49 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
     alerts_changed: 0,
     closed_before_bucket: Math.floor((nowUs - deps.graceS * 1_000_000) / BUCKET_US),
   };
+  const done = () => ((report.duration_ms = performance.now() - started), report);
   const closedLimit = report.closed_before_bucket;
 
-  // 1. Close dirty buckets into the series table.
+  const dirty = await closeDirtyBuckets(deps, closedLimit);
+  report.buckets_closed = dirty.length;
+  if (!dirty.length) return done();
+
+  const plan = await planFeeds(deps, dirty, closedLimit);
+  report.series_reset = plan.resetFrom.size;
+  if (!plan.resume.size && !plan.fresh.size) return done();
+
+  const points = await loadPoints(deps, plan, closedLimit);
+  const jobs = detectorJobs(plan, points, closedLimit);
+  for (const list of jobs.values()) for (const j of list) report.points_fed += j.input.length;
+  const { shifts, stateBatch } = await runDetectors(deps, jobs);
+  report.series_updated = stateBatch.rows;
+
+  const written = await writeShifts(deps, shifts, plan.resetFrom, nowUs);
+  report.anomalies_written = written.anomalies;
+  report.alerts_changed = written.alerts;
+  // States after the anomalies: a crash between the two only loses states, and the next pass refeeds.
+  if (stateBatch.rows) await deps.writer.submit({ ...encodeBatches([stateBatch]), services: {} });
+  return done();
+}
+
+/** Step 1: aggregates the closed dirty buckets into the series table; their indexes, oldest first. */
+async function closeDirtyBuckets(deps: PassDeps, closedLimit: number): Promise<number[]> {
   const dirty = (await deps.reads.use((c) => readRows(c, `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket < ? ORDER BY bucket`, [closedLimit]))).map((r) =>
     Number(r['bucket']),
   );
-  if (!dirty.length) {
-    report.duration_ms = performance.now() - started;
-    return report;
-  }
-  report.buckets_closed = dirty.length;
+  if (!dirty.length) return dirty;
   const w = deps.store.writer;
   await deps.writer.exclusive(() =>
     inTransaction(w, async () => {
-      for (const [lo, hi] of bucketRuns(dirty)) for (const s of rebuildSeriesSql(lo / BUCKET_US, hi / BUCKET_US - 1)) await w.run(s);
+      for (const [a, b] of bucketRuns(dirty)) for (const s of rebuildSeriesSql(a / BUCKET_US, b / BUCKET_US - 1)) await w.run(s);
       await w.run(`DELETE FROM ${DIRTY_BUCKETS.name} WHERE bucket < ${closedLimit} AND bucket IN (${dirty.join(', ')})`);
     }),
   );
+  return dirty;
+}
 
-  // 2. Which series have points in the closed dirty buckets, and from where each must be fed.
+/** Step 2: which series have points in the closed dirty buckets, and from where each must be fed. */
+async function planFeeds(deps: PassDeps, dirty: readonly number[], closedLimit: number): Promise<FeedPlan> {
   const inDirty = `(epoch_us(timestamp) // ${BUCKET_US}) IN (${dirty.join(', ')})`;
   // Each touched series with its saved state, if any: only the states of series with new data are read.
   const touched = await deps.reads.use((c) =>
@@ -109,41 +153,36 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
         `) AS t LEFT JOIN ${DETECTOR_STATE.name} AS s USING (service_name, operation, signal)`,
     ),
   );
-  const states = new Map<string, StateRow>();
+  const plan: FeedPlan = { states: new Map(), resume: new Map(), fresh: new Set(), resetFrom: new Map() };
   for (const r of touched) {
     if (r['state'] === null) continue;
-    states.set(keyOf(String(r['service_name']), String(r['operation']), String(r['signal'])), {
+    plan.states.set(keyOf(String(r['service_name']), String(r['operation']), String(r['signal'])), {
       first: Number(r['first_bucket']),
       last: Number(r['last_bucket']),
       state: fromBase64(String(r['state'])),
     });
   }
-  /** Series resuming from a saved state (fed from `from`), and series fed from their first point. */
-  const resume = new Map<string, number>();
-  const fresh = new Set<string>();
-  /** Reset series → first bucket whose data changed; their anomalies from there on are re-derived. */
-  const resetFrom = new Map<string, number>();
   for (const r of touched) {
     const key = keyOf(String(r['service_name']), String(r['operation']), String(r['signal']));
     const firstDirty = Math.floor(Number(r['first_us']) / BUCKET_US);
-    const st = states.get(key);
-    if (!st) fresh.add(key);
+    const st = plan.states.get(key);
+    if (!st) plan.fresh.add(key);
     else if (firstDirty <= st.last) {
-      fresh.add(key); // history changed under the detector (late data or a backfill): refeed it
-      resetFrom.set(key, firstDirty);
-      report.series_reset++;
-    } else resume.set(key, st.last + 1);
+      plan.fresh.add(key); // history changed under the detector (late data or a backfill): refeed it
+      plan.resetFrom.set(key, firstDirty);
+    } else plan.resume.set(key, st.last + 1);
   }
-  if (!resume.size && !fresh.size) {
-    report.duration_ms = performance.now() - started;
-    return report;
-  }
+  return plan;
+}
 
-  // 3. Load the points to feed: for resumed series only the new range; for fresh ones their whole
-  // (retention-bounded) history. DuckDB folds each series into one JSON list of
-  // [bucket, value, n, k] (measured: row objects for 2.9M points took 11.6 s, this a fraction).
-  const points = new Map<string, { json: string; firstBucket: number }>();
-  const load = async (where: string, wanted: (key: string) => boolean) => {
+/**
+ * Step 3: the points to feed, per series as DuckDB's JSON list of [bucket, value, n, k] (row objects
+ * for millions of points cost seconds): for resumed series the new range, for fresh ones their whole
+ * retention-bounded history.
+ */
+async function loadPoints(deps: PassDeps, plan: FeedPlan, closedLimit: number): Promise<Map<SeriesKey, { json: string; firstBucket: number }>> {
+  const points = new Map<SeriesKey, { json: string; firstBucket: number }>();
+  const load = async (where: string, wanted: (key: SeriesKey) => boolean) => {
     const rows = await deps.reads.use((c) =>
       readRows(
         c,
@@ -157,36 +196,31 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
       if (wanted(key)) points.set(key, { json: String(r['pts']), firstBucket: Number(r['first_bucket']) });
     }
   };
-  if (resume.size) await load(`timestamp >= ${bucketTs(Math.min(...resume.values()))}`, (k) => resume.has(k));
-  if (fresh.size > 1000) await load('true', (k) => fresh.has(k)); // one scan beats a long IN list
-  else if (fresh.size) {
-    const tuples = [...fresh].map((k) => {
+  if (plan.resume.size) await load(`timestamp >= ${bucketTs(Math.min(...plan.resume.values()))}`, (k) => plan.resume.has(k));
+  if (plan.fresh.size > 1000) await load('true', (k) => plan.fresh.has(k)); // one scan beats a long IN list
+  else if (plan.fresh.size) {
+    const tuples = [...plan.fresh].map((k) => {
       const { signal, service, operation } = splitKey(k);
       return `(${sqlString(service)}, ${sqlString(operation)}, '${signal}')`;
     });
-    await load(`(service_name, operation, signal) IN (${tuples.join(', ')})`, (k) => fresh.has(k));
+    await load(`(service_name, operation, signal) IN (${tuples.join(', ')})`, (k) => plan.fresh.has(k));
   }
-  const plan = new Map<string, { from: number; reset: boolean }>();
-  for (const [k, from] of resume) plan.set(k, { from, reset: false });
-  for (const k of fresh) plan.set(k, { from: -1, reset: true });
+  return points;
+}
 
-  // 4. Run the detector per signal in the pool; the workers also build the point arrays from the
-  // JSON (parsing millions of points on the event loop would stall the API for seconds).
-  interface Job {
-    key: string;
-    first: number;
-    from: number;
-    to: number;
-    input: DetectSeries;
-  }
+/** The detector's input per signal; the workers build the point arrays from the JSON, off the event loop. */
+function detectorJobs(plan: FeedPlan, points: Map<SeriesKey, { json: string; firstBucket: number }>, closedLimit: number): Map<SignalName, Job[]> {
+  const feeds = new Map<SeriesKey, { from: number; reset: boolean }>();
+  for (const [k, from] of plan.resume) feeds.set(k, { from, reset: false });
+  for (const k of plan.fresh) feeds.set(k, { from: -1, reset: true });
   const jobs = new Map<SignalName, Job[]>();
-  for (const [key, p] of plan) {
+  for (const [key, p] of feeds) {
     const pts = points.get(key);
     if (!pts) continue;
     const { signal } = splitKey(key);
     const def = signalDef(signal);
     if (!def) continue;
-    const st = p.reset ? undefined : states.get(key);
+    const st = p.reset ? undefined : plan.states.get(key);
     const from = st ? p.from : pts.firstBucket;
     const to = closedLimit - 1;
     const len = to - from + 1;
@@ -196,17 +230,20 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
     let list = jobs.get(signal);
     if (!list) jobs.set(signal, (list = []));
     list.push({ key, first: st ? st.first : from, from, to, input });
-    report.points_fed += len;
   }
+  return jobs;
+}
 
+/** Step 4: the detector per signal in the pool; every reported change, and every series' new state. */
+async function runDetectors(deps: PassDeps, jobs: Map<SignalName, Job[]>): Promise<{ shifts: ShiftEvent[]; stateBatch: ColumnBatch }> {
   const shifts: ShiftEvent[] = [];
   const stateBatch: ColumnBatch = {
     table: DETECTOR_STATE.name,
     rows: 0,
     columns: Object.fromEntries(DETECTOR_STATE.columns.map((c) => [c.name, []])),
   };
+  const CHUNK = 2000; // bounded task size: a pass over 10,000 series is a few pool tasks per signal
   for (const [signal, list] of jobs) {
-    const CHUNK = 2000; // bounded task size: a pass over 10,000 series is a few pool tasks per signal
     for (let off = 0; off < list.length; off += CHUNK) {
       const part = list.slice(off, off + CHUNK);
       const task: DetectTask = { kind: 'detect', signal, series: part.map((j) => j.input) };
@@ -214,10 +251,7 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
       part.forEach((job, i) => {
         const r = out[i]!;
         const { service, operation } = splitKey(job.key);
-        for (const ch of r.changes) {
-          const bucket = job.first + ch.index;
-          shifts.push({ service, operation, signal, bucket, before: ch.before, after: ch.after });
-        }
+        for (const ch of r.changes) shifts.push({ service, operation, signal, bucket: job.first + ch.index, before: ch.before, after: ch.after });
         const cols = stateBatch.columns;
         cols['service_name']!.push(service);
         cols['operation']!.push(operation);
@@ -230,12 +264,14 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
       });
     }
   }
-  report.series_updated = stateBatch.rows;
+  return { shifts, stateBatch };
+}
 
-  // 5. Anomalies (worsening only, each shift once) and alerts in one transaction, then the states.
-  // A crash between the two only loses states: the next pass refeeds, and rows are not duplicated.
+/** Step 5: anomalies (worsening only, each shift once) and alerts, in one transaction. */
+async function writeShifts(deps: PassDeps, shifts: readonly ShiftEvent[], resetFrom: ReadonlyMap<SeriesKey, number>, nowUs: number): Promise<{ anomalies: number; alerts: number }> {
+  const w = deps.store.writer;
   const detectedAt = sqlTimestamp(nowUs);
-  const worsening = shifts.filter((s) => s.after > s.before);
+  const out = { anomalies: 0, alerts: 0 };
   await deps.writer.exclusive(() =>
     inTransaction(w, async () => {
       for (const [key, bucket] of resetFrom) {
@@ -245,7 +281,7 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
             `AND signal = '${signal}' AND ts_shift_us >= ${bucket * BUCKET_US}`,
         );
       }
-      for (const s of worsening) {
+      for (const s of shifts.filter((x) => x.after > x.before)) {
         const ts = s.bucket * BUCKET_US;
         const r = await w.run(
           `INSERT INTO ${ANOMALIES.name} (timestamp, service_name, operation, signal, kind, direction, before, after, ts_shift_us, detected_at, drill_down_sql) ` +
@@ -254,14 +290,12 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
             `WHERE NOT EXISTS (SELECT 1 FROM ${ANOMALIES.name} WHERE service_name = ${sqlString(s.service)} AND operation = ${sqlString(s.operation)} ` +
             `AND signal = '${s.signal}' AND ts_shift_us = ${ts})`,
         );
-        report.anomalies_written += Number(r.rowsChanged);
+        out.anomalies += Number(r.rowsChanged);
       }
       const alertSql = await alertStatements(w, shifts, nowUs);
       for (const s of alertSql) await w.run(s);
-      report.alerts_changed = alertSql.length;
+      out.alerts = alertSql.length;
     }),
   );
-  if (stateBatch.rows) await deps.writer.submit({ ...encodeBatches([stateBatch]), services: {} });
-  report.duration_ms = performance.now() - started;
-  return report;
+  return out;
 }
