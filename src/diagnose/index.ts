@@ -4,8 +4,8 @@
 // response.
 import type { ReadPool } from '../store/readers.js';
 import type { ServiceSpans } from '../store/batch.js';
-import { DiagnoseTimeout, STATEMENTS as S, bucketStart, readShared, run, type Bounds, type Reader, type SharedRows, type TemplateRow } from './queries.js';
-import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
+import { DiagnoseTimeout, STATEMENTS as S, bucketStart, readShared, run, type Bounds, type Reader, type SharedRows, type TemplateRow, type WindowLogRow } from './queries.js';
+import { applyExceedances, buildModel, downstream, latencyCandidates, type Model, type OpStat } from './model.js';
 import { buildFindings } from './findings.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
 import {
@@ -94,12 +94,10 @@ function hasTelemetry(ctx: Context, service: string): boolean {
   );
 }
 
-async function diagnoseOne(ctx: Context, service: string): Promise<Record<string, unknown>> {
-  const { model: m, shared } = ctx;
-  const b = m.bounds;
+/** The service's own reads: sample keys, then the sampled spans and logs whole, log parameters, metrics, counts. */
+async function readSamples(ctx: Context, service: string, ops: readonly OpStat[], myLogs: readonly WindowLogRow[]) {
+  const b = ctx.model.bounds;
   const reads = ctx.reader;
-  const ops = m.byService.get(service) ?? [];
-  const myLogs = shared.windowLogs.filter((r) => r.service_name === service);
   // A record without a template sorts and reads as template 0 (ids start at 1: it matches none).
   const topTemplates = [...myLogs].sort((x, y) => y.n - x.n || (x.template_id ?? 0) - (y.template_id ?? 0)).slice(0, 8);
   // Exemplars, the newest logs and log parameters of a busy service come from the window's most
@@ -127,6 +125,22 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     spanKeys.length ? run(reads, S.spansByKey, service, spanKeys) : [],
     logKeys.length ? run(reads, S.logsByKey, logKeys) : [],
   ]);
+  return {
+    spans: inKeyOrder(spanRows, spanKeys, (r) => r.span_id),
+    logs: inKeyOrder(logRows, logKeys, (r) => String(r.ts)),
+    paramRows,
+    metricRows,
+    metricSeries: metricSeries?.n ?? 0,
+    errorTraces: errorTraces?.n ?? 0,
+  };
+}
+
+async function diagnoseOne(ctx: Context, service: string): Promise<Record<string, unknown>> {
+  const { model: m, shared } = ctx;
+  const b = m.bounds;
+  const ops = m.byService.get(service) ?? [];
+  const myLogs = shared.windowLogs.filter((r) => r.service_name === service);
+  const { spans, logs, paramRows, metricRows, metricSeries, errorTraces } = await readSamples(ctx, service, ops, myLogs);
   const identity = serviceIdentity(shared.deployments, service, b.from);
   const known = ctx.deps.services()[service];
   const spanTotal = ops.reduce((s, o) => s + o.n, 0);
@@ -136,7 +150,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     spans: spanTotal,
     logs: logTotal,
     templates: myLogs.filter((r) => r.template_id !== null).length,
-    metricSeries: metricSeries?.n ?? 0,
+    metricSeries,
     profileSamples: profileRows.reduce((s, r) => s + r.samples, 0),
   });
   const findings = buildFindings({
@@ -181,14 +195,14 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     lastSeenUs: known ? known[1] : identity.last_seen_us,
     deps: dependencies(m, service),
     coverage: cov,
-    errorTracesTotal: errorTraces?.n ?? 0,
+    errorTracesTotal: errorTraces,
     events,
     findings,
     operations: operationSummaries(m, service, shared.windowErrors, shared.anomalies, b),
     spanTotal,
-    spanSample: spanSample(inKeyOrder(spanRows, spanKeys, (r) => r.span_id), b),
+    spanSample: spanSample(spans, b),
     logTotal,
-    logSample: logSample(inKeyOrder(logRows, logKeys, (r) => String(r.ts))),
+    logSample: logSample(logs),
     patterns: logPatterns(service, shared.windowLogs, ctx.templates, b),
     counters: logCounters(paramRows, ctx.templates),
     metrics: metricSummaries(metricRows),

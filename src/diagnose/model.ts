@@ -4,7 +4,7 @@
 import { SPAN_KIND } from '../pipeline/operation.js';
 import { indexSeries, opBaseline, seriesKey, type OpBaseline, type SeriesIndex } from './baseline.js';
 import { errorShift, exceedanceShift, type RateShift } from './stats.js';
-import type { AnomalyRow, Bounds, ExceedanceRow, SharedRows } from './queries.js';
+import type { AnomalyRow, Bounds, ExceedanceRow, SharedRows, WindowErrorRow } from './queries.js';
 import { BUCKET_US } from '../core/time.js';
 
 export interface OpStat {
@@ -81,15 +81,8 @@ function shiftsBefore(rows: readonly AnomalyRow[], from: number): Map<string, nu
   return out;
 }
 
-export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: number, knownServices: Iterable<string>): Model {
-  const series = indexSeries(shared.series);
-  const known = new Set<string>(knownServices);
-  for (const r of shared.windowOps) known.add(r.service_name);
-  for (const r of shared.series) if (r.signal === 'error_rate') known.add(r.service_name);
-  const shifts = shiftsBefore(shared.anomalies, bounds.from);
-  const windowBuckets = (bounds.to - bounds.from) / BUCKET_US;
-
-  // Which service a caller's operation reaches, from the trace join (the callee's own spans), else its peer name.
+/** Per caller operation, the service it reaches by the trace join (the callee's own spans); and the calls per caller and callee. */
+function joinedCalls(shared: SharedRows): { viaJoin: Map<string, { callee: string; n: number }>; edges: Map<string, Edge> } {
   const viaJoin = new Map<string, { callee: string; n: number }>();
   const edges = new Map<string, Edge>();
   for (const r of shared.edges) {
@@ -106,10 +99,13 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
       e.k += k;
     } else edges.set(ek, { caller, callee, n, k });
   }
+  return { viaJoin, edges };
+}
 
-  // Each operation's first error and an exemplar error trace, from the error rows (few, and read anyway).
+/** Each operation's first error and an exemplar error trace, from the error rows (few, and read anyway). */
+function firstErrors(rows: readonly WindowErrorRow[]): Map<string, { trace: string | null; first: number }> {
   const errorsOf = new Map<string, { trace: string | null; first: number }>();
-  for (const r of shared.windowErrors) {
+  for (const r of rows) {
     const key = `${r.service_name}\u0000${r.operation}`;
     const cur = errorsOf.get(key);
     const trace = r.trace_id;
@@ -119,6 +115,19 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
       first: cur ? Math.min(cur.first, first) : first,
     });
   }
+  return errorsOf;
+}
+
+export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: number, knownServices: Iterable<string>): Model {
+  const series = indexSeries(shared.series);
+  const known = new Set<string>(knownServices);
+  for (const r of shared.windowOps) known.add(r.service_name);
+  for (const r of shared.series) if (r.signal === 'error_rate') known.add(r.service_name);
+  const shifts = shiftsBefore(shared.anomalies, bounds.from);
+  const windowBuckets = (bounds.to - bounds.from) / BUCKET_US;
+
+  const { viaJoin, edges } = joinedCalls(shared);
+  const errorsOf = firstErrors(shared.windowErrors);
   const ops: OpStat[] = shared.windowOps.map((r) => {
     const { service_name: service, operation, n, k, span_kind: kind, q } = r;
     const p95 = q[1];
