@@ -250,6 +250,7 @@ export const SCHEMAS: Record<string, Schema> = {
   }),
   Incident: obj(
     {
+      incident_id: nstr('the incident_id GET /v1/anomalies gives these shifts; null for a shift that correlates with no other'),
       started_at: int64('microseconds'),
       started_at_iso: iso(),
       shifts: arr(ref('IncidentShift')),

@@ -18,34 +18,47 @@ export interface RankedShift {
 export const RANK_ORDER_SQL =
   'CASE WHEN after + before > 0 THEN (after - before) / (after + before) ELSE 1 END DESC, abs(after - before) DESC, ts_shift_us DESC';
 
-/** incident_id per row (same order as `rows`, which keeps its ranked order). */
-export function incidentIds(rows: readonly RankedShift[]): (string | null)[] {
-  const ids: (string | null)[] = rows.map(() => null);
-  const byService = new Map<string, number[]>();
-  rows.forEach((r, i) => {
+/**
+ * Shifts of one service whose buckets are the same or adjacent, chained transitively: per service (in
+ * order of first appearance), groups in time order, each group's rows by time (ties keep input order).
+ * A group of one is a shift that correlates with no other.
+ */
+export function groupShifts<T extends RankedShift>(rows: readonly T[]): T[][] {
+  const byService = new Map<string, T[]>();
+  for (const r of rows) {
     let l = byService.get(r.service_name);
     if (!l) byService.set(r.service_name, (l = []));
-    l.push(i);
-  });
-  for (const [service, idx] of byService) {
-    idx.sort((a, b) => rows[a]!.ts_shift_us - rows[b]!.ts_shift_us);
-    let group: number[] = [];
-    const close = () => {
-      if (group.length > 1) {
-        const first = Math.floor(rows[group[0]!]!.ts_shift_us / BUCKET_US);
-        const id = 'inc_' + createHash('sha256').update(`${service}\u0000${first}`).digest('hex').slice(0, 16);
-        for (const i of group) ids[i] = id;
-      }
-      group = [];
-    };
+    l.push(r);
+  }
+  const groups: T[][] = [];
+  for (const rs of byService.values()) {
+    rs.sort((a, b) => a.ts_shift_us - b.ts_shift_us);
     let lastBucket = NaN;
-    for (const i of idx) {
-      const b = Math.floor(rows[i]!.ts_shift_us / BUCKET_US);
-      if (group.length && b - lastBucket > 1) close();
-      group.push(i);
+    for (const r of rs) {
+      const b = Math.floor(r.ts_shift_us / BUCKET_US);
+      const g = groups[groups.length - 1];
+      if (g && g[0]!.service_name === r.service_name && b - lastBucket <= 1) g.push(r);
+      else groups.push([r]);
       lastBucket = b;
     }
-    close();
+  }
+  return groups;
+}
+
+/** The id of a group of shifts (its service and first bucket: the same incident keeps its id as rows are added later). */
+export function incidentId(group: readonly RankedShift[]): string | null {
+  if (group.length < 2) return null;
+  const first = Math.floor(group[0]!.ts_shift_us / BUCKET_US);
+  return 'inc_' + createHash('sha256').update(`${group[0]!.service_name}\u0000${first}`).digest('hex').slice(0, 16);
+}
+
+/** incident_id per row (same order as `rows`, which keeps its ranked order). */
+export function incidentIds(rows: readonly RankedShift[]): (string | null)[] {
+  const indexed = rows.map((r, i) => ({ service_name: r.service_name, ts_shift_us: r.ts_shift_us, i }));
+  const ids: (string | null)[] = rows.map(() => null);
+  for (const g of groupShifts(indexed)) {
+    const id = incidentId(g);
+    for (const r of g) ids[r.i] = id;
   }
   return ids;
 }

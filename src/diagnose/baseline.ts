@@ -6,7 +6,7 @@
 // (a likelihood ratio, required to beat "the regime began in the window" by a clear margin) — and
 // the baseline is the stretch before it, never shorter than MIN_BASE_BUCKETS.
 import { weightedMedian } from './stats.js';
-import type { Row } from './queries.js';
+import type { SeriesRow } from './queries.js';
 import { BUCKET_US } from '../core/time.js';
 
 export const MIN_BASE_BUCKETS = 3;
@@ -25,16 +25,15 @@ export type SeriesIndex = Map<string, Map<string, Bucket[]>>;
 
 export const seriesKey = (service: string, entity: string) => `${service}\u0000${entity}`;
 
-export function indexSeries(rows: readonly Row[]): SeriesIndex {
+export function indexSeries(rows: readonly SeriesRow[]): SeriesIndex {
   const out: SeriesIndex = new Map();
   for (const r of rows) {
-    const signal = String(r['signal']);
-    let bySignal = out.get(signal);
-    if (!bySignal) out.set(signal, (bySignal = new Map()));
-    const key = seriesKey(String(r['service_name']), String(r['operation']));
+    let bySignal = out.get(r.signal);
+    if (!bySignal) out.set(r.signal, (bySignal = new Map()));
+    const key = seriesKey(r.service_name, r.operation);
     let l = bySignal.get(key);
     if (!l) bySignal.set(key, (l = []));
-    l.push({ t: Number(r['t']), value: Number(r['value']), n: Number(r['n'] ?? 0), k: Number(r['k'] ?? 0) });
+    l.push({ t: r.t, value: r.value, n: r.n, k: r.k });
   }
   for (const bySignal of out.values()) for (const l of bySignal.values()) l.sort((a, b) => a.t - b.t);
   return out;

@@ -8,7 +8,21 @@ import type { DiagnosisEvent, ServiceIdentity } from './events.js';
 import { finishCounts, type Finding } from './findings.js';
 import { LEADS } from './leads.js';
 import type { Model, OpStat } from './model.js';
-import type { Bounds, Row } from './queries.js';
+import type {
+  AnomalyRow,
+  Bounds,
+  GenAiRow,
+  LogKey,
+  LogRow,
+  MetricRow,
+  ProfileRow,
+  SpanKey,
+  SpanRow,
+  TemplateParamsRow,
+  TemplateRow,
+  WindowErrorRow,
+  WindowLogRow,
+} from './queries.js';
 
 export const CAPS = {
   findings: 20,
@@ -90,28 +104,26 @@ export function dependencies(m: Model, service: string): { dependencies: Depende
 }
 
 /** Why an operation is flagged (null when it is not). */
-export function anomalyReason(o: OpStat, anomalyRow: Row | undefined): string | null {
+export function anomalyReason(o: OpStat, anomalyRow: AnomalyRow | undefined): string | null {
   const reasons: string[] = [];
   if (o.err.surprise >= 3 && o.err.excess >= 1) reasons.push(`error rate ${round(o.err.before)}% → ${round(o.err.after)}% (p < 1e-${Math.min(99, Math.floor(o.err.surprise))})`);
   if (o.lat && o.lat.surprise >= 3 && o.lat.fraction >= 0.1)
     reasons.push(`${Math.round(o.lat.fraction * 100)}% of calls above the baseline p95 of ${Math.round(o.base.p95)} µs, 5% expected (p < 1e-${Math.min(99, Math.floor(o.lat.surprise))})`);
-  if (anomalyRow) reasons.push(`change point: ${anomalyRow['signal']} ${round(Number(anomalyRow['before']))} → ${round(Number(anomalyRow['after']))} from ${isoFromUs(Number(anomalyRow['ts_shift_us']))}`);
+  if (anomalyRow) reasons.push(`change point: ${anomalyRow.signal} ${round(anomalyRow.before)} → ${round(anomalyRow.after)} from ${isoFromUs(anomalyRow.ts_shift_us)}`);
   return reasons.length ? reasons.join('; ') : null;
 }
 
-export function operationSummaries(m: Model, service: string, windowErrors: readonly Row[], anomalies: readonly Row[], b: Bounds) {
+export function operationSummaries(m: Model, service: string, windowErrors: readonly WindowErrorRow[], anomalies: readonly AnomalyRow[], b: Bounds) {
   const ops = m.byService.get(service) ?? [];
   const breakdown = new Map<string, Map<string, number>>();
   for (const r of windowErrors) {
-    if (r['service_name'] !== service) continue;
-    const op = String(r['operation']);
-    let m2 = breakdown.get(op);
-    if (!m2) breakdown.set(op, (m2 = new Map()));
-    const type = String(r['error_type']);
-    m2.set(type, (m2.get(type) ?? 0) + Number(r['n']));
+    if (r.service_name !== service) continue;
+    let m2 = breakdown.get(r.operation);
+    if (!m2) breakdown.set(r.operation, (m2 = new Map()));
+    m2.set(r.error_type, (m2.get(r.error_type) ?? 0) + r.n);
   }
   const summaries = ops.map((o) => {
-    const row = anomalies.find((r) => r['service_name'] === service && r['operation'] === o.operation && Number(r['ts_shift_us']) >= b.from && Number(r['ts_shift_us']) <= b.to);
+    const row = anomalies.find((r) => r.service_name === service && r.operation === o.operation && r.ts_shift_us >= b.from && r.ts_shift_us <= b.to);
     const reason = anomalyReason(o, row);
     return {
       operation: o.operation,
@@ -140,58 +152,53 @@ export function operationSummaries(m: Model, service: string, windowErrors: read
   return { total: summaries.length, list: summaries.slice(0, CAPS.operations).map(({ _strength, ...s }) => s) };
 }
 
-export function spanSample(rows: readonly Row[], b: Bounds) {
-  return rows.map((r) => {
-    const start = Number(r['start_us']);
-    const dur = Number(r['duration_us']);
-    return {
-      trace_id: String(r['trace_id']),
-      span_id: String(r['span_id']),
-      parent_span_id: r['parent_span_id'] === null ? null : String(r['parent_span_id']),
-      span_name: cut(r['span_name'], 200)!,
-      span_kind: Number(r['span_kind'] ?? 0),
-      status_code: Number(r['status_code']),
-      status_message: cut(r['status_message']),
-      is_error: Boolean(r['is_error']),
-      start_ts: start,
-      end_ts: start + dur,
-      start_iso: isoFromUs(start),
-      duration_us: dur,
-      span_attributes: jsonObject(r['span_attributes']),
-      events: jsonObject(r['events_json']),
-      drill_down_sql: LEADS.trace(b, String(r['trace_id'])),
-    };
-  });
+export function spanSample(rows: readonly SpanRow[], b: Bounds) {
+  return rows.map((r) => ({
+    trace_id: r.trace_id,
+    span_id: r.span_id,
+    parent_span_id: r.parent_span_id,
+    span_name: cut(r.span_name, 200)!,
+    span_kind: r.span_kind,
+    status_code: r.status_code,
+    status_message: cut(r.status_message),
+    is_error: r.is_error,
+    start_ts: r.start_us,
+    end_ts: r.start_us + r.duration_us,
+    start_iso: isoFromUs(r.start_us),
+    duration_us: r.duration_us,
+    span_attributes: jsonObject(r.span_attributes),
+    events: jsonObject(r.events_json),
+    drill_down_sql: LEADS.trace(b, r.trace_id),
+  }));
 }
 
 /** Errors first (newest), then the slowest, then one exemplar per operation; no span twice. */
-export function mergeSpanSamples(errors: readonly Row[], slow: readonly Row[], exemplars: readonly Row[], cap = CAPS.span_sample): Row[] {
-  const out: Row[] = [];
+export function mergeSpanSamples(errors: readonly SpanKey[], slow: readonly SpanKey[], exemplars: readonly SpanKey[], cap = CAPS.span_sample): SpanKey[] {
+  const out: SpanKey[] = [];
   const seen = new Set<string>();
-  const take = (rows: readonly Row[], n: number) => {
+  const take = (rows: readonly SpanKey[], n: number) => {
     for (const r of rows) {
       if (out.length >= cap || n <= 0) return;
-      const id = String(r['span_id']);
-      if (seen.has(id)) continue;
-      seen.add(id);
+      if (seen.has(r.span_id)) continue;
+      seen.add(r.span_id);
       out.push(r);
       n--;
     }
   };
   take(errors, Math.ceil(cap / 2));
   take(slow, Math.ceil(cap / 4));
-  take([...exemplars].sort((a, b) => String(a['operation']).localeCompare(String(b['operation'])) || String(a['span_id']).localeCompare(String(b['span_id']))), cap);
+  take([...exemplars].sort((a, b) => a.operation.localeCompare(b.operation) || a.span_id.localeCompare(b.span_id)), cap);
   take(slow, cap);
   take(errors, cap);
   return out;
 }
 
 /** Error logs first (newest first), then the newest of the rest; no record twice. */
-export function mergeLogSamples(errors: readonly Row[], newest: readonly Row[], cap = CAPS.log_sample): Row[] {
+export function mergeLogSamples(errors: readonly LogKey[], newest: readonly LogKey[], cap = CAPS.log_sample): LogKey[] {
   const seen = new Set<string>();
-  const out: Row[] = [];
+  const out: LogKey[] = [];
   for (const r of [...errors, ...newest]) {
-    const key = `${r['rid']}`;
+    const key = `${r.rid}`;
     if (out.length >= cap || seen.has(key)) continue;
     seen.add(key);
     out.push(r);
@@ -200,10 +207,10 @@ export function mergeLogSamples(errors: readonly Row[], newest: readonly Row[], 
 }
 
 /** Rows fetched by key, in the order the keys were chosen (a key that found no row is skipped). */
-export function inKeyOrder(rows: readonly Row[], keys: readonly Row[], keyOf: (r: Row) => string): Row[] {
-  const byKey = new Map<string, Row[]>();
+export function inKeyOrder<R, K>(rows: readonly R[], keys: readonly K[], keyOf: (r: R | K) => string): R[] {
+  const byKey = new Map<string, R[]>();
   for (const r of rows) byKey.set(keyOf(r), [...(byKey.get(keyOf(r)) ?? []), r]);
-  const out: Row[] = [];
+  const out: R[] = [];
   for (const k of keys) {
     const hit = byKey.get(keyOf(k))?.shift();
     if (hit) out.push(hit);
@@ -211,40 +218,40 @@ export function inKeyOrder(rows: readonly Row[], keys: readonly Row[], keyOf: (r
   return out;
 }
 
-export function logSample(rows: readonly Row[]) {
+export function logSample(rows: readonly LogRow[]) {
   return rows.map((r) => ({
-    timestamp: Number(r['ts']),
-    timestamp_iso: isoFromUs(Number(r['ts'])),
-    body: cut(r['body']) ?? '',
-    severity_text: r['severity_text'] === null ? null : String(r['severity_text']),
-    trace_id: r['trace_id'] === null || r['trace_id'] === '' ? null : String(r['trace_id']),
-    span_id: r['span_id'] === null || r['span_id'] === '' ? null : String(r['span_id']),
-    attributes: jsonObject(r['log_attributes']),
-    event_name: r['event_name'] === null ? null : String(r['event_name']),
+    timestamp: r.ts,
+    timestamp_iso: isoFromUs(r.ts),
+    body: cut(r.body) ?? '',
+    severity_text: r.severity_text,
+    trace_id: r.trace_id,
+    span_id: r.span_id,
+    attributes: jsonObject(r.log_attributes),
+    event_name: r.event_name,
   }));
 }
 
-export function logPatterns(service: string, windowLogs: readonly Row[], templates: ReadonlyMap<number, Row>, b: Bounds) {
-  const mine = windowLogs.filter((r) => r['service_name'] === service && r['template_id'] !== null);
+export function logPatterns(service: string, windowLogs: readonly WindowLogRow[], templates: ReadonlyMap<number, TemplateRow>, b: Bounds) {
+  const mine = windowLogs.filter((r): r is WindowLogRow & { template_id: number } => r.service_name === service && r.template_id !== null);
   const list = mine.map((r) => {
-    const id = Number(r['template_id']);
+    const id = r.template_id;
     const t = templates.get(id);
-    const firstUs = t ? Number(t['first_us']) : Number(r['first_us']);
+    const firstUs = t ? t.first_us : r.first_us;
     let sample: unknown = {};
     try {
-      sample = t?.['sample_values'] ? JSON.parse(String(t['sample_values'])) : {};
+      sample = t?.sample_values ? JSON.parse(t.sample_values) : {};
     } catch {
       sample = {};
     }
     return {
       template_id: id,
-      pattern: cut(t?.['pattern'] ?? '', 300)!,
-      example_body: cut(t?.['example_body'] ?? '', 300)!,
-      severity_text: r['severity_text'] === null ? null : String(r['severity_text']),
-      count: Number(r['n']),
-      error_count: Number(r['k']),
+      pattern: cut(t?.pattern ?? '', 300)!,
+      example_body: cut(t?.example_body ?? '', 300)!,
+      severity_text: r.severity_text,
+      count: r.n,
+      error_count: r.k,
       first_seen: isoFromUs(firstUs),
-      last_seen: isoFromUs(Number(r['last_us'])),
+      last_seen: isoFromUs(r.last_us),
       sample_values: shrinkJson(sample, 10),
       drill_down_sql: LEADS.templateLogs(b, service, id),
       _new: firstUs >= b.newSince,
@@ -255,23 +262,22 @@ export function logPatterns(service: string, windowLogs: readonly Row[], templat
 }
 
 /** log_counters from the newest records' parameters of the busiest templates (numeric slots only). */
-export function logCounters(paramRows: readonly Row[], templates: ReadonlyMap<number, Row>) {
-  const byTemplate = new Map<number, { pattern: string; stats: Map<number, SlotStats>; rows: Row[] }>();
+export function logCounters(paramRows: readonly TemplateParamsRow[], templates: ReadonlyMap<number, TemplateRow>) {
+  const byTemplate = new Map<number, { pattern: string; stats: Map<number, SlotStats>; rows: TemplateParamsRow[] }>();
   for (const r of paramRows) {
-    const id = Number(r['template_id']);
-    const t = templates.get(id);
+    const t = templates.get(r.template_id);
     if (!t) continue;
-    let e = byTemplate.get(id);
-    if (!e) byTemplate.set(id, (e = { pattern: String(t['pattern']), stats: new Map(), rows: [] }));
+    let e = byTemplate.get(r.template_id);
+    if (!e) byTemplate.set(r.template_id, (e = { pattern: t.pattern, stats: new Map(), rows: [] }));
     e.rows.push(r);
   }
   for (const e of byTemplate.values()) {
     const slots = [...slotLabels(e.pattern).keys()];
-    e.rows.sort((a, b) => Number(a['ts']) - Number(b['ts']));
+    e.rows.sort((a, b) => a.ts - b.ts);
     for (const r of e.rows) {
       let params: unknown;
       try {
-        params = JSON.parse(String(r['template_params']));
+        params = JSON.parse(r.template_params);
       } catch {
         continue;
       }
@@ -292,23 +298,23 @@ export function logCounters(paramRows: readonly Row[], templates: ReadonlyMap<nu
   ).map((c) => ({ ...c, pattern: cut(c.pattern, 300)!, avg_value: round(c.avg_value, 3) }));
 }
 
-export function metricSummaries(rows: readonly Row[]) {
+export function metricSummaries(rows: readonly MetricRow[]) {
   const list = rows.map((r) => ({
-    metric_name: String(r['metric_name']),
-    bucket: isoFromUs(Number(r['bucket_us'])),
-    count: Number(r['n']),
-    avg: r['avg'] === null ? null : round(Number(r['avg']), 4),
-    p95: r['p95'] === null ? null : round(Number(r['p95']), 4),
+    metric_name: r.metric_name,
+    bucket: isoFromUs(r.bucket_us),
+    count: r.n,
+    avg: r.avg === null ? null : round(r.avg, 4),
+    p95: r.p95 === null ? null : round(r.p95, 4),
   }));
   list.sort((a, b) => a.metric_name.localeCompare(b.metric_name) || a.bucket.localeCompare(b.bucket));
   return { total: list.length, list: list.slice(0, CAPS.metrics) };
 }
 
 /** Top functions by value in the window, per profile type (a few per type, the largest first). */
-export function profileHotSpots(rows: readonly Row[], service: string) {
+export function profileHotSpots(rows: readonly ProfileRow[], service: string) {
   const mine = rows
-    .filter((r) => r['service_name'] === service && r['in_window'])
-    .map((r) => ({ function: cut(r['function'], 200)!, profile_type: String(r['profile_type']), unit: String(r['unit']), sample_count: Number(r['samples']), total_value: Number(r['value']) }));
+    .filter((r) => r.service_name === service && r.in_window)
+    .map((r) => ({ function: cut(r.function, 200)!, profile_type: r.profile_type, unit: r.unit, sample_count: r.samples, total_value: r.value }));
   const byType = new Map<string, typeof mine>();
   for (const p of mine) byType.set(p.profile_type, [...(byType.get(p.profile_type) ?? []), p]);
   const perType = Math.max(3, Math.floor(CAPS.profiles / Math.max(1, byType.size)));
@@ -318,21 +324,21 @@ export function profileHotSpots(rows: readonly Row[], service: string) {
   return { total: mine.length, list: list.slice(0, CAPS.profiles) };
 }
 
-export function genAiModels(rows: readonly Row[], service: string) {
+export function genAiModels(rows: readonly GenAiRow[], service: string) {
   return rows
-    .filter((r) => r['service_name'] === service && r['in_window'])
+    .filter((r) => r.service_name === service)
     .map((r) => {
-      const n = Number(r['n']);
+      const n = r.n;
       return {
-        model: String(r['model']),
-        system: r['system'] === null ? null : String(r['system']),
-        operations: ((r['operations'] as string[] | null) ?? []).map(String).sort(),
+        model: r.model,
+        system: r.system,
+        operations: [...r.operations].sort(),
         call_count: n,
-        error_pct: n ? round((100 * Number(r['k'])) / n) : 0,
-        duration_p95_us: round(Number(r['p95']), 1),
-        input_tokens: Number(r['input_tokens'] ?? 0),
-        output_tokens: Number(r['output_tokens'] ?? 0),
-        finish_reasons: [...finishCounts(r['finish'])].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+        error_pct: n ? round((100 * r.k) / n) : 0,
+        duration_p95_us: round(r.p95, 1),
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+        finish_reasons: [...finishCounts(r.finish)].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
       };
     })
     .sort((a, b) => b.call_count - a.call_count || a.model.localeCompare(b.model))

@@ -3,7 +3,7 @@
 // pod-count changes between the baseline and the window; and first appearances of an error type or
 // a log pattern. Pure functions of the rows.
 import { isoFromUs, BUCKET_US } from '../core/time.js';
-import type { Row } from './queries.js';
+import type { DeploymentRow } from './queries.js';
 
 export interface DiagnosisEvent {
   event_type: 'deploy' | 'restart' | 'pod_count_change' | 'new_error_type' | 'new_log_pattern';
@@ -30,18 +30,13 @@ export interface ServiceIdentity {
   last_seen_us: number | null;
 }
 
-const str = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));
-
 /** Deploys of every service: a version or image first seen after the look-back began (a margin of a bucket). */
-export function findDeploys(rows: readonly Row[], lookFrom: number): DeployEvent[] {
+export function findDeploys(rows: readonly DeploymentRow[], lookFrom: number): DeployEvent[] {
   const firstSeen = new Map<string, { service: string; version: string | null; image: string | null; first: number }>();
   for (const r of rows) {
-    const service = String(r['service_name']);
-    const version = str(r['service_version']);
-    const image = str(r['container_image']);
+    const { service_name: service, service_version: version, container_image: image, first_us: first } = r;
     if (version === null && image === null) continue;
     const key = `${service}\u0000${version}\u0000${image}`;
-    const first = Number(r['first_us']);
     const cur = firstSeen.get(key);
     if (!cur || first < cur.first) firstSeen.set(key, { service, version, image, first });
   }
@@ -61,19 +56,19 @@ export function findDeploys(rows: readonly Row[], lookFrom: number): DeployEvent
 }
 
 /** Instances of `service` first seen in [lo, hi] (and not at the look-back's start): restarts or a rollout. */
-export function newInstances(rows: readonly Row[], service: string, lo: number, hi: number, lookFrom: number): number {
+export function newInstances(rows: readonly DeploymentRow[], service: string, lo: number, hi: number, lookFrom: number): number {
   const ids = new Set<string>();
   for (const r of rows) {
-    const id = str(r['service_instance_id']) ?? str(r['k8s_pod_name']);
-    const first = Number(r['first_us']);
-    if (r['service_name'] === service && id !== null && first >= lo && first <= hi && first >= lookFrom + BUCKET_US) ids.add(id);
+    const id = r.service_instance_id ?? r.k8s_pod_name;
+    const first = r.first_us;
+    if (r.service_name === service && id !== null && first >= lo && first <= hi && first >= lookFrom + BUCKET_US) ids.add(id);
   }
   return ids.size;
 }
 
 /** Identity of one service (deployment, namespace, pods, instance ids) from its rows. */
-export function serviceIdentity(rows: readonly Row[], service: string, from: number): ServiceIdentity {
-  const mine = rows.filter((r) => r['service_name'] === service);
+export function serviceIdentity(rows: readonly DeploymentRow[], service: string, from: number): ServiceIdentity {
+  const mine = rows.filter((r) => r.service_name === service);
   const podsW = new Set<string>();
   const podsB = new Set<string>();
   let first: number | null = null;
@@ -81,17 +76,17 @@ export function serviceIdentity(rows: readonly Row[], service: string, from: num
   const count = new Map<string, number>();
   const countNs = new Map<string, number>();
   for (const r of mine) {
-    const pod = str(r['k8s_pod_name']) ?? str(r['service_instance_id']);
+    const pod = r.k8s_pod_name ?? r.service_instance_id;
     if (pod !== null) {
-      if (Number(r['last_us']) >= from) podsW.add(pod);
-      if (Number(r['first_us']) < from) podsB.add(pod);
+      if (r.last_us >= from) podsW.add(pod);
+      if (r.first_us < from) podsB.add(pod);
     }
-    first = first === null ? Number(r['first_us']) : Math.min(first, Number(r['first_us']));
-    last = last === null ? Number(r['last_us']) : Math.max(last, Number(r['last_us']));
-    const dep = str(r['k8s_deployment']);
-    if (dep) count.set(dep, (count.get(dep) ?? 0) + Number(r['n']));
-    const ns = str(r['k8s_namespace']) ?? str(r['service_namespace']);
-    if (ns) countNs.set(ns, (countNs.get(ns) ?? 0) + Number(r['n']));
+    first = first === null ? r.first_us : Math.min(first, r.first_us);
+    last = last === null ? r.last_us : Math.max(last, r.last_us);
+    const dep = r.k8s_deployment;
+    if (dep) count.set(dep, (count.get(dep) ?? 0) + r.n);
+    const ns = r.k8s_namespace ?? r.service_namespace;
+    if (ns) countNs.set(ns, (countNs.get(ns) ?? 0) + r.n);
   }
   const top = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? null;
   return {
@@ -99,7 +94,7 @@ export function serviceIdentity(rows: readonly Row[], service: string, from: num
     namespace: top(countNs),
     pods_window: podsW.size,
     pods_before: podsB.size,
-    has_instance_id: mine.some((r) => str(r['service_instance_id']) !== null),
+    has_instance_id: mine.some((r) => r.service_instance_id !== null),
     first_seen_us: first,
     last_seen_us: last,
   };
@@ -117,7 +112,7 @@ export interface EventInputs {
   from: number;
   lookFrom: number;
   deploys: readonly DeployEvent[];
-  deployments: readonly Row[];
+  deployments: readonly DeploymentRow[];
   identity: ServiceIdentity;
   newErrorTypes: ReadonlyMap<string, number>;
   firstErrorAt: ReadonlyMap<string, number>;
@@ -133,8 +128,7 @@ export function serviceEvents(inp: EventInputs): DiagnosisEvent[] {
   }
   // New instances, one event per 5-minute cluster (a rollout starts several at once).
   const starts = inp.deployments
-    .filter((r) => r['service_name'] === inp.service && str(r['service_instance_id']) !== null && Number(r['first_us']) >= inp.lookFrom + BUCKET_US)
-    .map((r) => ({ id: String(r['service_instance_id']), at: Number(r['first_us']) }))
+    .flatMap((r) => (r.service_name === inp.service && r.service_instance_id !== null && r.first_us >= inp.lookFrom + BUCKET_US ? [{ id: r.service_instance_id, at: r.first_us }] : []))
     .sort((a, b) => a.at - b.at);
   const seen = new Set<string>();
   let cluster: { id: string; at: number }[] = [];

@@ -13,14 +13,17 @@ import { downstream, type Model, type OpStat } from './model.js';
 import { SPAN_KIND } from '../pipeline/operation.js';
 import { amountWeight, errorShift, poissonSurprise, surpriseWeight } from './stats.js';
 import { errorOnset, seriesKey, type Bucket } from './baseline.js';
-import type { Row } from './queries.js';
+import type { AnomalyRow, DeploymentRow, FinishHistogram, GenAiBeforeRow, GenAiRow, ProfileRow, TemplateRow, WindowLogRow } from './queries.js';
 import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { LEADS } from './leads.js';
 import { newInstances, type DeployEvent } from './events.js';
+import { groupShifts, incidentId } from '../detect/incidents.js';
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
 export interface Incident {
+  /** The id GET /v1/anomalies gives these shifts; null for a shift that correlates with no other. */
+  incident_id: string | null;
   started_at: number;
   started_at_iso: string;
   shifts: {
@@ -129,36 +132,65 @@ export interface FindingInputs {
   root: string;
   deploys: readonly DeployEvent[];
   /** Versions, instances and pods per service (SQL.deployments rows). */
-  deployments: readonly Row[];
+  deployments: readonly DeploymentRow[];
   /** Window error types not seen before the window: service → error_type → count. */
   newErrorTypes: Map<string, Map<string, number>>;
-  windowLogs: readonly Row[];
-  templates: ReadonlyMap<number, Row>;
-  profiles: readonly Row[];
+  windowLogs: readonly WindowLogRow[];
+  templates: ReadonlyMap<number, TemplateRow>;
+  profiles: readonly ProfileRow[];
   /** Model calls in the window (SQL.genAiWindow) and before it, per finish reasons (SQL.genAiBefore). */
-  genAi: readonly Row[];
-  genAiBefore: readonly Row[];
-  anomalies: readonly Row[];
+  genAi: readonly GenAiRow[];
+  genAiBefore: readonly GenAiBeforeRow[];
+  anomalies: readonly AnomalyRow[];
   coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean };
   /** When each service first reported (µs): a service newer than the baseline has nothing "new" to show. */
   firstSeen(service: string): number | undefined;
 }
 
 export function buildFindings(inp: FindingInputs): { findings: Finding[]; total: number } {
+  const sub = new Set(downstream(inp.model, inp.root).map((n) => n.service));
+  const blames = { error_rate: attribute(inp.model, inp.root, 'error_rate'), latency_p95: attribute(inp.model, inp.root, 'latency_p95') };
+  const out: Finding[] = [
+    ...callGraphFindings(inp, blames),
+    ...newErrorTypeFindings(inp, sub, blames.error_rate),
+    ...logBurstFindings(inp, sub),
+    ...newPatternFindings(inp, sub),
+    ...hotSpots(inp, sub),
+    ...genAiFindings(inp, sub),
+  ];
+
+  // A hot spot explains the same service's latency: it goes first.
+  for (const f of out) {
+    if (f.kind !== 'resource_hot_spot' || f.score < 0.45) continue;
+    for (const g of out) if (g.service === f.service && g.signal === 'latency_p95' && g.score >= f.score) f.score = Math.min(1, g.score + 0.02);
+  }
+
+  out.push(...incidentFindings(inp, sub, out));
+  out.push(...coverageFindings(inp));
+
+  for (const f of out) {
+    f.score = round(clamp01(f.score), 3);
+    f.severity = severityOf(f.score);
+  }
+  out.sort((x, y) => y.score - x.score || x.kind.localeCompare(y.kind) || x.service.localeCompare(y.service) || (x.operation ?? '').localeCompare(y.operation ?? ''));
+  return { findings: out.slice(0, MAX_FINDINGS), total: out.length };
+}
+
+/** Something is new against what the service did before; for a service that began reporting since the baseline began, everything is. */
+const established = (inp: FindingInputs, service: string) => (inp.firstSeen(service) ?? -Infinity) < inp.model.bounds.newSince;
+
+/** Errors and latency, attributed along the call graph: one finding per blamed node and signal. */
+function callGraphFindings(inp: FindingInputs, blamesOf: Record<'error_rate' | 'latency_p95', Blame[]>): Finding[] {
   const { model: m, root } = inp;
-  const sub = new Set(downstream(m, root).map((n) => n.service));
   const b = m.bounds;
-  const windowBuckets = (b.to - b.from) / BUCKET_US;
   const out: Finding[] = [];
   const deployOf = (service: string, onset: number) =>
     inp.deploys.find((d) => d.service === service && d.at_us >= onset - 3 * BUCKET_US && d.at_us <= b.to) ?? null;
   const anomalyFor = (service: string, operation: string, signal: string) =>
-    inp.anomalies.some((r) => r['service_name'] === service && r['operation'] === operation && r['signal'] === signal);
+    inp.anomalies.some((r) => r.service_name === service && r.operation === operation && r.signal === signal);
 
-  // Errors and latency, attributed along the call graph.
   // Which evidence each blamed node's error and latency findings rest on: its own spans, or only its callers'.
   const seen = new Map<string, { finding: Finding; viaCallers: boolean }>();
-  const blamesOf = { error_rate: attribute(m, root, 'error_rate'), latency_p95: attribute(m, root, 'latency_p95') };
   for (const signal of ['error_rate', 'latency_p95'] as const) {
     for (const bl of blamesOf[signal]) {
       const o = bl.op;
@@ -211,16 +243,20 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
     if (lat.viaCallers) err.finding.score = Math.max(err.finding.score, lat.finding.score + 0.01);
     else if (err.viaCallers) lat.finding.score = Math.max(lat.finding.score, err.finding.score + 0.01);
   }
+  return out;
+}
 
-  // New error types in the subgraph, one finding per service, weighed by that service's own share of
-  // its errors: a 502 its callee's failure makes it answer is new too, but it is a symptom.
+/**
+ * New error types in the subgraph, one finding per service, weighed by that service's own share of
+ * its errors: a 502 its callee's failure makes it answer is new too, but it is a symptom.
+ */
+function newErrorTypeFindings(inp: FindingInputs, sub: ReadonlySet<string>, errorBlames: readonly Blame[]): Finding[] {
+  const b = inp.model.bounds;
+  const out: Finding[] = [];
   const errorShare = new Map<string, number>();
-  for (const bl of blamesOf.error_rate) if (!bl.external) errorShare.set(bl.service, Math.max(errorShare.get(bl.service) ?? 0, bl.share));
-  // Something is new against what the service did before; for a service that began reporting since
-  // the baseline began, everything is.
-  const established = (service: string) => (inp.firstSeen(service) ?? -Infinity) < b.newSince;
+  for (const bl of errorBlames) if (!bl.external) errorShare.set(bl.service, Math.max(errorShare.get(bl.service) ?? 0, bl.share));
   for (const [service, types] of inp.newErrorTypes) {
-    if (!sub.has(service) || !established(service)) continue;
+    if (!sub.has(service) || !established(inp, service)) continue;
     const named = [...types].filter(([type, count]) => type !== 'unclassified' && count >= 3).sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
     if (!named.length) continue;
     const [type, count] = named[0]!;
@@ -238,15 +274,21 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       drill_down_sql: LEADS.errorType(b, service, type),
     });
   }
+  return out;
+}
 
-  // Error logs per service: the share of error records against the baseline's, cut at its onset.
+/** Error logs per service: the share of error records against the baseline's, cut at its onset. */
+function logBurstFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
+  const m = inp.model;
+  const b = m.bounds;
+  const windowBuckets = (b.to - b.from) / BUCKET_US;
+  const out: Finding[] = [];
   const logsBy = new Map<string, { n: number; k: number }>();
   for (const r of inp.windowLogs) {
-    const s = String(r['service_name']);
-    const cur = logsBy.get(s) ?? { n: 0, k: 0 };
-    cur.n += Number(r['n']);
-    cur.k += Number(r['k']);
-    logsBy.set(s, cur);
+    const cur = logsBy.get(r.service_name) ?? { n: 0, k: 0 };
+    cur.n += r.n;
+    cur.k += r.k;
+    logsBy.set(r.service_name, cur);
   }
   for (const service of sub) {
     const w = logsBy.get(service);
@@ -275,48 +317,33 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
       drill_down_sql: LEADS.errorLogs(b, service),
     });
   }
+  return out;
+}
 
-  // Log patterns that first appeared in the window.
+/** Log patterns that first appeared in the window. */
+function newPatternFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
+  const b = inp.model.bounds;
+  const out: Finding[] = [];
   for (const r of inp.windowLogs) {
-    const service = String(r['service_name']);
-    const t = inp.templates.get(Number(r['template_id']));
-    if (!sub.has(service) || !t || Number(t['first_us']) < b.newSince || !established(service)) continue;
-    const n = Number(r['n']);
-    const k = Number(r['k']);
+    const { service_name: service, n, k } = r;
+    const t = r.template_id === null ? undefined : inp.templates.get(r.template_id);
+    if (!sub.has(service) || !t || t.first_us < b.newSince || !established(inp, service)) continue;
     if (n < 5) continue;
     const isError = k > n / 2;
     out.push({
       kind: 'new_log_pattern',
       severity: 'info',
-      summary: `${service}: new ${isError ? 'error ' : ''}log pattern "${String(t['pattern']).slice(0, 120)}" (${n} records)`,
+      summary: `${service}: new ${isError ? 'error ' : ''}log pattern "${t.pattern.slice(0, 120)}" (${n} records)`,
       service,
       operation: null,
       signal: isError ? 'error_log_rate' : 'log_volume',
       before: 0,
       after: n,
       score: (isError ? 0.3 : 0.2) + 0.3 * amountWeight(n, 50),
-      drill_down_sql: LEADS.templateLogs(b, service, Number(r['template_id'])),
+      drill_down_sql: LEADS.templateLogs(b, service, t.template_id),
     });
   }
-
-  out.push(...hotSpots(inp, sub));
-  out.push(...genAiFindings(inp, sub));
-
-  // A hot spot explains the same service's latency: it goes first.
-  for (const f of out) {
-    if (f.kind !== 'resource_hot_spot' || f.score < 0.45) continue;
-    for (const g of out) if (g.service === f.service && g.signal === 'latency_p95' && g.score >= f.score) f.score = Math.min(1, g.score + 0.02);
-  }
-
-  out.push(...incidentFindings(inp, sub, out));
-  out.push(...coverageFindings(inp));
-
-  for (const f of out) {
-    f.score = round(clamp01(f.score), 3);
-    f.severity = severityOf(f.score);
-  }
-  out.sort((x, y) => y.score - x.score || x.kind.localeCompare(y.kind) || x.service.localeCompare(y.service) || (x.operation ?? '').localeCompare(y.operation ?? ''));
-  return { findings: out.slice(0, MAX_FINDINGS), total: out.length };
+  return out;
 }
 
 /** Time-valued profile cost per second, window against before it, per service and leaf function. */
@@ -324,16 +351,14 @@ function hotSpots(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
   const b = inp.model.bounds;
   const per = new Map<string, { w: Map<string, { v: number; s: number; type: string }>; base: Map<string, number>; wTotal: number; bTotal: number; bFirst: number; wSamples: number; bSamples: number }>();
   for (const r of inp.profiles) {
-    if (r['unit'] !== 'nanoseconds') continue;
-    const service = String(r['service_name']);
+    if (r.unit !== 'nanoseconds') continue;
+    const service = r.service_name;
     if (!sub.has(service)) continue;
     let p = per.get(service);
     if (!p) per.set(service, (p = { w: new Map(), base: new Map(), wTotal: 0, bTotal: 0, bFirst: Infinity, wSamples: 0, bSamples: 0 }));
-    const fn = String(r['function']);
-    const v = Number(r['value']);
-    const s = Number(r['samples']);
-    if (r['in_window']) {
-      const cur = p.w.get(fn) ?? { v: 0, s: 0, type: String(r['profile_type']) };
+    const { function: fn, value: v, samples: s } = r;
+    if (r.in_window) {
+      const cur = p.w.get(fn) ?? { v: 0, s: 0, type: r.profile_type };
       cur.v += v;
       cur.s += s;
       p.w.set(fn, cur);
@@ -343,7 +368,7 @@ function hotSpots(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
       p.base.set(fn, (p.base.get(fn) ?? 0) + v);
       p.bTotal += v;
       p.bSamples += s;
-      p.bFirst = Math.min(p.bFirst, Number(r['first_us']));
+      p.bFirst = Math.min(p.bFirst, r.first_us);
     }
   }
   const out: Finding[] = [];
@@ -389,42 +414,42 @@ function hotSpots(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
 const BAD_FINISH = (reason: string) => reason !== 'stop' && reason !== 'end_turn' && reason !== 'tool_calls' && reason !== 'tool_use' && reason !== 'STOP';
 
 /** Finish reasons of a row's histogram ([{key: JSON array of reasons, value: calls}]) as reason → calls. */
-export function finishCounts(hist: unknown): Map<string, number> {
+export function finishCounts(hist: FinishHistogram): Map<string, number> {
   const out = new Map<string, number>();
-  for (const e of (hist as { key: string; value: number }[] | null) ?? []) {
+  for (const e of hist) {
     let reasons: unknown;
     try {
-      reasons = JSON.parse(String(e.key));
+      reasons = JSON.parse(e.key);
     } catch {
-      reasons = [String(e.key)];
+      reasons = [e.key];
     }
-    for (const r of Array.isArray(reasons) ? reasons : [reasons]) out.set(String(r), (out.get(String(r)) ?? 0) + Number(e.value));
+    for (const r of Array.isArray(reasons) ? reasons : [reasons]) out.set(String(r), (out.get(String(r)) ?? 0) + e.value);
   }
   return out;
 }
 
 /** Calls whose finish reasons include an abnormal one (cut off by length, filtered, …). */
-function badFinishes(hist: unknown): number {
+function badFinishes(hist: FinishHistogram): number {
   let n = 0;
-  for (const e of (hist as { key: string; value: number }[] | null) ?? []) if ([...finishCounts([e]).keys()].some(BAD_FINISH)) n += Number(e.value);
+  for (const e of hist) if ([...finishCounts([e]).keys()].some(BAD_FINISH)) n += e.value;
   return n;
 }
 
 function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] {
   const by = new Map<string, { service: string; model: string; w: { n: number; k: number; bad: number }; base: { n: number; k: number; bad: number } }>();
-  const add = (r: Row, inWindow: boolean, bad: number) => {
-    const service = String(r['service_name']);
+  const add = (r: GenAiRow | GenAiBeforeRow, inWindow: boolean, bad: number) => {
+    const service = r.service_name;
     if (!sub.has(service)) return;
-    const key = `${service}\u0000${r['model']}`;
+    const key = `${service}\u0000${r.model}`;
     let e = by.get(key);
-    if (!e) by.set(key, (e = { service, model: String(r['model']), w: { n: 0, k: 0, bad: 0 }, base: { n: 0, k: 0, bad: 0 } }));
+    if (!e) by.set(key, (e = { service, model: r.model, w: { n: 0, k: 0, bad: 0 }, base: { n: 0, k: 0, bad: 0 } }));
     const side = inWindow ? e.w : e.base;
-    side.n += Number(r['n']);
-    side.k += Number(r['k']);
+    side.n += r.n;
+    side.k += r.k;
     side.bad += bad;
   };
-  for (const r of inp.genAi) add(r, true, badFinishes(r['finish']));
-  for (const r of inp.genAiBefore) add(r, false, badFinishes([{ key: String(r['finish']), value: Number(r['n']) }]));
+  for (const r of inp.genAi) add(r, true, badFinishes(r.finish));
+  for (const r of inp.genAiBefore) add(r, false, badFinishes([{ key: r.finish, value: r.n }]));
   const out: Finding[] = [];
   for (const e of by.values()) {
     const fin = errorShift(e.w.bad, e.w.n, e.base.bad, e.base.n);
@@ -448,62 +473,50 @@ function genAiFindings(inp: FindingInputs, sub: ReadonlySet<string>): Finding[] 
   return out;
 }
 
-/** Correlated anomaly rows of the subgraph, one finding per incident (the spec's incident object). */
+/**
+ * Correlated anomaly rows of the subgraph, one finding per incident (the spec's incident object), grouped
+ * as GET /v1/anomalies groups them; a shift that correlates with no other is an incident of one.
+ */
 function incidentFindings(inp: FindingInputs, sub: ReadonlySet<string>, others: readonly Finding[]): Finding[] {
   const b = inp.model.bounds;
-  const rows = inp.anomalies.filter((r) => sub.has(String(r['service_name'])) && Number(r['ts_shift_us']) >= b.from - 12 * BUCKET_US);
-  const byService = new Map<string, Row[]>();
-  for (const r of rows) {
-    const s = String(r['service_name']);
-    byService.set(s, [...(byService.get(s) ?? []), r]);
-  }
-  const out: Finding[] = [];
-  for (const [service, rs] of byService) {
-    rs.sort((x, y) => Number(x['ts_shift_us']) - Number(y['ts_shift_us']) || String(x['signal']).localeCompare(String(y['signal'])));
-    // Chains of shifts in the same or adjacent buckets, as GET /v1/anomalies groups them.
-    const groups: Row[][] = [];
-    for (const r of rs) {
-      const g = groups[groups.length - 1];
-      const bucket = Math.floor(Number(r['ts_shift_us']) / BUCKET_US);
-      if (g && bucket - Math.floor(Number(g[g.length - 1]!['ts_shift_us']) / BUCKET_US) <= 1) g.push(r);
-      else groups.push([r]);
-    }
-    for (const g of groups) {
-      const start = Number(g[0]!['ts_shift_us']);
-      const magnitude = (r: Row) => (Number(r['after']) - Number(r['before'])) / (Number(r['after']) + Number(r['before']) || 1);
-      const top = g.reduce((x, y) => (magnitude(y) > magnitude(x) ? y : x));
-      const deploy = inp.deploys.find((d) => d.service === service && Math.abs(Math.floor(d.at_us / BUCKET_US) - Math.floor(start / BUCKET_US)) <= 1) ?? null;
-      const related = others.filter((f) => f.service === service).reduce((s, f) => Math.max(s, f.score), 0);
-      out.push({
-        kind: 'incident',
-        severity: 'info',
-        summary: `${service}: ${g.length} worsening shift${g.length > 1 ? 's' : ''} from ${isoFromUs(start)} (${[...new Set(g.map((r) => String(r['signal'])))].join(', ')})${deploy ? `, with a deploy of ${deploy.version ?? deploy.image}` : ''}`,
-        service,
-        operation: String(top['operation']),
-        signal: String(top['signal']),
-        before: round(Number(top['before'])),
-        after: round(Number(top['after'])),
-        // Below the finding that explains the same service: the incident is its corroboration.
-        score: related > 0 ? related * 0.97 : 0.3 + 0.2 * clamp01(magnitude(top)),
-        incident: {
-          started_at: start,
-          started_at_iso: isoFromUs(start),
-          shifts: g.slice(0, 10).map((r) => ({
-            signal: String(r['signal']),
-            entity: String(r['operation']),
-            before: round(Number(r['before'])),
-            after: round(Number(r['after'])),
-            ts_shift: Number(r['ts_shift_us']),
-            ts_shift_iso: isoFromUs(Number(r['ts_shift_us'])),
-            summary: `${r['signal']} of ${r['operation']}: ${round(Number(r['before']))} → ${round(Number(r['after']))}`,
-            drill_down_sql: r['drill_down_sql'] ? String(r['drill_down_sql']) : LEADS.shift(b, service),
-          })),
-          deploy: deploy ? { service: deploy.service, version: deploy.version, image: deploy.image, detected_at: isoFromUs(deploy.at_us), detected_at_us: deploy.at_us } : null,
-        },
-      });
-    }
-  }
-  return out;
+  const rows = inp.anomalies.filter((r) => sub.has(r.service_name) && r.ts_shift_us >= b.from - 12 * BUCKET_US);
+  const magnitude = (r: AnomalyRow) => (r.after - r.before) / (r.after + r.before || 1);
+  return groupShifts(rows).map((group): Finding => {
+    const g = [...group].sort((x, y) => x.ts_shift_us - y.ts_shift_us || x.signal.localeCompare(y.signal));
+    const service = g[0]!.service_name;
+    const start = g[0]!.ts_shift_us;
+    const top = g.reduce((x, y) => (magnitude(y) > magnitude(x) ? y : x));
+    const deploy = inp.deploys.find((d) => d.service === service && Math.abs(Math.floor(d.at_us / BUCKET_US) - Math.floor(start / BUCKET_US)) <= 1) ?? null;
+    const related = others.filter((f) => f.service === service).reduce((s, f) => Math.max(s, f.score), 0);
+    return {
+      kind: 'incident',
+      severity: 'info',
+      summary: `${service}: ${g.length} worsening shift${g.length > 1 ? 's' : ''} from ${isoFromUs(start)} (${[...new Set(g.map((r) => r.signal))].join(', ')})${deploy ? `, with a deploy of ${deploy.version ?? deploy.image}` : ''}`,
+      service,
+      operation: top.operation,
+      signal: top.signal,
+      before: round(top.before),
+      after: round(top.after),
+      // Below the finding that explains the same service: the incident is its corroboration.
+      score: related > 0 ? related * 0.97 : 0.3 + 0.2 * clamp01(magnitude(top)),
+      incident: {
+        incident_id: incidentId(g),
+        started_at: start,
+        started_at_iso: isoFromUs(start),
+        shifts: g.slice(0, 10).map((r) => ({
+          signal: r.signal,
+          entity: r.operation,
+          before: round(r.before),
+          after: round(r.after),
+          ts_shift: r.ts_shift_us,
+          ts_shift_iso: isoFromUs(r.ts_shift_us),
+          summary: `${r.signal} of ${r.operation}: ${round(r.before)} → ${round(r.after)}`,
+          drill_down_sql: r.drill_down_sql || LEADS.shift(b, service),
+        })),
+        deploy: deploy ? { service: deploy.service, version: deploy.version, image: deploy.image, detected_at: isoFromUs(deploy.at_us), detected_at_us: deploy.at_us } : null,
+      },
+    };
+  });
 }
 
 function coverageFindings(inp: FindingInputs): Finding[] {

@@ -4,8 +4,8 @@
 // response.
 import type { ReadPool } from '../store/readers.js';
 import type { ServiceSpans } from '../store/batch.js';
-import { DiagnoseTimeout, SQL, bucketStart, readShared, readSql, type Bounds, type Reader, type Row, type SharedRows } from './queries.js';
-import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
+import { DiagnoseTimeout, STATEMENTS as S, bucketStart, readShared, run, type Bounds, type Reader, type SharedRows, type TemplateRow, type WindowLogRow } from './queries.js';
+import { applyExceedances, buildModel, downstream, latencyCandidates, type Model, type OpStat } from './model.js';
 import { buildFindings } from './findings.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
 import {
@@ -59,16 +59,15 @@ export function boundsFor(from: number, to: number): { bounds: Bounds; baseBucke
 
 /** Error types in the window first seen since `newSince` (new with the incident): service → type → count, and since when. */
 function newErrorTypes(shared: SharedRows, b: Bounds): { counts: Map<string, Map<string, number>>; firstAt: Map<string, Map<string, number>> } {
-  const first = new Map(shared.errorTypesFirstSeen.map((r) => [`${r['service_name']}\u0000${r['error_type']}`, Number(r['first_us'])]));
+  const first = new Map(shared.errorTypesFirstSeen.map((r) => [`${r.service_name}\u0000${r.error_type}`, r.first_us]));
   const counts = new Map<string, Map<string, number>>();
   const firstAt = new Map<string, Map<string, number>>();
   for (const r of shared.windowErrors) {
-    const s = String(r['service_name']);
-    const t = String(r['error_type']);
-    const since = first.get(`${s}\u0000${t}`) ?? Number(r['first_us']);
+    const { service_name: s, error_type: t } = r;
+    const since = first.get(`${s}\u0000${t}`) ?? r.first_us;
     if (since < b.newSince) continue;
     const c = counts.get(s) ?? counts.set(s, new Map()).get(s)!;
-    c.set(t, (c.get(t) ?? 0) + Number(r['n']));
+    c.set(t, (c.get(t) ?? 0) + r.n);
     (firstAt.get(s) ?? firstAt.set(s, new Map()).get(s)!).set(t, since);
   }
   return { counts, firstAt };
@@ -79,7 +78,7 @@ interface Context {
   reader: Reader;
   model: Model;
   shared: SharedRows;
-  templates: Map<number, Row>;
+  templates: Map<number, TemplateRow>;
   deploys: DeployEvent[];
   newErrors: ReturnType<typeof newErrorTypes>;
 }
@@ -89,55 +88,70 @@ function hasTelemetry(ctx: Context, service: string): boolean {
   const m = ctx.model;
   return (
     m.byService.has(service) ||
-    ctx.shared.windowLogs.some((r) => r['service_name'] === service) ||
-    ctx.shared.profiles.some((r) => r['service_name'] === service && r['in_window']) ||
+    ctx.shared.windowLogs.some((r) => r.service_name === service) ||
+    ctx.shared.profiles.some((r) => r.service_name === service && r.in_window) ||
     (m.callers.get(service)?.size ?? 0) > 0
   );
 }
 
-async function diagnoseOne(ctx: Context, service: string): Promise<Record<string, unknown>> {
-  const { model: m, shared } = ctx;
-  const b = m.bounds;
+/** The service's own reads: sample keys, then the sampled spans and logs whole, log parameters, metrics, counts. */
+async function readSamples(ctx: Context, service: string, ops: readonly OpStat[], myLogs: readonly WindowLogRow[]) {
+  const b = ctx.model.bounds;
   const reads = ctx.reader;
-  const ops = m.byService.get(service) ?? [];
-  const myLogs = shared.windowLogs.filter((r) => r['service_name'] === service);
-  const topTemplates = [...myLogs].sort((x, y) => Number(y['n']) - Number(x['n']) || Number(x['template_id']) - Number(y['template_id'])).slice(0, 8);
+  // A record without a template sorts and reads as template 0 (ids start at 1: it matches none).
+  const topTemplates = [...myLogs].sort((x, y) => y.n - x.n || (x.template_id ?? 0) - (y.template_id ?? 0)).slice(0, 8);
   // Exemplars, the newest logs and log parameters of a busy service come from the window's most
   // recent slice (a fifteenth, at least a minute); a quiet one's whole window is cheap to read and
   // has an exemplar of every operation.
   const w = b.to - b.from;
   const sliceFor = (rows: number) => (rows > SLICE_ABOVE_ROWS ? Math.min(w, Math.max(MINUTE_US, w / 15)) : w);
   const spanSlice = sliceFor(ops.reduce((s, o) => s + o.n, 0));
-  const logSlice = sliceFor(myLogs.reduce((s, r) => s + Number(r['n']), 0));
+  const logSlice = sliceFor(myLogs.reduce((s, r) => s + r.n, 0));
   const hasErrors = ops.some((o) => o.k > 0);
   const [errorKeys, slowKeys, exemplarKeys, errorLogKeys, newestLogKeys, paramRows, metricRows, [metricSeries], [errorTraces]] = await Promise.all([
-    hasErrors ? readSql(reads, SQL.errorSpanKeys(b, service, CAPS.span_sample)) : [],
-    ops.length ? readSql(reads, SQL.slowSpanKeys(b, service, CAPS.span_sample)) : [],
-    ops.length ? readSql(reads, SQL.exemplarSpanKeys(b, service, spanSlice)) : [],
-    myLogs.some((r) => Number(r['k']) > 0) ? readSql(reads, SQL.errorLogKeys(b, service, CAPS.log_sample)) : [],
-    myLogs.length ? readSql(reads, SQL.newestLogKeys(b, service, CAPS.log_sample, logSlice)) : [],
-    topTemplates.length ? readSql(reads, SQL.templateParams(b, service, topTemplates.map((r) => Number(r['template_id'])), 200, logSlice)) : [],
-    readSql(reads, SQL.metrics(b, service)),
-    readSql(reads, SQL.metricSeries(b, service)),
-    hasErrors ? readSql(reads, SQL.errorTraces(b, service)) : [{ n: 0 }],
+    hasErrors ? run(reads, S.errorSpanKeys, b, service, CAPS.span_sample) : [],
+    ops.length ? run(reads, S.slowSpanKeys, b, service, CAPS.span_sample) : [],
+    ops.length ? run(reads, S.exemplarSpanKeys, b, service, spanSlice) : [],
+    myLogs.some((r) => r.k > 0) ? run(reads, S.errorLogKeys, b, service, CAPS.log_sample) : [],
+    myLogs.length ? run(reads, S.newestLogKeys, b, service, CAPS.log_sample, logSlice) : [],
+    topTemplates.length ? run(reads, S.templateParams, b, service, topTemplates.map((r) => r.template_id ?? 0), 200, logSlice) : [],
+    run(reads, S.metrics, b, service),
+    run(reads, S.metricSeries, b, service),
+    hasErrors ? run(reads, S.errorTraces, b, service) : [{ n: 0 }],
   ]);
   const spanKeys = mergeSpanSamples(errorKeys, slowKeys, exemplarKeys);
   const logKeys = mergeLogSamples(errorLogKeys, newestLogKeys);
   const [spanRows, logRows] = await Promise.all([
-    spanKeys.length ? readSql(reads, SQL.spansByKey(service, spanKeys.map((k) => ({ span_id: String(k['span_id']), ts: Number(k['ts']) })))) : [],
-    logKeys.length ? readSql(reads, SQL.logsByKey(logKeys.map((k) => ({ rid: Number(k['rid']), ts: Number(k['ts']) })))) : [],
+    spanKeys.length ? run(reads, S.spansByKey, service, spanKeys) : [],
+    logKeys.length ? run(reads, S.logsByKey, logKeys) : [],
   ]);
+  return {
+    spans: inKeyOrder(spanRows, spanKeys, (r) => r.span_id),
+    logs: inKeyOrder(logRows, logKeys, (r) => String(r.ts)),
+    paramRows,
+    metricRows,
+    metricSeries: metricSeries?.n ?? 0,
+    errorTraces: errorTraces?.n ?? 0,
+  };
+}
+
+async function diagnoseOne(ctx: Context, service: string): Promise<Record<string, unknown>> {
+  const { model: m, shared } = ctx;
+  const b = m.bounds;
+  const ops = m.byService.get(service) ?? [];
+  const myLogs = shared.windowLogs.filter((r) => r.service_name === service);
+  const { spans, logs, paramRows, metricRows, metricSeries, errorTraces } = await readSamples(ctx, service, ops, myLogs);
   const identity = serviceIdentity(shared.deployments, service, b.from);
   const known = ctx.deps.services()[service];
   const spanTotal = ops.reduce((s, o) => s + o.n, 0);
-  const logTotal = myLogs.reduce((s, r) => s + Number(r['n']), 0);
-  const profileRows = shared.profiles.filter((r) => r['service_name'] === service && r['in_window']);
+  const logTotal = myLogs.reduce((s, r) => s + r.n, 0);
+  const profileRows = shared.profiles.filter((r) => r.service_name === service && r.in_window);
   const cov = coverage({
     spans: spanTotal,
     logs: logTotal,
-    templates: myLogs.filter((r) => r['template_id'] !== null).length,
-    metricSeries: Number(metricSeries?.['n'] ?? 0),
-    profileSamples: profileRows.reduce((s, r) => s + Number(r['samples']), 0),
+    templates: myLogs.filter((r) => r.template_id !== null).length,
+    metricSeries,
+    profileSamples: profileRows.reduce((s, r) => s + r.samples, 0),
   });
   const findings = buildFindings({
     model: m,
@@ -155,9 +169,9 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     firstSeen: (s) => ctx.deps.services()[s]?.[0],
   });
   const newPatterns = myLogs
-    .map((r) => ctx.templates.get(Number(r['template_id'])))
-    .filter((t): t is Row => t !== undefined && Number(t['first_us']) >= b.newSince)
-    .map((t) => ({ template_id: Number(t['template_id']), pattern: String(t['pattern']), first_us: Number(t['first_us']) }));
+    .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))
+    .filter((t): t is TemplateRow => t !== undefined && t.first_us >= b.newSince)
+    .map((t) => ({ template_id: t.template_id, pattern: t.pattern, first_us: t.first_us }));
   const events = serviceEvents({
     service,
     from: b.from,
@@ -181,14 +195,14 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     lastSeenUs: known ? known[1] : identity.last_seen_us,
     deps: dependencies(m, service),
     coverage: cov,
-    errorTracesTotal: Number(errorTraces?.['n'] ?? 0),
+    errorTracesTotal: errorTraces,
     events,
     findings,
     operations: operationSummaries(m, service, shared.windowErrors, shared.anomalies, b),
     spanTotal,
-    spanSample: spanSample(inKeyOrder(spanRows, spanKeys, (r) => String(r['span_id'])), b),
+    spanSample: spanSample(spans, b),
     logTotal,
-    logSample: logSample(inKeyOrder(logRows, logKeys, (r) => String(r['ts']))),
+    logSample: logSample(logs),
     patterns: logPatterns(service, shared.windowLogs, ctx.templates, b),
     counters: logCounters(paramRows, ctx.templates),
     metrics: metricSummaries(metricRows),
@@ -214,10 +228,10 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
     const tested = latencyCandidates(model);
     const templateIds = new Set<number>();
     const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
-    for (const r of shared.windowLogs) if (r['template_id'] !== null && wanted.has(String(r['service_name']))) templateIds.add(Number(r['template_id']));
+    for (const r of shared.windowLogs) if (r.template_id !== null && wanted.has(r.service_name)) templateIds.add(r.template_id);
     const [above, templateRows] = await Promise.all([
-      tested.length ? readSql(reader, SQL.exceedances(bounds, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 })))) : [],
-      templateIds.size ? readSql(reader, SQL.templates([...templateIds])) : [],
+      tested.length ? run(reader, S.exceedances, bounds, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 }))) : [],
+      templateIds.size ? run(reader, S.templates, [...templateIds]) : [],
     ]);
     applyExceedances(model, above);
     ctx = {
@@ -225,7 +239,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       reader,
       model,
       shared,
-      templates: new Map(templateRows.map((r) => [Number(r['template_id']), r])),
+      templates: new Map(templateRows.map((r) => [r.template_id, r])),
       deploys: findDeploys(shared.deployments, bounds.lookFrom),
       newErrors: newErrorTypes(shared, bounds),
     };

@@ -4,7 +4,7 @@
 import { SPAN_KIND } from '../pipeline/operation.js';
 import { indexSeries, opBaseline, seriesKey, type OpBaseline, type SeriesIndex } from './baseline.js';
 import { errorShift, exceedanceShift, type RateShift } from './stats.js';
-import type { Bounds, Row, SharedRows } from './queries.js';
+import type { AnomalyRow, Bounds, ExceedanceRow, SharedRows, WindowErrorRow } from './queries.js';
 import { BUCKET_US } from '../core/time.js';
 
 export interface OpStat {
@@ -57,9 +57,6 @@ export interface Model {
   callers: Map<string, Set<string>>;
 }
 
-const num = (v: unknown, d = 0) => (v === null || v === undefined ? d : Number(v));
-const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
-
 export const isClientKind = (kind: number) => kind === SPAN_KIND.CLIENT || kind === SPAN_KIND.PRODUCER;
 
 /** The service a peer name stands for: itself, or its first DNS label (`payments.prod.svc.cluster.local`). */
@@ -72,35 +69,27 @@ export function peerService(peer: string, known: ReadonlySet<string>): string | 
 }
 
 /** Anomaly rows' earliest worsening shift before the window, per `service\0operation\0signal`. */
-function shiftsBefore(rows: readonly Row[], from: number): Map<string, number> {
+function shiftsBefore(rows: readonly AnomalyRow[], from: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const r of rows) {
-    const t = num(r['ts_shift_us']);
+    const t = r.ts_shift_us;
     if (t >= from) continue;
-    const key = `${r['service_name']}\u0000${r['operation']}`;
+    const key = `${r.service_name}\u0000${r.operation}`;
     const cur = out.get(key);
     if (cur === undefined || t < cur) out.set(key, t);
   }
   return out;
 }
 
-export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: number, knownServices: Iterable<string>): Model {
-  const series = indexSeries(shared.series);
-  const known = new Set<string>(knownServices);
-  for (const r of shared.windowOps) known.add(String(r['service_name']));
-  for (const r of shared.series) if (r['signal'] === 'error_rate') known.add(String(r['service_name']));
-  const shifts = shiftsBefore(shared.anomalies, bounds.from);
-  const windowBuckets = (bounds.to - bounds.from) / BUCKET_US;
-
-  // Which service a caller's operation reaches, from the trace join (the callee's own spans), else its peer name.
+/** Per caller operation, the service it reaches by the trace join (the callee's own spans); and the calls per caller and callee. */
+function joinedCalls(shared: SharedRows): { viaJoin: Map<string, { callee: string; n: number }>; edges: Map<string, Edge> } {
   const viaJoin = new Map<string, { callee: string; n: number }>();
   const edges = new Map<string, Edge>();
   for (const r of shared.edges) {
-    const caller = String(r['caller']);
-    const callee = String(r['callee']);
-    const n = num(r['n']) * shared.edgeScale;
-    const k = num(r['k']) * shared.edgeScale;
-    const key = `${caller}\u0000${r['caller_operation']}`;
+    const { caller, callee } = r;
+    const n = r.n * shared.edgeScale;
+    const k = r.k * shared.edgeScale;
+    const key = `${caller}\u0000${r.caller_operation}`;
     const cur = viaJoin.get(key);
     if (!cur || n > cur.n) viaJoin.set(key, { callee, n });
     const ek = `${caller}\u0000${callee}`;
@@ -110,32 +99,43 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
       e.k += k;
     } else edges.set(ek, { caller, callee, n, k });
   }
+  return { viaJoin, edges };
+}
 
-  // Each operation's first error and an exemplar error trace, from the error rows (few, and read anyway).
+/** Each operation's first error and an exemplar error trace, from the error rows (few, and read anyway). */
+function firstErrors(rows: readonly WindowErrorRow[]): Map<string, { trace: string | null; first: number }> {
   const errorsOf = new Map<string, { trace: string | null; first: number }>();
-  for (const r of shared.windowErrors) {
-    const key = `${r['service_name']}\u0000${r['operation']}`;
+  for (const r of rows) {
+    const key = `${r.service_name}\u0000${r.operation}`;
     const cur = errorsOf.get(key);
-    const trace = strOrNull(r['trace_id']);
-    const first = num(r['first_us']);
+    const trace = r.trace_id;
+    const first = r.first_us;
     errorsOf.set(key, {
       trace: cur?.trace == null ? trace : trace == null || cur.trace < trace ? cur.trace : trace,
       first: cur ? Math.min(cur.first, first) : first,
     });
   }
+  return errorsOf;
+}
+
+export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: number, knownServices: Iterable<string>): Model {
+  const series = indexSeries(shared.series);
+  const known = new Set<string>(knownServices);
+  for (const r of shared.windowOps) known.add(r.service_name);
+  for (const r of shared.series) if (r.signal === 'error_rate') known.add(r.service_name);
+  const shifts = shiftsBefore(shared.anomalies, bounds.from);
+  const windowBuckets = (bounds.to - bounds.from) / BUCKET_US;
+
+  const { viaJoin, edges } = joinedCalls(shared);
+  const errorsOf = firstErrors(shared.windowErrors);
   const ops: OpStat[] = shared.windowOps.map((r) => {
-    const service = String(r['service_name']);
-    const operation = String(r['operation']);
-    const q = (r['q'] as number[] | null) ?? [];
-    const n = num(r['n']);
-    const k = num(r['k']);
-    const kind = num(r['span_kind']);
-    const p95 = num(q[1]);
+    const { service_name: service, operation, n, k, span_kind: kind, q } = r;
+    const p95 = q[1];
     const errBuckets = series.get('error_rate')?.get(seriesKey(service, operation)) ?? [];
     const latBuckets = series.get('latency_p95')?.get(seriesKey(service, operation)) ?? [];
     const base = opBaseline(errBuckets, latBuckets, { n, k, p95, windowBuckets }, shifts.get(`${service}\u0000${operation}`), baseBuckets);
     const client = isClientKind(kind);
-    const peer = strOrNull(r['peer']);
+    const peer = r.peer;
     const joined = viaJoin.get(`${service}\u0000${operation}`);
     let callee: string | null = joined?.callee ?? null;
     let calleeIsService = callee !== null;
@@ -147,14 +147,14 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
     return {
       service,
       operation,
-      span_name: String(r['span_name'] ?? operation),
+      span_name: r.span_name ?? operation,
       kind,
       n,
       k,
-      p50: num(q[0]),
+      p50: q[0],
       p95,
-      p99: num(q[2]),
-      mean: num(r['mean_us']),
+      p99: q[2],
+      mean: r.mean_us,
       peer,
       error_trace: errorsOf.get(`${service}\u0000${operation}`)?.trace ?? null,
       first_error_us: errorsOf.get(`${service}\u0000${operation}`)?.first ?? null,
@@ -197,8 +197,8 @@ export function latencyCandidates(m: Model): OpStat[] {
 }
 
 /** Fills each tested operation's exceedance counts (rows of SQL.exceedances). */
-export function applyExceedances(m: Model, rows: readonly Row[]): void {
-  const above = new Map(rows.map((r) => [`${r['service_name']}\u0000${r['operation']}`, num(r['above'])]));
+export function applyExceedances(m: Model, rows: readonly ExceedanceRow[]): void {
+  const above = new Map(rows.map((r) => [`${r.service_name}\u0000${r.operation}`, r.above]));
   for (const o of latencyCandidates(m)) {
     o.above = above.get(`${o.service}\u0000${o.operation}`) ?? 0;
     o.lat = exceedanceShift(o.above, o.n);

@@ -35,144 +35,533 @@ const between = (lo: number, hi: number, col = 'timestamp') => `${col} >= ${sqlT
 /** Spans of the edge join: at most this many a side, by a deterministic trace sample when the window holds more. */
 export const EDGE_SAMPLE_SPANS = 200_000;
 
-export const SQL = {
+/** A statement of the diagnosis: its SQL text and the decoder of its rows, the aliases named once, here. */
+export interface Statement<P extends unknown[], T> {
+  sql: (...p: P) => string;
+  decode: (r: Row) => T;
+}
+
+const statement = <P extends unknown[], T>(sql: (...p: P) => string, decode: (r: Row) => T): Statement<P, T> => ({ sql, decode });
+
+/** NULL (or absent) as null, else the value as text. */
+const textOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
+/** NULL (or absent) as `d`, else the value as a number. */
+const num = (v: unknown, d = 0) => (v === null || v === undefined ? d : Number(v));
+const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+export interface WindowOpRow {
+  service_name: string;
+  operation: string;
+  span_name: string | null;
+  span_kind: number;
+  n: number;
+  k: number;
+  /** p50, p95, p99 of the duration, µs (0 when absent). */
+  q: [number, number, number];
+  mean_us: number;
+  peer: string | null;
+}
+export interface ExceedanceRow {
+  service_name: string;
+  operation: string;
+  above: number;
+}
+export interface WindowErrorRow {
+  service_name: string;
+  operation: string;
+  error_type: string;
+  n: number;
+  first_us: number;
+  trace_id: string | null;
+}
+export interface ErrorTypeFirstSeenRow {
+  service_name: string;
+  error_type: string;
+  first_us: number;
+}
+export interface SeriesRow {
+  service_name: string;
+  operation: string;
+  signal: string;
+  t: number;
+  value: number;
+  n: number;
+  k: number;
+}
+export interface EdgeRow {
+  caller: string;
+  caller_operation: string;
+  callee: string;
+  n: number;
+  k: number;
+}
+/** Resource identity of a service: empty strings read as null. */
+export interface DeploymentRow {
+  service_name: string;
+  service_version: string | null;
+  container_image: string | null;
+  service_instance_id: string | null;
+  k8s_pod_name: string | null;
+  k8s_deployment: string | null;
+  k8s_namespace: string | null;
+  service_namespace: string | null;
+  first_us: number;
+  last_us: number;
+  n: number;
+}
+export interface WindowLogRow {
+  service_name: string;
+  template_id: number | null;
+  n: number;
+  k: number;
+  first_us: number;
+  last_us: number;
+  severity_text: string | null;
+}
+export interface TemplateRow {
+  template_id: number;
+  service_name: string;
+  pattern: string;
+  example_body: string | null;
+  severity_text: string | null;
+  first_us: number;
+  last_us: number;
+  /** JSON text. */
+  sample_values: string | null;
+}
+export interface ProfileRow {
+  service_name: string;
+  profile_type: string;
+  unit: string;
+  function: string;
+  in_window: boolean;
+  value: number;
+  samples: number;
+  first_us: number;
+  last_us: number;
+}
+/** A histogram of finish-reason lists: [{key: JSON array of reasons, value: calls}]. */
+export type FinishHistogram = { key: string; value: number }[];
+export interface GenAiRow {
+  service_name: string;
+  model: string;
+  system: string | null;
+  operations: string[];
+  finish: FinishHistogram;
+  n: number;
+  k: number;
+  p95: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+export interface GenAiBeforeRow {
+  service_name: string;
+  model: string;
+  /** The finish reasons of these calls, a JSON array. */
+  finish: string;
+  n: number;
+  k: number;
+}
+export interface AnomalyRow {
+  service_name: string;
+  operation: string;
+  signal: string;
+  before: number;
+  after: number;
+  ts_shift_us: number;
+  drill_down_sql: string | null;
+}
+export interface MetricRow {
+  metric_name: string;
+  bucket_us: number;
+  n: number;
+  avg: number | null;
+  p95: number | null;
+}
+export interface CountRow {
+  n: number;
+}
+export interface SpanKey {
+  span_id: string;
+  operation: string;
+  ts: number;
+}
+export interface SpanRow {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  span_name: string | null;
+  operation: string;
+  span_kind: number;
+  status_code: number;
+  status_message: string | null;
+  is_error: boolean;
+  start_us: number;
+  duration_us: number;
+  /** JSON text. */
+  span_attributes: string | null;
+  events_json: string | null;
+}
+export interface LogKey {
+  rid: number;
+  ts: number;
+}
+export interface LogRow {
+  ts: number;
+  body: string | null;
+  severity_text: string | null;
+  /** Empty ids read as null. */
+  trace_id: string | null;
+  span_id: string | null;
+  /** JSON text. */
+  log_attributes: string | null;
+  event_name: string | null;
+  is_error: boolean;
+}
+export interface TemplateParamsRow {
+  template_id: number;
+  ts: number;
+  /** JSON text: the record's parameter values in slot order. */
+  template_params: string;
+}
+
+const emptyAsNull = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));
+const count = (r: Row): CountRow => ({ n: num(r['n']) });
+const spanKey = (r: Row): SpanKey => ({ span_id: String(r['span_id']), operation: String(r['operation']), ts: Number(r['ts']) });
+const logKey = (r: Row): LogKey => ({ rid: Number(r['rid']), ts: Number(r['ts']) });
+
+export const STATEMENTS = {
   /** Per service and operation in the window: volume, errors, quantiles (ids and exemplars come from narrower reads). */
-  windowOps: (b: Bounds) =>
-    `SELECT service_name, operation, any_value(span_name) AS span_name, min(span_kind) AS span_kind, count(*) AS n, count_if(is_error) AS k, ` +
-    `quantile_cont(duration_us, [0.5, 0.95, 0.99]) AS q, avg(duration_us) AS mean_us, max(peer_service) AS peer ` +
-    `FROM ${SPANS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+  windowOps: statement(
+    (b: Bounds) =>
+      `SELECT service_name, operation, any_value(span_name) AS span_name, min(span_kind) AS span_kind, count(*) AS n, count_if(is_error) AS k, ` +
+      `quantile_cont(duration_us, [0.5, 0.95, 0.99]) AS q, avg(duration_us) AS mean_us, max(peer_service) AS peer ` +
+      `FROM ${SPANS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+    (r): WindowOpRow => {
+      const q = (r['q'] as (number | null)[] | null) ?? [];
+      return {
+        service_name: String(r['service_name']),
+        operation: String(r['operation']),
+        span_name: textOrNull(r['span_name']),
+        span_kind: num(r['span_kind']),
+        n: num(r['n']),
+        k: num(r['k']),
+        q: [num(q[0]), num(q[1]), num(q[2])],
+        mean_us: num(r['mean_us']),
+        peer: textOrNull(r['peer']),
+      };
+    },
+  ),
 
   /** Window spans above a per-operation threshold (the baseline p95): the quantile-exceedance test's counts. */
-  exceedances: (b: Bounds, thresholds: readonly { service: string; operation: string; threshold: number }[]) =>
-    `SELECT s.service_name, s.operation, count(*) AS above FROM ${SPANS.name} AS s JOIN (VALUES ${thresholds
-      .map((t) => `(${sqlString(t.service)}, ${sqlString(t.operation)}, ${Math.floor(t.threshold)})`)
-      .join(', ')}) AS t(svc, op, thr) ON s.service_name = t.svc AND s.operation = t.op ` +
-    `WHERE ${between(b.from, b.to, 's.timestamp')} AND s.duration_us > t.thr GROUP BY ALL`,
+  exceedances: statement(
+    (b: Bounds, thresholds: readonly { service: string; operation: string; threshold: number }[]) =>
+      `SELECT s.service_name, s.operation, count(*) AS above FROM ${SPANS.name} AS s JOIN (VALUES ${thresholds
+        .map((t) => `(${sqlString(t.service)}, ${sqlString(t.operation)}, ${Math.floor(t.threshold)})`)
+        .join(', ')}) AS t(svc, op, thr) ON s.service_name = t.svc AND s.operation = t.op ` +
+      `WHERE ${between(b.from, b.to, 's.timestamp')} AND s.duration_us > t.thr GROUP BY ALL`,
+    (r): ExceedanceRow => ({ service_name: String(r['service_name']), operation: String(r['operation']), above: num(r['above']) }),
+  ),
 
   /** Error classes in the window: exception or error type, HTTP status, status message. */
-  windowErrors: (b: Bounds) =>
-    `SELECT service_name, operation, coalesce(error_type, 'unclassified') AS error_type, http_status_code, ` +
-    `left(coalesce(status_message, ''), 120) AS message, count(*) AS n, min(epoch_us(timestamp)) AS first_us, min(trace_id) AS trace_id ` +
-    `FROM ${SPANS.name} WHERE is_error AND ${between(b.from, b.to)} GROUP BY ALL`,
+  windowErrors: statement(
+    (b: Bounds) =>
+      `SELECT service_name, operation, coalesce(error_type, 'unclassified') AS error_type, http_status_code, ` +
+      `left(coalesce(status_message, ''), 120) AS message, count(*) AS n, min(epoch_us(timestamp)) AS first_us, min(trace_id) AS trace_id ` +
+      `FROM ${SPANS.name} WHERE is_error AND ${between(b.from, b.to)} GROUP BY ALL`,
+    (r): WindowErrorRow => ({
+      service_name: String(r['service_name']),
+      operation: String(r['operation']),
+      error_type: String(r['error_type']),
+      n: Number(r['n']),
+      first_us: num(r['first_us']),
+      trace_id: textOrNull(r['trace_id']),
+    }),
+  ),
 
   /** When each error type first appeared in the look-back and window (to tell a new one, and since when). */
-  errorTypesFirstSeen: (b: Bounds, dirty: readonly number[]) =>
-    `SELECT service_name, error_type, min(first_us) AS first_us FROM (${fromRollup(ERROR_TYPES_ROLLUP, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
+  errorTypesFirstSeen: statement(
+    (b: Bounds, dirty: readonly number[]) =>
+      `SELECT service_name, error_type, min(first_us) AS first_us FROM (${fromRollup(ERROR_TYPES_ROLLUP, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
+    (r): ErrorTypeFirstSeenRow => ({ service_name: String(r['service_name']), error_type: String(r['error_type']), first_us: Number(r['first_us']) }),
+  ),
 
   /** The persisted series before the window. */
-  series: (b: Bounds) =>
-    `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM ${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}`,
+  series: statement(
+    (b: Bounds) =>
+      `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM ${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}`,
+    (r) => seriesRow(r),
+  ),
 
   /** Buckets of the look-back and window the detection pass has not closed (their series and rollups are read raw). */
-  dirtyBuckets: (b: Bounds) =>
-    `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket >= ${Math.floor(b.lookFrom / BUCKET_US)} AND bucket <= ${Math.floor(b.to / BUCKET_US)} ORDER BY bucket`,
+  dirtyBuckets: statement(
+    (b: Bounds) =>
+      `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket >= ${Math.floor(b.lookFrom / BUCKET_US)} AND bucket <= ${Math.floor(b.to / BUCKET_US)} ORDER BY bucket`,
+    (r) => Number(r['bucket']),
+  ),
 
   /** The series' own aggregates over raw telemetry for buckets [lo, hi) the pass has not closed. */
-  rawSeries: (lo: number, hi: number) =>
-    `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM (${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')})`,
+  rawSeries: statement(
+    (lo: number, hi: number) =>
+      `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM (${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')})`,
+    (r) => seriesRow(r),
+  ),
+
+  /** Spans in the window (how much of it the edge join reads). */
+  windowSpans: statement((b: Bounds) => `SELECT count(*) AS n FROM ${SPANS.name} WHERE ${between(b.from, b.to)}`, count),
 
   /**
    * Cross-service calls: a server or consumer span whose parent span belongs to another service, in
    * the last `sliceUs` of the window (its parents may start up to a minute earlier). A contiguous
    * slice, unlike a sample of traces, lets the store skip every other row group.
    */
-  edges: (b: Bounds, sliceUs: number) => {
-    const lo = Math.max(b.from, b.to - sliceUs);
-    return (
-      `SELECT p.service_name AS caller, p.operation AS caller_operation, c.service_name AS callee, count(*) AS n, count_if(c.is_error) AS k ` +
-      `FROM (SELECT trace_id, parent_span_id, service_name, is_error FROM ${SPANS.name} WHERE span_kind IN (2, 5) AND parent_span_id IS NOT NULL AND ${between(lo, b.to)}) AS c ` +
-      `JOIN (SELECT trace_id, span_id, service_name, operation FROM ${SPANS.name} WHERE ${between(lo - MINUTE_US, b.to)}) AS p ` +
-      `ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.service_name <> c.service_name GROUP BY ALL`
-    );
-  },
+  edges: statement(
+    (b: Bounds, sliceUs: number) => {
+      const lo = Math.max(b.from, b.to - sliceUs);
+      return (
+        `SELECT p.service_name AS caller, p.operation AS caller_operation, c.service_name AS callee, count(*) AS n, count_if(c.is_error) AS k ` +
+        `FROM (SELECT trace_id, parent_span_id, service_name, is_error FROM ${SPANS.name} WHERE span_kind IN (2, 5) AND parent_span_id IS NOT NULL AND ${between(lo, b.to)}) AS c ` +
+        `JOIN (SELECT trace_id, span_id, service_name, operation FROM ${SPANS.name} WHERE ${between(lo - MINUTE_US, b.to)}) AS p ` +
+        `ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.service_name <> c.service_name GROUP BY ALL`
+      );
+    },
+    (r): EdgeRow => ({ caller: String(r['caller']), caller_operation: String(r['caller_operation']), callee: String(r['callee']), n: num(r['n']), k: num(r['k']) }),
+  ),
 
   /** Versions, images, instances and pods per service, first and last seen, over the look-back and window. */
-  deployments: (b: Bounds, dirty: readonly number[]) =>
-    `SELECT service_name, service_version, container_image, service_instance_id, k8s_pod_name, any_value(k8s_deployment) AS k8s_deployment, ` +
-    `any_value(k8s_namespace) AS k8s_namespace, any_value(service_namespace) AS service_namespace, min(first_us) AS first_us, max(last_us) AS last_us, sum(n) AS n ` +
-    `FROM (${fromRollup(RESOURCES_ROLLUP, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
+  deployments: statement(
+    (b: Bounds, dirty: readonly number[]) =>
+      `SELECT service_name, service_version, container_image, service_instance_id, k8s_pod_name, any_value(k8s_deployment) AS k8s_deployment, ` +
+      `any_value(k8s_namespace) AS k8s_namespace, any_value(service_namespace) AS service_namespace, min(first_us) AS first_us, max(last_us) AS last_us, sum(n) AS n ` +
+      `FROM (${fromRollup(RESOURCES_ROLLUP, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
+    (r): DeploymentRow => ({
+      service_name: String(r['service_name']),
+      service_version: emptyAsNull(r['service_version']),
+      container_image: emptyAsNull(r['container_image']),
+      service_instance_id: emptyAsNull(r['service_instance_id']),
+      k8s_pod_name: emptyAsNull(r['k8s_pod_name']),
+      k8s_deployment: emptyAsNull(r['k8s_deployment']),
+      k8s_namespace: emptyAsNull(r['k8s_namespace']),
+      service_namespace: emptyAsNull(r['service_namespace']),
+      first_us: Number(r['first_us']),
+      last_us: Number(r['last_us']),
+      n: Number(r['n']),
+    }),
+  ),
 
   /** Logs per service and template in the window. */
-  windowLogs: (b: Bounds) =>
-    `SELECT service_name, template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
-    `any_value(severity_text) AS severity_text FROM ${LOGS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+  windowLogs: statement(
+    (b: Bounds) =>
+      `SELECT service_name, template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
+      `any_value(severity_text) AS severity_text FROM ${LOGS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+    (r): WindowLogRow => ({
+      service_name: String(r['service_name']),
+      template_id: numOrNull(r['template_id']),
+      n: Number(r['n']),
+      k: Number(r['k']),
+      first_us: Number(r['first_us']),
+      last_us: Number(r['last_us']),
+      severity_text: textOrNull(r['severity_text']),
+    }),
+  ),
 
-  templates: (ids: readonly number[]) =>
-    `SELECT template_id, service_name, pattern, example_body, severity_text, epoch_us(first_seen) AS first_us, epoch_us(last_seen) AS last_us, sample_values ` +
-    `FROM ${LOG_TEMPLATES.name} WHERE template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')})`,
+  templates: statement(
+    (ids: readonly number[]) =>
+      `SELECT template_id, service_name, pattern, example_body, severity_text, epoch_us(first_seen) AS first_us, epoch_us(last_seen) AS last_us, sample_values ` +
+      `FROM ${LOG_TEMPLATES.name} WHERE template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')})`,
+    (r): TemplateRow => ({
+      template_id: Number(r['template_id']),
+      service_name: String(r['service_name']),
+      pattern: String(r['pattern']),
+      example_body: textOrNull(r['example_body']),
+      severity_text: textOrNull(r['severity_text']),
+      first_us: Number(r['first_us']),
+      last_us: Number(r['last_us']),
+      sample_values: textOrNull(r['sample_values']),
+    }),
+  ),
 
   /** Profile cost per service, type and leaf function, in the window and before it. */
-  profiles: (b: Bounds) =>
-    `SELECT service_name, profile_type, unit, function, epoch_us(timestamp) >= ${b.from} AS in_window, sum(value)::DOUBLE AS value, sum(sample_count) AS samples, ` +
-    `min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us FROM ${PROFILES.name} WHERE ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+  profiles: statement(
+    (b: Bounds) =>
+      `SELECT service_name, profile_type, unit, function, epoch_us(timestamp) >= ${b.from} AS in_window, sum(value)::DOUBLE AS value, sum(sample_count) AS samples, ` +
+      `min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us FROM ${PROFILES.name} WHERE ${between(b.lookFrom, b.to)} GROUP BY ALL`,
+    (r): ProfileRow => ({
+      service_name: String(r['service_name']),
+      profile_type: String(r['profile_type']),
+      unit: String(r['unit']),
+      function: String(r['function']),
+      in_window: Boolean(r['in_window']),
+      value: Number(r['value']),
+      samples: Number(r['samples']),
+      first_us: Number(r['first_us']),
+      last_us: Number(r['last_us']),
+    }),
+  ),
 
   /** Model calls in the window (GenAI semantic conventions, promoted at ingest) per service and model; finish reasons as a histogram. */
-  genAiWindow: (b: Bounds) =>
-    `SELECT service_name, gen_ai_model AS model, any_value(gen_ai_system) AS system, list(DISTINCT gen_ai_operation) FILTER (WHERE gen_ai_operation IS NOT NULL) AS operations, ` +
-    `true AS in_window, histogram(coalesce(gen_ai_finish_reasons, '[]')) AS finish, count(*) AS n, count_if(is_error) AS k, ` +
-    `quantile_cont(duration_us, 0.95) AS p95, sum(gen_ai_input_tokens) AS input_tokens, sum(gen_ai_output_tokens) AS output_tokens ` +
-    `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${between(b.from, b.to)} GROUP BY ALL`,
+  genAiWindow: statement(
+    (b: Bounds) =>
+      `SELECT service_name, gen_ai_model AS model, any_value(gen_ai_system) AS system, list(DISTINCT gen_ai_operation) FILTER (WHERE gen_ai_operation IS NOT NULL) AS operations, ` +
+      `true AS in_window, histogram(coalesce(gen_ai_finish_reasons, '[]')) AS finish, count(*) AS n, count_if(is_error) AS k, ` +
+      `quantile_cont(duration_us, 0.95) AS p95, sum(gen_ai_input_tokens) AS input_tokens, sum(gen_ai_output_tokens) AS output_tokens ` +
+      `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${between(b.from, b.to)} GROUP BY ALL`,
+    (r): GenAiRow => ({
+      service_name: String(r['service_name']),
+      model: String(r['model']),
+      system: textOrNull(r['system']),
+      operations: ((r['operations'] as unknown[] | null) ?? []).map(String),
+      finish: ((r['finish'] as { key: unknown; value: unknown }[] | null) ?? []).map((e) => ({ key: String(e.key), value: Number(e.value) })),
+      n: Number(r['n']),
+      k: Number(r['k']),
+      p95: Number(r['p95']),
+      input_tokens: num(r['input_tokens']),
+      output_tokens: num(r['output_tokens']),
+    }),
+  ),
 
   /** Model calls before the window, per finish reasons (the rollup's shape). */
-  genAiBefore: (b: Bounds, dirty: readonly number[]) =>
-    `SELECT service_name, model, finish, sum(n) AS n, sum(k) AS k FROM (${fromRollup(GEN_AI_ROLLUP, b.lookFrom, bucketStart(b.from), dirty)}) GROUP BY ALL`,
+  genAiBefore: statement(
+    (b: Bounds, dirty: readonly number[]) =>
+      `SELECT service_name, model, finish, sum(n) AS n, sum(k) AS k FROM (${fromRollup(GEN_AI_ROLLUP, b.lookFrom, bucketStart(b.from), dirty)}) GROUP BY ALL`,
+    (r): GenAiBeforeRow => ({ service_name: String(r['service_name']), model: String(r['model']), finish: String(r['finish']), n: Number(r['n']), k: Number(r['k']) }),
+  ),
 
-  anomalies: (b: Bounds) =>
-    `SELECT service_name, operation, signal, before, after, ts_shift_us, drill_down_sql FROM ${ANOMALIES.name} WHERE ${between(b.lookFrom, b.to)}`,
+  anomalies: statement(
+    (b: Bounds) =>
+      `SELECT service_name, operation, signal, before, after, ts_shift_us, drill_down_sql FROM ${ANOMALIES.name} WHERE ${between(b.lookFrom, b.to)}`,
+    (r): AnomalyRow => ({
+      service_name: String(r['service_name']),
+      operation: String(r['operation']),
+      signal: String(r['signal']),
+      before: Number(r['before']),
+      after: Number(r['after']),
+      ts_shift_us: num(r['ts_shift_us']),
+      drill_down_sql: textOrNull(r['drill_down_sql']),
+    }),
+  ),
 
   /** Metric summaries of one service: per metric and 5-minute bucket. */
-  metrics: (b: Bounds, service: string) => {
-    const bucket = `(epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US}`;
-    const where = `service_name = ${sqlString(service)} AND ${between(b.from, b.to)}`;
-    return (
-      `SELECT metric_name, ${bucket} AS bucket_us, count(*) AS n, avg(value) AS avg, quantile_cont(value, 0.95) AS p95 FROM ${METRICS_GAUGE.name} WHERE ${where} GROUP BY ALL UNION ALL ` +
-      `SELECT metric_name, ${bucket}, count(*), avg(value), quantile_cont(value, 0.95) FROM ${METRICS_SUM.name} WHERE ${where} GROUP BY ALL UNION ALL ` +
-      `SELECT metric_name, ${bucket}, sum(count)::BIGINT, sum(sum) / nullif(sum(count), 0), NULL::DOUBLE FROM ${METRICS_HISTOGRAM.name} WHERE ${where} GROUP BY ALL`
-    );
-  },
+  metrics: statement(
+    (b: Bounds, service: string) => {
+      const bucket = `(epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US}`;
+      const where = `service_name = ${sqlString(service)} AND ${between(b.from, b.to)}`;
+      return (
+        `SELECT metric_name, ${bucket} AS bucket_us, count(*) AS n, avg(value) AS avg, quantile_cont(value, 0.95) AS p95 FROM ${METRICS_GAUGE.name} WHERE ${where} GROUP BY ALL UNION ALL ` +
+        `SELECT metric_name, ${bucket}, count(*), avg(value), quantile_cont(value, 0.95) FROM ${METRICS_SUM.name} WHERE ${where} GROUP BY ALL UNION ALL ` +
+        `SELECT metric_name, ${bucket}, sum(count)::BIGINT, sum(sum) / nullif(sum(count), 0), NULL::DOUBLE FROM ${METRICS_HISTOGRAM.name} WHERE ${where} GROUP BY ALL`
+      );
+    },
+    (r): MetricRow => ({ metric_name: String(r['metric_name']), bucket_us: Number(r['bucket_us']), n: Number(r['n']), avg: numOrNull(r['avg']), p95: numOrNull(r['p95']) }),
+  ),
 
   /** Distinct metric series of one service in the window (coverage). */
-  metricSeries: (b: Bounds, service: string) => {
+  metricSeries: statement((b: Bounds, service: string) => {
     const where = `service_name = ${sqlString(service)} AND ${between(b.from, b.to)}`;
     return `SELECT count(*) AS n FROM (${[METRICS_GAUGE, METRICS_SUM, METRICS_HISTOGRAM].map((t) => `SELECT DISTINCT metric_name, attributes FROM ${t.name} WHERE ${where}`).join(' UNION ')})`;
-  },
+  }, count),
 
   // Samples are chosen on narrow columns (ids, times, durations), then only the chosen rows are read
   // whole: reading a span's attribute and event JSON costs ~2 ms a row (a compressed vector decoded
   // for it), so a top-N over every error span's wide columns cost 46 ms in bench:diagnose against 13.
 
   /** The newest error spans of one service. */
-  errorSpanKeys: (b: Bounds, service: string, limit: number) =>
-    `SELECT span_id, operation, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, span_id LIMIT ${limit}`,
+  errorSpanKeys: statement(
+    (b: Bounds, service: string, limit: number) =>
+      `SELECT span_id, operation, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, span_id LIMIT ${limit}`,
+    spanKey,
+  ),
   /** The slowest successful spans of one service. */
-  slowSpanKeys: (b: Bounds, service: string, limit: number) =>
-    `SELECT span_id, operation, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND NOT is_error AND ${between(b.from, b.to)} ORDER BY duration_us DESC, span_id LIMIT ${limit}`,
+  slowSpanKeys: statement(
+    (b: Bounds, service: string, limit: number) =>
+      `SELECT span_id, operation, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND NOT is_error AND ${between(b.from, b.to)} ORDER BY duration_us DESC, span_id LIMIT ${limit}`,
+    spanKey,
+  ),
   /** One span of each operation, from the most recent `sliceUs` of the window. */
-  exemplarSpanKeys: (b: Bounds, service: string, sliceUs: number) =>
-    `SELECT operation, min(span_id) AS span_id, arg_min(epoch_us(timestamp), span_id) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} GROUP BY ALL`,
+  exemplarSpanKeys: statement(
+    (b: Bounds, service: string, sliceUs: number) =>
+      `SELECT operation, min(span_id) AS span_id, arg_min(epoch_us(timestamp), span_id) AS ts FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} GROUP BY ALL`,
+    spanKey,
+  ),
   /** Whole sample spans by their exact start (the store reads one row group for each). */
-  spansByKey: (service: string, keys: readonly { span_id: string; ts: number }[]) =>
-    keys.map((k) => `(SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE timestamp = ${sqlTimestamp(k.ts)} AND span_id = ${sqlString(k.span_id)} AND service_name = ${sqlString(service)})`).join(' UNION ALL '),
+  spansByKey: statement(
+    (service: string, keys: readonly { span_id: string; ts: number }[]) =>
+      keys.map((k) => `(SELECT ${SPAN_SAMPLE_COLUMNS} FROM ${SPANS.name} WHERE timestamp = ${sqlTimestamp(k.ts)} AND span_id = ${sqlString(k.span_id)} AND service_name = ${sqlString(service)})`).join(' UNION ALL '),
+    (r): SpanRow => ({
+      trace_id: String(r['trace_id']),
+      span_id: String(r['span_id']),
+      parent_span_id: textOrNull(r['parent_span_id']),
+      span_name: textOrNull(r['span_name']),
+      operation: String(r['operation']),
+      span_kind: num(r['span_kind']),
+      status_code: Number(r['status_code']),
+      status_message: textOrNull(r['status_message']),
+      is_error: Boolean(r['is_error']),
+      start_us: Number(r['start_us']),
+      duration_us: Number(r['duration_us']),
+      span_attributes: textOrNull(r['span_attributes']),
+      events_json: textOrNull(r['events_json']),
+    }),
+  ),
 
   /** The newest error logs of one service, and the newest logs of the window's last slice (rowids: logs have no id of their own). */
-  errorLogKeys: (b: Bounds, service: string, limit: number) =>
-    `SELECT rowid AS rid, epoch_us(timestamp) AS ts FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, rowid LIMIT ${limit}`,
-  newestLogKeys: (b: Bounds, service: string, limit: number, sliceUs: number) =>
-    `SELECT rowid AS rid, epoch_us(timestamp) AS ts FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} ORDER BY timestamp DESC, rowid LIMIT ${limit}`,
-  logsByKey: (keys: readonly { rid: number; ts: number }[]) =>
-    keys
-      .map((k) => `(SELECT epoch_us(timestamp) AS ts, body, severity_text, trace_id, span_id, log_attributes, event_name, is_error FROM ${LOGS.name} WHERE timestamp = ${sqlTimestamp(k.ts)} AND rowid = ${Math.trunc(k.rid)})`)
-      .join(' UNION ALL '),
+  errorLogKeys: statement(
+    (b: Bounds, service: string, limit: number) =>
+      `SELECT rowid AS rid, epoch_us(timestamp) AS ts FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)} ORDER BY timestamp DESC, rowid LIMIT ${limit}`,
+    logKey,
+  ),
+  newestLogKeys: statement(
+    (b: Bounds, service: string, limit: number, sliceUs: number) =>
+      `SELECT rowid AS rid, epoch_us(timestamp) AS ts FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} ORDER BY timestamp DESC, rowid LIMIT ${limit}`,
+    logKey,
+  ),
+  logsByKey: statement(
+    (keys: readonly { rid: number; ts: number }[]) =>
+      keys
+        .map((k) => `(SELECT epoch_us(timestamp) AS ts, body, severity_text, trace_id, span_id, log_attributes, event_name, is_error FROM ${LOGS.name} WHERE timestamp = ${sqlTimestamp(k.ts)} AND rowid = ${Math.trunc(k.rid)})`)
+        .join(' UNION ALL '),
+    (r): LogRow => ({
+      ts: Number(r['ts']),
+      body: textOrNull(r['body']),
+      severity_text: textOrNull(r['severity_text']),
+      trace_id: emptyAsNull(r['trace_id']),
+      span_id: emptyAsNull(r['span_id']),
+      log_attributes: textOrNull(r['log_attributes']),
+      event_name: textOrNull(r['event_name']),
+      is_error: Boolean(r['is_error']),
+    }),
+  ),
 
   /** Parameters of the newest records of each template in the window's last slice (the numeric slots behind log_counters). */
-  templateParams: (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) =>
-    `SELECT template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
-    `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
+  templateParams: statement(
+    (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) =>
+      `SELECT template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
+      `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
+    (r): TemplateParamsRow => ({ template_id: Number(r['template_id']), ts: Number(r['ts']), template_params: String(r['template_params']) }),
+  ),
 
   /** Distinct traces with an error span of one service. */
-  errorTraces: (b: Bounds, service: string) =>
-    `SELECT count(DISTINCT trace_id) AS n FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)}`,
+  errorTraces: statement(
+    (b: Bounds, service: string) => `SELECT count(DISTINCT trace_id) AS n FROM ${SPANS.name} WHERE service_name = ${sqlString(service)} AND is_error AND ${between(b.from, b.to)}`,
+    count,
+  ),
 };
+
+function seriesRow(r: Row): SeriesRow {
+  return {
+    service_name: String(r['service_name']),
+    operation: String(r['operation']),
+    signal: String(r['signal']),
+    t: Number(r['t']),
+    value: Number(r['value']),
+    n: num(r['n']),
+    k: num(r['k']),
+  };
+}
+
+type Statements = typeof STATEMENTS;
+/** The SQL text of every statement (what bench:diagnose times one by one). */
+export const SQL = Object.fromEntries(Object.entries(STATEMENTS).map(([name, s]) => [name, s.sql])) as { [K in keyof Statements]: Statements[K]['sql'] };
 
 export const SPAN_SAMPLE_COLUMNS =
   'trace_id, span_id, parent_span_id, span_name, operation, span_kind, status_code, status_message, is_error, epoch_us(timestamp) AS start_us, duration_us, span_attributes, events_json';
@@ -194,19 +583,19 @@ export function bucketStart(us: number): number {
 
 /** What every diagnosis of the request shares. */
 export interface SharedRows {
-  windowOps: Row[];
-  windowErrors: Row[];
-  errorTypesFirstSeen: Row[];
-  series: Row[];
-  edges: Row[];
+  windowOps: WindowOpRow[];
+  windowErrors: WindowErrorRow[];
+  errorTypesFirstSeen: ErrorTypeFirstSeenRow[];
+  series: SeriesRow[];
+  edges: EdgeRow[];
   /** Edge counts from a slice of the window are scaled up by this (1: the whole window). */
   edgeScale: number;
-  deployments: Row[];
-  windowLogs: Row[];
-  profiles: Row[];
-  genAi: Row[];
-  genAiBefore: Row[];
-  anomalies: Row[];
+  deployments: DeploymentRow[];
+  windowLogs: WindowLogRow[];
+  profiles: ProfileRow[];
+  genAi: GenAiRow[];
+  genAiBefore: GenAiBeforeRow[];
+  anomalies: AnomalyRow[];
 }
 
 /** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
@@ -226,32 +615,38 @@ async function read(r: Reader, sql: string): Promise<Row[]> {
   }
 }
 
+/** One statement's rows, decoded. */
+export async function run<P extends unknown[], T>(r: Reader, s: Statement<P, T>, ...params: P): Promise<T[]> {
+  return (await read(r, s.sql(...params))).map(s.decode);
+}
+
 /** Runs the shared statements concurrently. */
 export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> {
-  const dirty = (await read(reads, SQL.dirtyBuckets(b))).map((r) => Number(r['bucket']));
+  const S = STATEMENTS;
+  const dirty = await run(reads, S.dirtyBuckets, b);
   const seriesDirty = dirty.filter((d) => d * BUCKET_US < bucketStart(b.from));
   const edgeRows = (async () => {
     // The join's cost grows with the window's spans: past EDGE_SAMPLE_SPANS it runs on the most
     // recent slice of the window that holds about that many (at least a minute).
-    const [count] = await read(reads, `SELECT count(*) AS n FROM ${SPANS.name} WHERE ${between(b.from, b.to)}`);
-    const n = Number(count?.['n'] ?? 0);
+    const [count] = await run(reads, S.windowSpans, b);
+    const n = count?.n ?? 0;
     const w = b.to - b.from;
     const slice = n > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
-    return { rows: await read(reads, SQL.edges(b, slice)), scale: slice < w ? w / slice : 1 };
+    return { rows: await run(reads, S.edges, b, slice), scale: slice < w ? w / slice : 1 };
   })();
   const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies] = await Promise.all([
-    read(reads, SQL.windowOps(b)),
-    read(reads, SQL.windowErrors(b)),
-    read(reads, SQL.errorTypesFirstSeen(b, dirty)),
-    read(reads, SQL.series(b)),
-    Promise.all(bucketRuns(seriesDirty).map(([lo, hi]) => read(reads, SQL.rawSeries(lo, hi)))),
+    run(reads, S.windowOps, b),
+    run(reads, S.windowErrors, b),
+    run(reads, S.errorTypesFirstSeen, b, dirty),
+    run(reads, S.series, b),
+    Promise.all(bucketRuns(seriesDirty).map(([lo, hi]) => run(reads, S.rawSeries, lo, hi))),
     edgeRows,
-    read(reads, SQL.deployments(b, dirty)),
-    read(reads, SQL.windowLogs(b)),
-    read(reads, SQL.profiles(b)),
-    read(reads, SQL.genAiWindow(b)),
-    read(reads, SQL.genAiBefore(b, dirty)),
-    read(reads, SQL.anomalies(b)),
+    run(reads, S.deployments, b, dirty),
+    run(reads, S.windowLogs, b),
+    run(reads, S.profiles, b),
+    run(reads, S.genAiWindow, b),
+    run(reads, S.genAiBefore, b, dirty),
+    run(reads, S.anomalies, b),
   ]);
   return {
     windowOps,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyExceedances, buildModel, latencyCandidates } from '../../src/diagnose/model.js';
 import { buildFindings, severityOf, type Finding, type FindingInputs } from '../../src/diagnose/findings.js';
-import type { Row, SharedRows } from '../../src/diagnose/queries.js';
+import { STATEMENTS, type Row, type SharedRows } from '../../src/diagnose/queries.js';
 import { boundsFor } from '../../src/diagnose/index.js';
 
 const B = 300_000_000;
@@ -54,12 +54,13 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
       first_error_us: o.k ? FROM : null,
     });
   }
+  // Rows as the store returns them, through the statements' decoders.
   const shared: SharedRows = {
-    windowOps,
+    windowOps: windowOps.map(STATEMENTS.windowOps.decode),
     windowErrors: [],
     errorTypesFirstSeen: [],
-    series,
-    edges: edges.map(([caller, caller_operation, callee]) => ({ caller, caller_operation, callee, n: 100, k: 0 })),
+    series: series.map(STATEMENTS.series.decode),
+    edges: edges.map(([caller, caller_operation, callee]) => STATEMENTS.edges.decode({ caller, caller_operation, callee, n: 100, k: 0 })),
     edgeScale: 1,
     deployments: [],
     windowLogs: [],
@@ -70,12 +71,12 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
   };
   const model = buildModel(shared, bounds, baseBuckets, new Set(ops.map((o) => o.service)));
   const above = latencyCandidates(model).map((o) => ({ service_name: o.service, operation: o.operation, above: ops.find((x) => x.service === o.service && x.operation === o.operation)?.above ?? Math.round(o.n * 0.05) }));
-  applyExceedances(model, above);
+  applyExceedances(model, above.map(STATEMENTS.exceedances.decode));
   return buildFindings({
     model,
     root: 'gateway',
     deploys: [],
-    deployments,
+    deployments: deployments.map(STATEMENTS.deployments.decode),
     newErrorTypes: new Map(),
     windowLogs: [],
     templates: new Map(),
