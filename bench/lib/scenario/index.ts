@@ -1,12 +1,14 @@
 // Scenario generator for the diagnosis evaluation (npm run eval:diagnose) and its tests: a seeded
 // microservice system (topology.ts), one injected fault and its expectation (faults.ts), the
 // telemetry (traffic.ts), sending it through OTLP and the profile endpoint (send.ts), and running
-// and scoring a case on the real server (run.ts).
+// and scoring a case on the real server (run.ts); recorded-style cases, telemetry shaped like a real
+// system's recording and the failure classes seen on it (recorded.ts).
 export * from './topology.js';
 export * from './faults.js';
 export * from './traffic.js';
 export * from './send.js';
 export * from './run.js';
+export * from './recorded.js';
 
 import { FAULT_KINDS, type CaseSpec, type FaultKind } from './faults.js';
 
