@@ -27,8 +27,11 @@ export interface ReadPool {
    * if the deadline passed while waiting). Throws ApiError OVERLOADED beyond the queue, NOT_READY once closed.
    */
   use<T>(fn: (conn: DuckDBConnection) => Promise<T>, deadline?: number): Promise<T>;
-  /** Refuses waiting uses, interrupts running ones, closes idle connections now and busy ones when they finish. */
-  close(): void;
+  /**
+   * Refuses waiting uses, interrupts running ones, closes idle connections now and busy ones when they
+   * finish; resolves when every connection is closed, so the store can close after it.
+   */
+  close(): Promise<void>;
 }
 
 /** A read ran past its time limit and was interrupted. */
@@ -63,6 +66,13 @@ export async function openReadPool(store: Connector, opts: ReadPoolOptions): Pro
   const free = [...all];
   const waiting: { resolve: (conn: DuckDBConnection) => void; reject: (err: Error) => void }[] = [];
   let closed = false;
+  let open = all.length;
+  let allClosed: () => void = () => {};
+  const whenClosed = new Promise<void>((resolve) => (allClosed = resolve));
+  const closeOne = (conn: DuckDBConnection): void => {
+    conn.closeSync();
+    if (--open === 0) allClosed();
+  };
   const notReady = () => new ApiError('NOT_READY', `The ${opts.name ?? 'read'} pool is closed.`, 'The server is shutting down; retry later.');
 
   const acquire = (): Promise<DuckDBConnection> => {
@@ -75,7 +85,7 @@ export async function openReadPool(store: Connector, opts: ReadPoolOptions): Pro
     return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
   const release = (conn: DuckDBConnection): void => {
-    if (closed) return conn.closeSync();
+    if (closed) return closeOne(conn);
     const next = waiting.shift();
     if (next) next.resolve(conn);
     else free.push(conn);
@@ -95,14 +105,16 @@ export async function openReadPool(store: Connector, opts: ReadPoolOptions): Pro
       }
     },
     close() {
-      if (closed) return;
+      if (closed) return whenClosed;
       closed = true;
       for (const w of waiting.splice(0)) w.reject(notReady());
       const idle = new Set(free.splice(0));
       for (const c of all) {
-        if (idle.has(c)) c.closeSync();
+        if (idle.has(c)) closeOne(c);
         else c.interrupt();
       }
+      if (open === 0) allClosed();
+      return whenClosed;
     },
   };
 }
