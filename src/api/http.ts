@@ -14,8 +14,6 @@ const require = createRequire(import.meta.url);
 export interface UwsResponse {
   onAborted(cb: () => void): void;
   onData(cb: (chunk: ArrayBuffer, isLast: boolean) => void): void;
-  pause(): void;
-  resume(): void;
   cork(cb: () => void): void;
   writeStatus(s: string): UwsResponse;
   writeHeader(k: string, v: string): UwsResponse;

@@ -1,7 +1,7 @@
 // Forwarding: a request for a tenant owned by another instance (tenancy/placement.ts) is passed to
 // that owner and its answer returned unchanged (status, headers, body), so a client may reach any
-// instance. The request body is streamed to the owner as it arrives (uWS pauses the client when the
-// owner reads slower); the key stays in `Authorization`. The hop is signed with the cluster secret
+// instance. The request body is streamed to the owner as it arrives (what the owner has not read yet
+// waits in memory, bounded by the route's body limit); the key stays in `Authorization`. The hop is signed with the cluster secret
 // (HMAC of sender, tenant, time, method and path in `x-tds-forwarded`): the owner serves a signed
 // request for that tenant without forwarding it again, and refuses a forged one (403). Each forward
 // is bounded by SVC_FORWARD_TIMEOUT_MS; an owner that cannot be reached or answers too late gives
@@ -214,12 +214,11 @@ export function createForwarder(opts: { secret: string; instanceId: () => string
         const chunk = Buffer.from(new Uint8Array(ab)); // a copy: uWS reuses `ab` after this callback
         size += chunk.length;
         if (size > k.limit) return tooLarge();
-        if (mode === 'remote') {
-          if (chunk.length && !upstream!.write(chunk)) {
-            res.pause();
-            upstream!.once('drain', () => res.resume());
-          }
-        } else chunks.push(chunk);
+        // No backpressure on the client: uWS's pause() stalled the body for good (its resume() did not
+        // bring the data back), so what the owner has not read yet waits in the socket's buffer,
+        // bounded by the route's body limit.
+        if (mode === 'remote') upstream!.write(chunk);
+        else chunks.push(chunk);
         if (!isLast) return;
         ended = true;
         if (mode === 'remote') upstream!.end();
