@@ -44,6 +44,8 @@ interface Lease {
   otlpHttpUrl: string | null;
   /** Local clock (ms) until which the lease is surely valid. */
   validUntil: number;
+  /** Local clock (ms) before the read it comes from: a newer read wins. */
+  readAt: number;
 }
 
 interface LeaseRow {
@@ -139,7 +141,9 @@ export async function openPlacement(opts: PlacementOptions): Promise<Placement> 
   let ticking: Promise<void> | null = null;
 
   const record = (r: LeaseRow, t0: number): Lease => {
-    const l: Lease = { owner: r.owner, epoch: Number(r.epoch), apiUrl: r.api_url, otlpHttpUrl: r.otlp_http_url, validUntil: t0 + Number(r.remaining_ms) };
+    const l: Lease = { owner: r.owner, epoch: Number(r.epoch), apiUrl: r.api_url, otlpHttpUrl: r.otlp_http_url, validUntil: t0 + Number(r.remaining_ms), readAt: t0 };
+    const known = leases.get(r.tenant_id);
+    if (known && known.readAt > t0) return known; // a lease taken while this read was on its way
     leases.set(r.tenant_id, l);
     return l;
   };
@@ -178,7 +182,8 @@ export async function openPlacement(opts: PlacementOptions): Promise<Placement> 
         );
         await pool.query(`UPDATE tds_leases SET expires_at = now() + $2::int * interval '1 millisecond' WHERE owner = $1 AND NOT (tenant_id = ANY($3::text[]))`, [me, opts.ttlMs, [...draining]]);
         const rows = (await pool.query<LeaseRow>(ALL_LEASES)).rows;
-        leases.clear();
+        const seen = new Set(rows.map((r) => r.tenant_id));
+        for (const [t, l] of leases) if (!seen.has(t) && l.readAt < t0) leases.delete(t);
         for (const r of rows) record(r, t0);
         lastSync = t0;
         if (lastError) opts.log({ level: 'info', msg: 'placement heartbeat works again' });
@@ -196,7 +201,7 @@ export async function openPlacement(opts: PlacementOptions): Promise<Placement> 
     const t0 = Date.now();
     const r = (await pool.query<LeaseRow>(`${ALL_LEASES} WHERE l.tenant_id = $1`, [tenant])).rows[0];
     if (!r) {
-      leases.delete(tenant);
+      if ((leases.get(tenant)?.readAt ?? 0) < t0) leases.delete(tenant);
       return undefined;
     }
     return record(r, t0);

@@ -235,7 +235,7 @@ describe('every tenant path refuses a missing, malformed, revoked, deactivated o
 
 describe('admin endpoints', () => {
   it('take only the admin token: 401 without or wrong, 403 with a tenant key', async () => {
-    for (const [method, path] of [['GET', '/admin/status'], ['POST', '/admin/tenants'], ['POST', '/admin/tenants/alpha/keys'], ['POST', '/admin/tenants/alpha/deactivate'], ['DELETE', '/admin/keys/abcdef0123']] as const) {
+    for (const [method, path] of [['GET', '/admin/status'], ['POST', '/admin/tenants'], ['POST', '/admin/tenants/alpha/keys'], ['POST', '/admin/tenants/alpha/deactivate'], ['POST', '/admin/tenants/alpha/move'], ['DELETE', '/admin/keys/abcdef0123']] as const) {
       const init = (h: Record<string, string>) => ({ method, headers: { ...h, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{"id":"zeta"}' } : {}) });
       expect((await call(path, init({}))).status, path).toBe(401);
       expect((await call(path, init({ authorization: 'Bearer not-the-admin-token' }))).status, path).toBe(401);

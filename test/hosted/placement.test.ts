@@ -180,10 +180,11 @@ describe('the owner killed (SIGKILL), shared data directory', () => {
       expect(during.status).toBe(503);
       expect(Number(during.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     }
-    const took = await within(TTL_MS + 8000, async () => (await count(survivors[0]!, key)) === acked);
-    expect(took).toBeLessThan(TTL_MS + 8000);
+    // The bound: the lease (TTL_MS), then the store's opening (WAL replay, runtime start), which takes
+    // seconds on a loaded machine; slack for that, never for a partial answer (count is exact).
+    await within(TTL_MS + 20_000, async () => (await count(survivors[0]!, key)) === acked);
     expect(await count(survivors[1]!, key)).toBe(acked);
     expect(IDS.filter((id) => id !== ownerId)).toContain(await cluster.ownerOf('spread'));
-    expect(Date.now() - t0).toBeGreaterThan(0);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(TTL_MS - 1000); // not before the lease could expire
   });
 });

@@ -4,6 +4,7 @@
 // hands the lease over; the new owner opens the store on the tenant's next request.
 import { ApiError } from '../errors.js';
 import { json, type RouteSpec } from '../http.js';
+import { DOCS } from '../docs.js';
 import { tenantIdProblem } from '../../tenancy/keys.js';
 import type { Placement } from '../../tenancy/placement.js';
 import type { Forwarder } from '../../tenancy/forward.js';
@@ -31,7 +32,7 @@ export function moveRoute(opts: { control: ControlPlane | null; placement: Place
   return {
     method: 'POST',
     path: '/admin/tenants/{id}/move',
-    access: 'admin',
+    doc: DOCS.moveTenant,
     maxBody: 4096,
     async handler(req) {
       const id = req.params['id']!;
