@@ -31,6 +31,9 @@ import { openEmbeddedBackend } from './tenancy/embedded.js';
 import { openPostgresBackend } from './tenancy/postgres.js';
 import { SERVICE_VERSION } from './core/version.js';
 import { type RouteSpec } from './api/route.js';
+import { openPlacement, storeBusy, type Placement } from './tenancy/placement.js';
+import { createForwarder, type Forwarder } from './tenancy/forward.js';
+import { moveRoute } from './api/routes/placement.js';
 
 export interface Running {
   ports: { api: number; otlpHttp: number; otlpGrpc: number };
@@ -42,6 +45,20 @@ export interface Running {
 export type Log = (fields: Record<string, unknown>) => void;
 
 export const jsonLog: Log = (fields) => process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...fields }) + '\n');
+
+/** How the other instances reach this one: SVC_INSTANCE_URL (its host also serves OTLP/HTTP), else SVC_HOST. */
+export function instanceUrls(config: Pick<Config, 'instanceUrl' | 'host'>, api: number, otlpHttp: number): { api: string; otlpHttp: string } {
+  if (config.instanceUrl) {
+    const u = new URL(config.instanceUrl);
+    u.port = String(otlpHttp);
+    return { api: config.instanceUrl, otlpHttp: u.origin };
+  }
+  if (config.host === '0.0.0.0' || config.host === '::' || config.host === '') {
+    throw new Error(`SVC_INSTANCE_URL: with SVC_HOST=${config.host || '(empty)'} the other instances cannot tell this one's address; set SVC_INSTANCE_URL=http://<address>:<API port>`);
+  }
+  const h = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return { api: `http://${h}:${api}`, otlpHttp: `http://${h}:${otlpHttp}` };
+}
 
 export async function startServer(config: Config, log: Log = jsonLog): Promise<Running> {
   const uws = loadUws(); // fail before touching the data directory
@@ -62,9 +79,31 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       control = await createControlPlane(backend, { refreshMs: config.controlPlaneRefreshMs, log });
       stops.push(() => control!.close());
     }
+    // Several instances on one PostgreSQL control plane: each tenant's store is open on its owner
+    // only, and requests reaching another instance are forwarded there (tenancy/placement.ts).
+    // Stopped after the stores close (stops run in reverse), so its leases are given up last.
+    let placement: Placement | null = null;
+    let forwarder: Forwarder | null = null;
+    if (config.auth === 'keys' && config.controlPlaneUrl) {
+      const p = await openPlacement({
+        url: config.controlPlaneUrl,
+        instanceId: config.instanceId,
+        ttlMs: config.leaseTtlMs,
+        shared: config.dataDirShared,
+        release: (tenant) => registry.evict(tenant),
+        openTenants: () => registry.openTenants(),
+        log,
+      });
+      placement = p;
+      stops.push(() => p.stop());
+      forwarder = createForwarder({ secret: config.clusterSecret || config.adminToken, instanceId: () => p.instanceId(), timeoutMs: config.forwardTimeoutMs, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 3000)) });
+    }
     const registry = createRegistry({
       dataDir: config.dataDir,
-      open: (tenant) => openTenantRuntime({ config, threads, pool, logPool, log }, tenant),
+      open: (tenant) =>
+        openTenantRuntime({ config, threads, pool, logPool, log }, tenant).catch((err: unknown) => {
+          throw storeBusy(err) ?? err;
+        }),
       idleS: config.tenantIdleS,
       pinned: [OPEN_TENANT],
       log,
@@ -74,7 +113,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const local = config.auth === 'open' ? await registry.use(OPEN_TENANT, (rt) => rt) : null;
     const admission: Admission = createAdmission({ maxInflightBytes: config.maxInflightBytes, dataDir: tenantDir(config.dataDir, OPEN_TENANT), minFreeDiskBytes: config.minFreeDiskBytes });
     stops.push(() => admission.stop());
-    const gate = createGate({ config, control, registry });
+    const gate = createGate({ config, control, registry, placement, forwarder });
     const ctx: IngestContext = { pool, logPool, admission, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
     const startedAt = Date.now();
     const ingestTotals = () => ({ inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize });
@@ -104,6 +143,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
           ? {
               control_plane: () => control!.status(),
               limits: () => ({ tenant_ingest_bytes_per_s: config.tenantIngestBytesPerS, tenant_max_stored_bytes: config.tenantMaxStoredBytes }),
+              ...(placement ? { placement: async () => ({ ...(await placement!.status()), forwarding: forwarder!.stats() }) } : {}),
               tenants: () => Object.fromEntries(control!.tenants().map((t) => [t.id, { status: t.status, key_count: t.keys, ...registry.tenantStatus(t.id) }])),
             }
           : {}),
@@ -114,14 +154,15 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       // (401 before any JSON-RPC) and again on each tool's own call.
       mcpRoute(() => apiUrl),
       ...adminRoutes(control),
+      moveRoute({ control, placement, forwarder }),
     ];
     apiRoutes.push(openapiRoute(() => apiRoutes, config.auth)); // last: it describes the final route list
     const listeners: unknown[] = [];
     const servers: HttpServer[] = [];
-    const listen = (name: string, routes: RouteSpec[], port: number) =>
+    const listen = (name: 'api' | 'otlpHttp', routes: RouteSpec[], port: number) =>
       new Promise<number>((resolve, reject) => {
         const app = uws.App();
-        servers.push(mountRoutes(app, routes, gate));
+        servers.push(mountRoutes(app, routes, gate, name));
         app.listen(config.host, port, (token) => {
           if (!token) return reject(new Error(`${name}: cannot listen on ${config.host}:${port}`));
           listeners.push(token);
@@ -131,9 +172,10 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const grpcServer: grpc.Server = createOtlpGrpcServer(ctx);
     const otlpGrpc = await bindGrpc(grpcServer, config.host, config.otlpGrpcPort);
     stops.push(() => new Promise<void>((r) => grpcServer.tryShutdown(() => r())));
-    const otlpHttp = await listen('otlp-http', otlpHttpRoutes(ctx), config.otlpHttpPort);
+    const otlpHttp = await listen('otlpHttp', otlpHttpRoutes(ctx), config.otlpHttpPort);
     const api = await listen('api', apiRoutes, config.apiPort);
     apiUrl = loopbackUrl(config.host, api);
+    if (placement) await placement.start(instanceUrls(config, api, otlpHttp));
     // Stop accepting first, then wait for requests in flight (bounded), then flush and close the store.
     stops.push(async () => {
       for (const t of listeners) uws.us_listen_socket_close(t);

@@ -644,6 +644,38 @@ export const DOCS = {
     },
   },
 
+  moveTenant: {
+    operationId: 'moveTenant',
+    summary: 'Move a tenant to another instance',
+    description:
+      'Several instances on one PostgreSQL control plane and one shared SVC_DATA_DIR (SVC_DATA_DIR_SHARED=true): the tenant\'s owner drains its requests, closes its store and hands its lease to `to` ' +
+      '(default: the least-loaded other live instance), which opens the store on the tenant\'s next request. Any instance takes the call and passes it to the owner. ' +
+      'Local disks or a single instance: 409.',
+    tags: ['admin'],
+    auth: true,
+    access: 'admin',
+    parameters: [{ name: 'id', in: 'path', required: true, description: 'the tenant id', schema: { type: 'string', minLength: 1, maxLength: 63 } }],
+    requestBody: {
+      required: false,
+      content: { 'application/json': { schema: { type: 'object', properties: { to: { type: 'string', description: 'the instance id (GET /admin/status: placement.instances)' } } } } },
+    },
+    responses: {
+      '200': json('the move', {
+        type: 'object',
+        required: ['tenant', 'from', 'to', 'epoch'],
+        properties: { tenant: { type: 'string' }, from: { type: ['string', 'null'], description: 'the previous owner; null when no instance held the tenant' }, to: { type: 'string' }, epoch: { type: 'integer', description: 'the lease\'s generation' } },
+      }),
+      '400': errorResponse('invalid tenant id or body (code BAD_REQUEST)'),
+      '401': E401,
+      '403': E403,
+      '404': errorResponse('no active tenant, or no live instance `to` (code NOT_FOUND)'),
+      '409': errorResponse('local disks, a single instance, no other live instance, or the owner changed during the move (code CONFLICT)'),
+      '413': E413,
+      '500': E500,
+      '503': errorResponse('the owner could not be reached (code NOT_READY, with Retry-After)'),
+    },
+  },
+
   revokeKey: {
     operationId: 'revokeKey',
     summary: 'Revoke an API key',
@@ -739,6 +771,7 @@ export const ENDPOINTS: readonly { method: string; path: string; operationId: Op
   { method: 'POST', path: '/admin/tenants', operationId: 'createTenant' },
   { method: 'POST', path: '/admin/tenants/{id}/keys', operationId: 'issueKey' },
   { method: 'POST', path: '/admin/tenants/{id}/deactivate', operationId: 'deactivateTenant' },
+  { method: 'POST', path: '/admin/tenants/{id}/move', operationId: 'moveTenant' },
   { method: 'DELETE', path: '/admin/keys/{short_token}', operationId: 'revokeKey' },
   { method: 'GET', path: '/admin/status', operationId: 'getAdminStatus' },
   { method: 'POST', path: '/mcp', operationId: 'mcp' },

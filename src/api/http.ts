@@ -6,6 +6,8 @@ import { ApiError, errorBody, toApiError } from '../core/errors.js';
 import { validateRequest } from './openapi.js';
 import type { Gate } from '../tenancy/gate.js';
 import { routeAccess, type Reply, type Request, type RouteSpec } from './route.js';
+import { FORWARD_HEADER } from '../tenancy/forward.js';
+import type { Location } from '../tenancy/placement.js';
 
 const require = createRequire(import.meta.url);
 
@@ -88,6 +90,9 @@ function match(c: Compiled, parts: string[]): Record<string, string> | null {
   return params;
 }
 
+const LOCAL_HERE: Location = { kind: 'local' };
+const isHere = (w: Location | Promise<Location>): boolean => !(w instanceof Promise) && w.kind === 'local';
+
 export interface Server {
   /** Requests started and not yet answered. */
   inflight(): number;
@@ -98,13 +103,14 @@ export interface Server {
  * Every route goes through the gate: the caller is decided before the body is read, and a tenant
  * route's handler runs inside the gate's `use` of that tenant.
  */
-export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gate): Server {
+export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gate, listener: 'api' | 'otlpHttp' = 'api'): Server {
   const compiled: Compiled[] = routes.map((spec) => ({ spec, segments: spec.path.split('/').slice(1) }));
   let inflight = 0;
   app.any('/*', (res, req) => {
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
-    const query = new URLSearchParams(req.getQuery() ?? '');
+    const rawQuery = req.getQuery() ?? '';
+    const query = new URLSearchParams(rawQuery);
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
     let aborted = false;
@@ -149,12 +155,47 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
     const declared = Number(headers['content-length'] ?? 0);
     let release: (() => void) | void = undefined;
     let tenant: string | null;
+    // Several instances: a tenant's request is served where its store is (tenancy/placement.ts).
+    const forwardedBy = headers[FORWARD_HEADER];
+    let where: Location | Promise<Location> = LOCAL_HERE;
     try {
-      tenant = gate.admit(routeAccess(spec), headers['authorization']);
+      tenant = gate.admit(routeAccess(spec), headers['authorization'], forwardedBy === undefined ? undefined : { header: forwardedBy, method, path });
       if (declared > limit) throw new ApiError('TOO_LARGE', `body of ${declared} bytes exceeds the limit of ${limit} bytes`, 'send smaller batches');
-      release = spec.admit?.(declared, tenant);
+      if (tenant !== null) where = gate.place(tenant, forwardedBy !== undefined);
+      if (isHere(where)) release = spec.admit?.(declared, tenant);
     } catch (err) {
       return failed(err);
+    }
+    const routeParams = params;
+    const serve = (body: Buffer) => {
+      const request: Request = { method, path, query, headers, params: routeParams, body };
+      Promise.resolve()
+        .then(() => {
+          if (spec.doc?.parameters?.length) request.valid = validateRequest(spec.doc, request);
+          if (tenant === null) return spec.handler(request);
+          return gate.use(tenant, (rt) => {
+            request.tenant = rt;
+            return spec.handler(request);
+          });
+        })
+        .then(finish, failed)
+        .finally(() => release?.());
+    };
+    if (!isHere(where)) {
+      const owner = tenant!;
+      gate.forwarder!.relay(res, { method, path, query: rawQuery, headers, tenant: owner, listener }, where, {
+        limit,
+        local(body) {
+          try {
+            release = spec.admit?.(body.length, owner);
+          } catch (err) {
+            return failed(err);
+          }
+          serve(body);
+        },
+        reply: finish,
+      });
+      return;
     }
     // The body is copied once, into one ArrayBuffer owned by it alone (never the shared Buffer pool,
     // so it can be transferred to a worker): of the declared length when there is one, else grown.
@@ -162,7 +203,6 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
     let body = Buffer.from(new ArrayBuffer(declared > 0 ? declared : 0));
     let size = 0;
     let tooLarge = false;
-    const routeParams = params;
     res.onData((ab, isLast) => {
       if (!tooLarge) {
         if (size + ab.byteLength > limit) tooLarge = true;
@@ -183,18 +223,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       }
       // Shorter than declared (or grown past its end): only the bytes received, still owning their buffer.
       if (size !== body.length) body = Buffer.from(body.buffer.slice(0, size));
-      const request: Request = { method, path, query, headers, params: routeParams, body };
-      Promise.resolve()
-        .then(() => {
-          if (spec.doc?.parameters?.length) request.valid = validateRequest(spec.doc, request);
-          if (tenant === null) return spec.handler(request);
-          return gate.use(tenant, (rt) => {
-            request.tenant = rt;
-            return spec.handler(request);
-          });
-        })
-        .then(finish, failed)
-        .finally(() => release?.());
+      serve(body);
     });
   });
   return { inflight: () => inflight };

@@ -13,8 +13,12 @@ const SECURITY_SCHEME = 'bearerAuth';
 /**
  * The OpenAPI 3.1 document for the routes that carry a `doc` (others, if any, are not part of the
  * API description). Deterministic: the same routes give the same document. With SVC_AUTH=keys every
- * tenant route declares the bearer requirement and its 401, whatever open mode's description says.
+ * tenant route declares the bearer requirement and its 401, whatever open mode's description says,
+ * and its 503 while the instance owning the tenant is unavailable.
  */
+/** Several instances (SVC_CONTROL_PLANE_URL): a tenant whose owning instance is down or changing answers 503. */
+const TENANT_UNAVAILABLE = errorResponse('the tenant is not available right now: its owning instance is down, being replaced or moving (several instances; code NOT_READY, with Retry-After)');
+
 export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys' = 'open'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const seen = new Set<string>();
@@ -26,7 +30,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys'
     const method = r.method.toLowerCase();
     const item = (paths[r.path] ??= {});
     if (item[method]) throw new Error(`${r.method} ${r.path} is documented twice`);
-    item[method] = operation(auth === 'keys' && routeAccess(r) === 'tenant' ? { ...doc, auth: true } : doc);
+    item[method] = operation(auth === 'keys' && routeAccess(r) === 'tenant' ? { ...doc, auth: true, responses: { ...doc.responses, '503': doc.responses['503'] ?? TENANT_UNAVAILABLE } } : doc);
   }
   return {
     openapi: OPENAPI_VERSION,

@@ -79,10 +79,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'admin',
     summary: 'hosted variant (SVC_AUTH=keys): tenants and keys, authenticated by SVC_ADMIN_TOKEN from the environment',
-    usage: 'tds admin tenant create|deactivate ID | tds admin key create TENANT | tds admin key revoke SHORT_TOKEN',
-    options: [],
-    positional: 'tenant create ID, tenant deactivate ID, key create TENANT, or key revoke SHORT_TOKEN (a prefix of the key hash, 8-64 hex)',
-    details: ['`key create` prints the key once, with its short_token; only its SHA-256 hash is kept by the server.'],
+    usage: 'tds admin tenant create|deactivate ID | tds admin tenant move ID [--to INSTANCE] | tds admin key create TENANT | tds admin key revoke SHORT_TOKEN',
+    options: [{ name: 'to', value: 'INSTANCE', description: '`tenant move`: the instance id to move the tenant to (default: the least-loaded other live instance)' }],
+    positional: 'tenant create ID, tenant deactivate ID, tenant move ID, key create TENANT, or key revoke SHORT_TOKEN (a prefix of the key hash, 8-64 hex)',
+    details: [
+      '`key create` prints the key once, with its short_token; only its SHA-256 hash is kept by the server.',
+      '`tenant move` needs several instances on one PostgreSQL control plane and one shared SVC_DATA_DIR: the owner drains the tenant, closes its store and hands it over.',
+    ],
   },
   {
     name: 'mcp',

@@ -185,7 +185,7 @@ async function cmdStatus(ctx: Ctx): Promise<number> {
 
 async function cmdAdmin(ctx: Ctx): Promise<number> {
   const [what, verb, arg, ...rest] = ctx.args.positional;
-  const usage = 'tds admin tenant create|deactivate ID | tds admin key create TENANT | tds admin key revoke SHORT_TOKEN';
+  const usage = 'tds admin tenant create|deactivate ID | tds admin tenant move ID [--to INSTANCE] | tds admin key create TENANT | tds admin key revoke SHORT_TOKEN';
   if (!arg || rest.length) throw new UsageError(`expected ${usage}`, 'tds admin --help');
   if (!ctx.io.env.SVC_ADMIN_TOKEN) throw new UsageError('SVC_ADMIN_TOKEN is not set', 'export SVC_ADMIN_TOKEN with the token the server was started with');
   const admin = clientOf(asAdmin(ctx));
@@ -194,6 +194,10 @@ async function cmdAdmin(ctx: Ctx): Promise<number> {
       return finish(ctx, await admin.createTenant({ id: arg }));
     case 'tenant deactivate':
       return finish(ctx, await admin.deactivateTenant(arg));
+    case 'tenant move': {
+      const to = optValue(ctx.args, 'to');
+      return finish(ctx, await admin.moveTenant(arg, to));
+    }
     case 'key create':
       return finish(ctx, await admin.issueKey(arg));
     case 'key revoke':

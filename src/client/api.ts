@@ -9,6 +9,7 @@ import type { QueryResponse } from '../api/routes/query.js';
 import type { ServicesResponse } from '../api/routes/services.js';
 import type { TraceResponse } from '../api/routes/traces.js';
 import type { CreateTenantBody, IssuedKeyResponse, RevokeKeyResponse, StatusResponse, TenantResponse } from '../api/routes/admin.js';
+import type { MoveTenantBody, MoveTenantResponse } from '../api/routes/placement.js';
 import { HOUR_US } from '../core/time.js';
 import { request, type ErrorBody, type FetchFn, type HttpOutcome } from './http.js';
 
@@ -76,6 +77,7 @@ export interface ApiClient {
   deactivateTenant(id: string): Promise<Outcome<TenantResponse>>;
   issueKey(tenant: string): Promise<Outcome<IssuedKeyResponse>>;
   revokeKey(shortToken: string): Promise<Outcome<RevokeKeyResponse>>;
+  moveTenant(id: string, to?: string): Promise<Outcome<MoveTenantResponse>>;
 }
 
 /** The endpoints over `call`; answers are as the service sent them (typed, not re-checked). */
@@ -95,6 +97,7 @@ export function apiClient(call: ApiCall): ApiClient {
     deactivateTenant: (id) => send({ method: 'POST', path: `/admin/tenants/${seg(id)}/deactivate` }),
     issueKey: (tenant) => send({ method: 'POST', path: `/admin/tenants/${seg(tenant)}/keys` }),
     revokeKey: (shortToken) => send({ method: 'DELETE', path: `/admin/keys/${seg(shortToken)}` }),
+    moveTenant: (id, to) => send({ method: 'POST', path: `/admin/tenants/${seg(id)}/move`, body: jsonBody(to === undefined ? {} : ({ to } satisfies MoveTenantBody)) }),
   };
 }
 

@@ -43,6 +43,18 @@ export interface Config {
   tenantIngestBytesPerS: number;
   /** Above this many bytes stored, the tenant's ingest answers 507; 0 = no limit. */
   tenantMaxStoredBytes: number;
+  /** How the other instances reach this one's API (placement); empty = http://SVC_HOST:<API port>. */
+  instanceUrl: string;
+  /** This instance's stable name in the placement tables; empty = its instance URL. */
+  instanceId: string;
+  /** Shared secret that signs requests forwarded between instances; empty = SVC_ADMIN_TOKEN. */
+  clusterSecret: string;
+  /** How long a tenant's lease lasts without renewal (renewed every third of it). */
+  leaseTtlMs: number;
+  /** Longest a forwarded request may take, owner's answer included. */
+  forwardTimeoutMs: number;
+  /** Whether SVC_DATA_DIR is one volume every instance mounts (a tenant can change owner). */
+  dataDirShared: boolean;
 }
 
 interface Setting {
@@ -78,6 +90,18 @@ const adminToken = (raw: string): string => {
   if (raw.startsWith('tds_')) throw new Error('must not look like a tenant key (`tds_` prefix)');
   return raw;
 };
+const clusterSecret = (raw: string): string => {
+  if (raw !== '' && raw.length < 16) throw new Error('must be at least 16 characters (or unset to use SVC_ADMIN_TOKEN)');
+  return raw;
+};
+const bool = (raw: string): boolean => {
+  if (raw !== 'true' && raw !== 'false') throw new Error('must be true or false');
+  return raw === 'true';
+};
+const httpUrl = (raw: string): string => {
+  if (raw !== '' && !/^https?:\/\/[^/\s]+\/?$/.test(raw)) throw new Error('must be http://host:port (no path), or empty for http://SVC_HOST:<API port>');
+  return raw.replace(/\/$/, '');
+};
 const postgresUrl = (raw: string): string => {
   if (raw !== '' && !/^postgres(ql)?:\/\//.test(raw)) throw new Error('must be a postgres:// or postgresql:// URL, or empty for the embedded control plane');
   return raw;
@@ -112,6 +136,12 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_TENANT_IDLE_S', key: 'tenantIdleS', default: '900', doc: '`keys` mode: a tenant\'s store (its DuckDB file, detection and retention) is closed after this long without a request, and reopened by the next', parse: int(1, 86_400) },
   { env: 'SVC_TENANT_INGEST_BYTES_PER_S', key: 'tenantIngestBytesPerS', default: String(32 * MiB), doc: '`keys` mode: ingest bytes per second per tenant (one second of burst, and always one body); above it 429 with Retry-After; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_TENANT_MAX_STORED_BYTES', key: 'tenantMaxStoredBytes', default: String(10 * 1024 * MiB), doc: '`keys` mode: a tenant whose store holds more than this answers 507 to its own ingest (others are unaffected) until retention frees room; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
+  { env: 'SVC_INSTANCE_URL', key: 'instanceUrl', default: '', doc: 'with `SVC_CONTROL_PLANE_URL`: `http://host:port` at which the other instances reach this instance\'s API port (its OTLP/HTTP listener is reached on the same host at its own port); unset = `http://SVC_HOST:<API port>`', parse: httpUrl },
+  { env: 'SVC_INSTANCE_ID', key: 'instanceId', default: '', doc: 'with `SVC_CONTROL_PLANE_URL`: this instance\'s stable name in the placement tables; with local disks it must survive a restart (the tenants it owns wait for it); unset = the instance URL', parse: str },
+  { env: 'SVC_CLUSTER_SECRET', key: 'clusterSecret', default: '', doc: 'with `SVC_CONTROL_PLANE_URL`: shared secret (at least 16 characters, the same on every instance) that signs requests forwarded to a tenant\'s owner; unset = `SVC_ADMIN_TOKEN`', secret: true, parse: clusterSecret },
+  { env: 'SVC_LEASE_TTL_MS', key: 'leaseTtlMs', default: '10000', doc: 'with `SVC_CONTROL_PLANE_URL`: a tenant\'s lease on its owning instance lasts this long unless renewed (every third of it); an owner that stops is replaced (shared volume) or answered for with 503 (local disks) after at most this bound', parse: int(1000, 600_000) },
+  { env: 'SVC_FORWARD_TIMEOUT_MS', key: 'forwardTimeoutMs', default: '60000', doc: 'with `SVC_CONTROL_PLANE_URL`: longest a request forwarded to its tenant\'s owner may take, answer included; beyond it 503 with Retry-After', parse: int(100, 3_600_000) },
+  { env: 'SVC_DATA_DIR_SHARED', key: 'dataDirShared', default: 'false', doc: 'with `SVC_CONTROL_PLANE_URL`: `true` when every instance mounts the same `SVC_DATA_DIR` (a tenant whose owner stops is taken over by another instance; tenants can be moved); `false` = local disks (a tenant stays with its owner and answers 503 while it is down)', parse: bool },
 ];
 
 /** A setting's default, as the server would use it. */
@@ -138,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const unknown = Object.keys(env).filter((k) => k.startsWith('SVC_') && !SETTINGS.some((s) => s.env === k) && !CLIENT_ENV.includes(k));
   for (const k of unknown) problems.push(`${k}: unknown setting (known: ${SETTINGS.map((s) => s.env).join(', ')})`);
   if (out.auth === 'open' && out.controlPlaneUrl) problems.push('SVC_CONTROL_PLANE_URL: only applies with SVC_AUTH=keys (open mode has no tenants or keys)');
+  if (out.controlPlaneUrl && !out.clusterSecret && !out.adminToken) problems.push('SVC_CLUSTER_SECRET: several instances on one control plane forward requests to each other, signed with SVC_CLUSTER_SECRET (or SVC_ADMIN_TOKEN): set one of them, the same on every instance');
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return out as Config;
 }

@@ -7,6 +7,7 @@ import { grpcCode, toApiError } from '../core/errors.js';
 import type { Signal } from '../pipeline/tasks.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
 import { encodeExportResponse } from './otlp-responses.js';
+import { ForwardedGrpcError, unavailableError } from '../tenancy/forward.js';
 
 const SERVICES: Record<Signal | 'profiles', string> = {
   traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
@@ -14,6 +15,9 @@ const SERVICES: Record<Signal | 'profiles', string> = {
   metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
   profiles: '/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export',
 };
+
+/** Where a forwarded export goes on its tenant's owner (tenancy/forward.ts: as OTLP/HTTP). */
+const HTTP_PATHS: Record<Signal | 'profiles', string> = { traces: '/v1/traces', logs: '/v1/logs', metrics: '/v1/metrics', profiles: '/v1development/profiles' };
 
 const raw = (b: Buffer) => b;
 
@@ -43,10 +47,14 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
       Export(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) {
         let release: (() => void) | undefined;
         Promise.resolve()
-          .then(() => {
+          .then(async () => {
             // The same gate as every HTTP route: the `authorization` metadata's key decides the tenant.
-            const auth = call.metadata.get('authorization')[0];
-            const tenant = ctx.gate.admit('tenant', typeof auth === 'string' ? auth : undefined);
+            const md = call.metadata.get('authorization')[0];
+            const auth = typeof md === 'string' ? md : undefined;
+            const tenant = ctx.gate.admit('tenant', auth);
+            const where = await ctx.gate.place(tenant!, false);
+            if (where.kind === 'unavailable') throw unavailableError(where);
+            if (where.kind === 'remote') return { forwarded: await ctx.gate.forwarder!.grpcExport(where, HTTP_PATHS[signal], auth, call.request, tenant!) };
             release = admitIngest(ctx, tenant, call.request.length);
             return ctx.gate.use(tenant!, (rt) =>
               signal === 'profiles'
@@ -55,8 +63,14 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
             );
           })
           .then(
-            (r) => callback(null, Buffer.from(encodeExportResponse(signal, r.rejected, r.errorMessage))),
+            (r) => callback(null, 'forwarded' in r ? r.forwarded : Buffer.from(encodeExportResponse(signal, r.rejected, r.errorMessage))),
             (err) => {
+              if (err instanceof ForwardedGrpcError) {
+                // The owner's answer, as it gave it.
+                const metadata = new grpc.Metadata();
+                if (err.retryAfter !== undefined) metadata.set('retry-after', err.retryAfter);
+                return callback({ code: err.code, details: err.message, metadata });
+              }
               const e = toApiError(err);
               const metadata = new grpc.Metadata();
               if (e.retryAfter !== undefined) metadata.set('retry-after', String(e.retryAfter));

@@ -10,13 +10,23 @@ import type { ControlPlane } from './control-plane.js';
 import { bearerToken, isKeyShaped, safeEqual } from './keys.js';
 import type { TenantRegistry } from './registry.js';
 import type { TenantRuntime } from './runtime.js';
+import type { Forwarder } from './forward.js';
+import { LOCAL, type Location, type Placement } from './placement.js';
 
 export type Access = 'tenant' | 'admin' | 'public';
 
 export interface Gate {
   readonly mode: Config['auth'];
-  /** The caller of a route of `access`: the tenant for tenant routes, null otherwise. Throws 401/403 (counted). */
-  admit(access: Access, authorization: string | undefined): string | null;
+  /**
+   * The caller of a route of `access`: the tenant for tenant routes, null otherwise. Throws 401/403 (counted).
+   * A request forwarded by another instance (`forwarded`: its x-tds-forwarded header) is the tenant its
+   * signature names, or 403 when the signature does not hold.
+   */
+  admit(access: Access, authorization: string | undefined, forwarded?: { header: string; method: string; path: string }): string | null;
+  /** Where a tenant's request is served (several instances, tenancy/placement.ts); always here otherwise. */
+  place(tenant: string, forwarded: boolean): Location | Promise<Location>;
+  /** Passes requests to their tenant's owner; null when this instance is alone. */
+  readonly forwarder: Forwarder | null;
   /** A tenant's ingest of `bytes`: throws 507 when its store is over its limit, 429 beyond its rate (counted). */
   admitIngest(tenant: string, bytes: number): void;
   use<T>(tenant: string, fn: (rt: TenantRuntime) => Promise<T> | T): Promise<T>;
@@ -50,8 +60,12 @@ export function createGate(opts: {
   config: Pick<Config, 'auth' | 'adminToken' | 'tenantIngestBytesPerS' | 'tenantMaxStoredBytes'>;
   control: ControlPlane | null;
   registry: TenantRegistry;
+  placement?: Placement | null;
+  forwarder?: Forwarder | null;
 }): Gate {
   const { config, control, registry } = opts;
+  const placement = opts.placement ?? null;
+  const forwarder = opts.forwarder ?? null;
   const refusedBy: Record<string, number> = {};
   const buckets = new Map<string, Bucket>();
   const refuse = (err: ApiError): never => {
@@ -61,7 +75,16 @@ export function createGate(opts: {
   const adminHint = 'send `Authorization: Bearer <SVC_ADMIN_TOKEN>`';
   return {
     mode: config.auth,
-    admit(access, authorization) {
+    admit(access, authorization, forwarded) {
+      if (forwarded) {
+        if (!forwarder) return refuse(new ApiError('FORBIDDEN', 'this instance takes no forwarded requests', 'send the request without x-tds-forwarded'));
+        if (access !== 'tenant') return refuse(new ApiError('FORBIDDEN', 'only tenant routes are forwarded between instances', 'send the request without x-tds-forwarded'));
+        try {
+          return forwarder.verify(forwarded.header, forwarded.method, forwarded.path);
+        } catch (err) {
+          return refuse(err as ApiError);
+        }
+      }
       if (access === 'public') return null;
       if (config.auth === 'open' || !control) return access === 'tenant' ? OPEN_TENANT : null;
       if (access === 'tenant') {
@@ -92,6 +115,8 @@ export function createGate(opts: {
       const wait = takeTokens(b, Math.max(bytes, 1), rate, now);
       if (wait) refuse(new ApiError('RATE_LIMITED', `this tenant's ingest is above its rate of ${rate} bytes/s`, 'retry after the delay in Retry-After, or send less', wait));
     },
+    place: (tenant, forwarded) => (placement ? (forwarded ? placement.confirm(tenant) : placement.locate(tenant)) : LOCAL),
+    forwarder,
     use: (tenant, fn) => registry.use(tenant, fn),
     refused: () => ({ ...refusedBy }),
   };

@@ -20,6 +20,19 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX tds_keys_tenant ON tds_keys (tenant_id);
    CREATE TABLE tds_changes (id int PRIMARY KEY CHECK (id = 1), version bigint NOT NULL);
    INSERT INTO tds_changes VALUES (1, 0);`,
+  // Placement (tenancy/placement.ts): the live instances and each tenant's lease on its owner.
+  `CREATE TABLE tds_instances (
+     id text PRIMARY KEY,
+     api_url text NOT NULL,
+     otlp_http_url text NOT NULL,
+     heartbeat_at timestamptz NOT NULL);
+   CREATE TABLE tds_leases (
+     tenant_id text PRIMARY KEY,
+     owner text NOT NULL,
+     epoch bigint NOT NULL DEFAULT 1,
+     taken_at timestamptz NOT NULL DEFAULT now(),
+     expires_at timestamptz NOT NULL);
+   CREATE INDEX tds_leases_owner ON tds_leases (owner);`,
 ];
 
 /** An arbitrary constant: the advisory lock taken while migrating. */

@@ -17,6 +17,10 @@ export interface TenantRegistry {
   status(): { open: number; idle_close_s: number; stores: Record<string, unknown>[] };
   /** Per tenant known to this instance: stored bytes and last ingest here. */
   tenantStatus(tenant: string): { stored_bytes: number; last_ingest: string | null; open: boolean };
+  /** Closes a tenant's store once the requests using it are done (its lease went elsewhere). */
+  evict(tenant: string): Promise<void>;
+  /** The tenants whose store is open (or opening) here. */
+  openTenants(): string[];
   closeAll(): Promise<void>;
 }
 
@@ -123,6 +127,14 @@ export function createRegistry(opts: {
       const last = lastIngest.get(tenant);
       return { stored_bytes: this.storedBytes(tenant), last_ingest: last ? new Date(last).toISOString() : null, open: entries.has(tenant) };
     },
+    async evict(tenant) {
+      const e = entries.get(tenant);
+      if (!e) return;
+      // Requests in flight finish first (each is bounded by its own time limit).
+      while (e.refs > 0 && !stopped) await new Promise((r) => setTimeout(r, 10));
+      await close(tenant, e);
+    },
+    openTenants: () => [...entries.keys()],
     async closeAll() {
       stopped = true;
       clearInterval(timer);

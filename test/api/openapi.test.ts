@@ -29,13 +29,15 @@ const SPEC_ENDPOINTS = [
   // The hosted variant's key issuing and tenant deactivation (the spec leaves them unshown; issue 21).
   'POST /admin/tenants/{id}/keys',
   'POST /admin/tenants/{id}/deactivate',
+  // Several instances: moving a tenant between them (issue 30).
+  'POST /admin/tenants/{id}/move',
   'GET /healthz',
   'GET /openapi.json',
   'POST /mcp',
 ];
 // Spec "Authentication" 2: the endpoints that declare the bearer requirement (+ investigate, + admin
 // by decision, + /mcp: it serves anomalies and diagnose among its tools).
-const AUTH = ['POST /mcp', 'POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'GET /v1/alerts', 'GET /v1/anomalies', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /admin/tenants', 'DELETE /admin/keys/{short_token}', 'GET /admin/status', 'POST /admin/tenants/{id}/keys', 'POST /admin/tenants/{id}/deactivate'];
+const AUTH = ['POST /mcp', 'POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'GET /v1/alerts', 'GET /v1/anomalies', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /admin/tenants', 'DELETE /admin/keys/{short_token}', 'GET /admin/status', 'POST /admin/tenants/{id}/keys', 'POST /admin/tenants/{id}/deactivate', 'POST /admin/tenants/{id}/move'];
 
 const doc = fullOpenApi();
 type Op = { operationId: string; responses: Record<string, any>; security?: unknown[]; parameters?: any[]; requestBody?: any };

@@ -39,7 +39,7 @@ describe('two instances sharing a PostgreSQL control plane', () => {
     await c.connect();
     try {
       const r = await c.query('SELECT version FROM tds_schema_migrations ORDER BY version');
-      expect(r.rows).toEqual([{ version: 1 }]);
+      expect(r.rows).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       await c.end();
     }
