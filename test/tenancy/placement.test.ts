@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ChildServer } from '../../bench/lib/server.js';
 import { signForward } from '../../src/tenancy/forward.js';
 import { encodeTraces } from '../helpers/otlp.js';
-import { encodeProfile } from '../profiles/helpers.js';
+import { encodeProfile } from '../pipeline/decode/profiles/helpers.js';
 import { ADMIN_TOKEN, admin, bearer, createTenant, issueKey, within } from '../helpers/hosted.js';
 import { keyEverywhere, startCluster, type Cluster } from './cluster.js';
 import { run } from '../../src/cli/main.js';

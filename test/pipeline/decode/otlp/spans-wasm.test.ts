@@ -3,13 +3,13 @@
 // and buckets on varied requests; where it declines (malformed, invalid UTF-8, huge times) the twin
 // runs, and it never accepts what the twin rejects as malformed.
 import { describe, expect, it } from 'vitest';
-import { MalformedError, decodeTraces } from '../../src/pipeline/decode/otlp/index.js';
-import { transcodeSpans } from '../../src/pipeline/decode/otlp/spans-wasm.js';
-import type { EncodedBody } from '../../src/pipeline/tasks.js';
-import { encodeBatches } from '../../src/pipeline/encode.js';
-import { runOtlp } from '../../src/pipeline/otlp-task.js';
-import { realisticBatch } from '../../bench/lib/spans.js';
-import { rng } from '../../bench/lib/rng.js';
+import { MalformedError, decodeTraces } from '../../../../src/pipeline/decode/otlp/index.js';
+import { transcodeSpans } from '../../../../src/pipeline/decode/otlp/spans-wasm.js';
+import type { EncodedBody } from '../../../../src/pipeline/tasks.js';
+import { encodeBatches } from '../../../../src/pipeline/encode.js';
+import { runOtlp } from '../../../../src/pipeline/otlp-task.js';
+import { realisticBatch } from '../../../../bench/lib/spans.js';
+import { rng } from '../../../../bench/lib/rng.js';
 import { TRACE_REQ, encode } from './helpers.js';
 
 const NOW = 1_763_000_000_000_000;

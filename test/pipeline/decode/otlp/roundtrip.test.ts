@@ -8,8 +8,8 @@ import {
   decodeMetricsJson,
   decodeTraces,
   decodeTracesJson,
-} from '../../src/pipeline/decode/otlp/index.js';
-import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from '../../src/receivers/otlp-responses.js';
+} from '../../../../src/pipeline/decode/otlp/index.js';
+import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from '../../../../src/receivers/otlp-responses.js';
 import { LOGS_REQ, METRICS_REQ, TRACE_REQ, canon, encode, tables, type } from './helpers.js';
 
 const NOW = 1_700_000_000_000_000;

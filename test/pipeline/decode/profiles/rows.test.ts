@@ -1,8 +1,8 @@
 // Row building on hand-built profiles: leaf/stack order with inlined frames, merging, labels and
 // span/trace columns, sample types (missing, several, default), sampleRate scaling, hot spots.
 import { describe, expect, test } from 'vitest';
-import { hotSpots, pprofToRows, referenceDecoder, wasmDecoder, type PprofDecoder } from '../../src/pipeline/decode/profiles/index.js';
-import { StringReader } from '../../src/pipeline/decode/profiles/decoded.js';
+import { hotSpots, pprofToRows, referenceDecoder, wasmDecoder, type PprofDecoder } from '../../../../src/pipeline/decode/profiles/index.js';
+import { StringReader } from '../../../../src/pipeline/decode/profiles/decoded.js';
 import { encodeProfile, type TinyProfile } from './helpers.js';
 
 const base: TinyProfile = {

@@ -3,8 +3,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { CORPORA_DIR, PROTO_DIR } from '../../src/core/paths.js';
-import type { ColumnBatch, DecodeResult } from '../../src/pipeline/decode/otlp/index.js';
+import { CORPORA_DIR, PROTO_DIR } from '../../../../src/core/paths.js';
+import type { ColumnBatch, DecodeResult } from '../../../../src/pipeline/decode/otlp/index.js';
 
 export const OTLP_CORPUS = join(CORPORA_DIR, 'otlp');
 export const HAVE_CORPUS = existsSync(OTLP_CORPUS);

@@ -12,8 +12,8 @@ import {
   decodeTraces,
   decodeTracesJson,
   type DecodeResult,
-} from '../../src/pipeline/decode/otlp/index.js';
-import { SPANS, LOGS, tableByName } from '../../src/store/schema.js';
+} from '../../../../src/pipeline/decode/otlp/index.js';
+import { SPANS, LOGS, tableByName } from '../../../../src/store/schema.js';
 import {
   CORPUS_SKIP_MESSAGE,
   HAVE_CORPUS,

@@ -1,7 +1,7 @@
 // Shared test helpers: corpus discovery and a tiny protobuf writer for hand-built profiles.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORPORA_DIR } from '../../src/core/paths.js';
+import { CORPORA_DIR } from '../../../../src/core/paths.js';
 
 export const PPROF_DIR = join(CORPORA_DIR, 'pprof');
 export const OTLP_DIR = join(CORPORA_DIR, 'otlp', 'grafana-pyroscope');

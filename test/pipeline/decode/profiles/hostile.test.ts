@@ -2,12 +2,12 @@
 // both decoders agree on the outcome, and the WASM instance keeps working afterwards.
 import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
-import { decodePprof, DecodeError, referenceDecoder, wasmDecoder, type PprofDecoder } from '../../src/pipeline/decode/profiles/index.js';
-import { maybeGunzip } from '../../src/pipeline/decode/profiles/body.js';
-import { resetWasmDecoder } from '../../src/pipeline/decode/profiles/wasm.js';
+import { decodePprof, DecodeError, referenceDecoder, wasmDecoder, type PprofDecoder } from '../../../../src/pipeline/decode/profiles/index.js';
+import { maybeGunzip } from '../../../../src/pipeline/decode/profiles/body.js';
+import { resetWasmDecoder } from '../../../../src/pipeline/decode/profiles/wasm.js';
 import { bfield, encodeProfile, packed, sfield, tag, varint, vfield, type TinyProfile } from './helpers.js';
-import { rng } from '../../bench/lib/rng.js';
-import { ERROR_STATUS } from '../../src/core/errors.js';
+import { rng } from '../../../../bench/lib/rng.js';
+import { ERROR_STATUS } from '../../../../src/core/errors.js';
 
 const good: TinyProfile = {
   types: [['samples', 'count'], ['cpu', 'nanoseconds']],

@@ -5,11 +5,11 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Profile } from 'pprof-format';
-import { decodePprof, hotSpots, pprofToRows, DecodeError, referenceDecoder, wasmDecoder } from '../../src/pipeline/decode/profiles/index.js';
-import { profileBytes } from '../../src/pipeline/decode/profiles/body.js';
-import type { DecodedPprof } from '../../src/pipeline/decode/profiles/decoded.js';
+import { decodePprof, hotSpots, pprofToRows, DecodeError, referenceDecoder, wasmDecoder } from '../../../../src/pipeline/decode/profiles/index.js';
+import { profileBytes } from '../../../../src/pipeline/decode/profiles/body.js';
+import type { DecodedPprof } from '../../../../src/pipeline/decode/profiles/decoded.js';
 import { HAVE_CORPORA, PPROF_DIR, SKIP_REASON, walk } from './helpers.js';
-import { ERROR_STATUS } from '../../src/core/errors.js';
+import { ERROR_STATUS } from '../../../../src/core/errors.js';
 
 if (!HAVE_CORPORA) console.warn(SKIP_REASON);
 

@@ -13,7 +13,7 @@ import { ENDPOINTS, DOCS } from '../../src/api/docs.js';
 import { routeAccess } from '../../src/api/route.js';
 import { hashKey } from '../../src/tenancy/keys.js';
 import { encodeTraces } from '../helpers/otlp.js';
-import { encodeProfile } from '../profiles/helpers.js';
+import { encodeProfile } from '../pipeline/decode/profiles/helpers.js';
 import { admin, bearer, createTenant, issueKey } from '../helpers/hosted.js';
 
 const NOW_US = Date.now() * 1000;

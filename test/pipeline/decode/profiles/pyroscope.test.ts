@@ -5,9 +5,9 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
 import { describe, expect, test } from 'vitest';
 import { Profile } from 'pprof-format';
-import { PROTO_DIR } from '../../src/core/paths.js';
-import { ingestPyroscopeBody, parsePyroscopeName, DecodeError, referenceDecoder } from '../../src/pipeline/decode/profiles/index.js';
-import { ingestParams, pyroscopeTimeToUs } from '../../src/pipeline/decode/profiles/pyroscope.js';
+import { PROTO_DIR } from '../../../../src/core/paths.js';
+import { ingestPyroscopeBody, parsePyroscopeName, DecodeError, referenceDecoder } from '../../../../src/pipeline/decode/profiles/index.js';
+import { ingestParams, pyroscopeTimeToUs } from '../../../../src/pipeline/decode/profiles/pyroscope.js';
 import { bfield, encodeProfile, HAVE_CORPORA, PPROF_DIR, sfield, SKIP_REASON, type TinyProfile } from './helpers.js';
 
 const tiny: TinyProfile = {

@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
-import { hotSpots, ingestOtlpProfiles, DecodeError } from '../../src/pipeline/decode/profiles/index.js';
+import { hotSpots, ingestOtlpProfiles, DecodeError } from '../../../../src/pipeline/decode/profiles/index.js';
 import { HAVE_CORPORA, OTLP_DIR, SKIP_REASON } from './helpers.js';
-import { ERROR_STATUS } from '../../src/core/errors.js';
+import { ERROR_STATUS } from '../../../../src/core/errors.js';
 
 interface JsonSample { stackIndex?: number; values?: string[]; timestampsUnixNano?: string[] }
 interface JsonProfile { sampleType?: { typeStrindex?: number; unitStrindex?: number }; periodType?: { typeStrindex?: number; unitStrindex?: number }; period?: string; samples?: JsonSample[] }

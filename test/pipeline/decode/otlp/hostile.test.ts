@@ -9,7 +9,7 @@ import {
   decodeTraces,
   decodeTracesJson,
   type DecodeResult,
-} from '../../src/pipeline/decode/otlp/index.js';
+} from '../../../../src/pipeline/decode/otlp/index.js';
 import { LOGS_REQ, METRICS_REQ, TRACE_REQ, encode, tables } from './helpers.js';
 
 const opts = { nowUs: 1 };
