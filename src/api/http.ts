@@ -6,19 +6,14 @@ import { ApiError, errorBody, toApiError } from '../core/errors.js';
 import { validateRequest } from './openapi.js';
 import type { Gate } from '../tenancy/gate.js';
 import { routeAccess, type Reply, type Request, type RouteSpec } from './route.js';
+import type { UwsResponse } from '../core/http.js';
+
+export type { UwsResponse };
 import { FORWARD_HEADER } from '../tenancy/forward.js';
 import type { Location } from '../tenancy/placement.js';
 
 const require = createRequire(import.meta.url);
 
-export interface UwsResponse {
-  onAborted(cb: () => void): void;
-  onData(cb: (chunk: ArrayBuffer, isLast: boolean) => void): void;
-  cork(cb: () => void): void;
-  writeStatus(s: string): UwsResponse;
-  writeHeader(k: string, v: string): UwsResponse;
-  end(body?: string | Uint8Array): void;
-}
 interface UwsRequest {
   getMethod(): string;
   getUrl(): string;

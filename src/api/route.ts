@@ -2,6 +2,7 @@
 // (http.ts), the served description (openapi.ts, docs.ts) and every route, with no import between them.
 import type { Access } from '../tenancy/gate.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';
+import type { Reply } from '../core/http.js';
 
 export interface Request {
   method: string;
@@ -23,11 +24,8 @@ export function tenantOf(req: Request): TenantRuntime {
   return req.tenant;
 }
 
-export interface Reply {
-  status: number;
-  headers?: Record<string, string>;
-  body: string | Uint8Array;
-}
+export type { Reply };
+
 
 export type Handler = (req: Request) => Promise<Reply> | Reply;
 

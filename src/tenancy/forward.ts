@@ -17,22 +17,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { ApiError, ERROR_STATUS, type ErrorCode } from '../core/errors.js';
 import type { Location } from './placement.js';
+import type { Reply, UwsResponse } from '../core/http.js';
 
-// The slices of the HTTP shell's types a relay needs, stated here so tenancy stays below api/
-// (structurally the same as api/route.ts's Reply and api/http.ts's UwsResponse).
-interface Reply {
-  status: number;
-  headers?: Record<string, string>;
-  body: string | Uint8Array;
-}
-interface UwsResponse {
-  onAborted(cb: () => void): void;
-  onData(cb: (chunk: ArrayBuffer, isLast: boolean) => void): void;
-  cork(cb: () => void): void;
-  writeStatus(s: string): UwsResponse;
-  writeHeader(k: string, v: string): UwsResponse;
-  end(body?: string | Uint8Array): void;
-}
 
 export const FORWARD_HEADER = 'x-tds-forwarded';
 /** How far a signed request's time may be from the receiver's clock. */

@@ -11,7 +11,7 @@
 // 5-minute grid, so a case does not depend on when it is run.
 import { rng } from '../rng.js';
 import { between, buildTopology, intBetween, pick, reachProbabilities, serviceOf, type Call, type Rand, type ServiceNode, type Topology } from './topology.js';
-import { BUCKET_US, describeTopology, expectedSpansPerRequest } from './faults.js';
+import { BUCKET_US, describeTopology, expectedSpansPerRequest, type Expectation } from './faults.js';
 import { lognormal, type GenLog, type GenMetric, type GenSpan, type ScenarioData } from './traffic.js';
 
 export const RECORDED_SHAPES = [
@@ -39,24 +39,14 @@ export interface RecordedSpec {
   maxSpans?: number;
 }
 
-export interface RecordedExpectation {
-  seed: number;
+/** A generated case's expectation with what recorded shapes add; an empty `signals` takes any non-null signal (the right one is ambiguous). */
+export interface RecordedExpectation extends Omit<Expectation, 'kind'> {
   kind: RecordedShape;
   effect: RecordedEffect;
-  topology: string;
-  entry: string;
-  /** The service the first finding must name (null for a fault-free case). */
-  service: string | null;
-  /** Signals that count as the right one; empty = any non-null signal (the right signal is ambiguous). */
-  signals: string[];
-  onsetUs: number;
-  startUs: number;
-  endUs: number;
   /** The diagnosis window (the fault's first 3 minutes), or null for the default window. */
   window: { fromUs: number; toUs: number } | null;
   /** Seconds from the start of the onset's 5-minute bucket to the onset. */
   gridOffsetS: number;
-  detail: string;
 }
 
 export interface RecordedPlan {

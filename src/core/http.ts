@@ -1,0 +1,18 @@
+// The HTTP shapes more than one layer names: a reply, and the slice of a uWebSockets.js response
+// that the API shell writes and the tenancy forwarder relays to (tenancy sits below api/).
+
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  body: string | Uint8Array;
+}
+
+/** What of a uWebSockets.js response the product uses (its ArrayBuffers are valid only inside onData). */
+export interface UwsResponse {
+  onAborted(cb: () => void): void;
+  onData(cb: (chunk: ArrayBuffer, isLast: boolean) => void): void;
+  cork(cb: () => void): void;
+  writeStatus(s: string): UwsResponse;
+  writeHeader(k: string, v: string): UwsResponse;
+  end(body?: string | Uint8Array): void;
+}
