@@ -19,7 +19,6 @@ import { ApiError, ERROR_STATUS, type ErrorCode } from '../core/errors.js';
 import type { Location } from './placement.js';
 import type { Reply, UwsResponse } from '../core/http.js';
 
-
 export const FORWARD_HEADER = 'x-tds-forwarded';
 /** How far a signed request's time may be from the receiver's clock. */
 const MAX_SKEW_MS = 60_000;
