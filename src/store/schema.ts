@@ -146,6 +146,7 @@ export const LOG_TEMPLATES: Table = {
     c('sample_values', 'VARCHAR'),
     c('evicted', 'BOOLEAN'),
     c('merged_into', 'BIGINT'), // set when the template merged into another that generalised to cover it
+    c('split_from', 'BIGINT'), // set when the template was kept apart from another that differs from it in one word
   ],
 };
 
