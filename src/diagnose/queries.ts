@@ -13,7 +13,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { BUCKET_US } from '../store/batch.js';
 import { sqlString, sqlTimestamp } from '../store/db.js';
 import { readRows, type ReadPool } from '../store/readers.js';
-import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
+import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, LOGS_RESOLVED, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
 
@@ -93,10 +93,10 @@ export const SQL = {
     `any_value(k8s_namespace) AS k8s_namespace, any_value(service_namespace) AS service_namespace, min(first_us) AS first_us, max(last_us) AS last_us, sum(n) AS n ` +
     `FROM (${fromRollup(RESOURCES_ROLLUP, b.lookFrom, b.to, dirty)}) GROUP BY ALL`,
 
-  /** Logs per service and template in the window. */
+  /** Logs per service and template in the window; a template that merged into another counts as that one (one event once). */
   windowLogs: (b: Bounds) =>
-    `SELECT service_name, template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
-    `any_value(severity_text) AS severity_text FROM ${LOGS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+    `SELECT service_name, resolved_template_id AS template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
+    `any_value(severity_text) AS severity_text FROM ${LOGS_RESOLVED.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
 
   templates: (ids: readonly number[]) =>
     `SELECT template_id, service_name, pattern, example_body, severity_text, epoch_us(first_seen) AS first_us, epoch_us(last_seen) AS last_us, sample_values ` +
@@ -167,8 +167,9 @@ export const SQL = {
 
   /** Parameters of the newest records of each template in the window's last slice (the numeric slots behind log_counters). */
   templateParams: (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) =>
-    `SELECT template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
-    `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
+    `SELECT resolved_template_id AS template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS_RESOLVED.name} WHERE service_name = ${sqlString(service)} ` +
+    `AND resolved_template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
+    `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY resolved_template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
 
   /** Distinct traces with an error span of one service. */
   errorTraces: (b: Bounds, service: string) =>
