@@ -18,6 +18,7 @@ const JSON_MAX_KEYS: i32 = 64;
 const PREFIX_TOKENS: i32 = 1;
 const LEAF_MAX: i32 = 64;
 const QUOTE_MAX: i32 = 512;
+const ENUM_MAX: i32 = 5;
 let simNum: i64 = 7; // of SIM_DEN; set by init()
 const SIM_DEN: i64 = 10;
 const FLAG_NEW: u8 = 1;
@@ -37,6 +38,7 @@ let oStart = new StaticArray<i32>(0);
 let oLen = new StaticArray<i32>(0);
 let oNum = new StaticArray<f64>(0);
 let oChanged = new StaticArray<f64>(0);
+let oSplit = new StaticArray<f64>(0);
 let oEvicted = new StaticArray<f64>(0);
 let oEvictedInto = new StaticArray<f64>(0);
 let nChanged: i32 = 0;
@@ -67,6 +69,7 @@ export function prepare(totalBytes: i32, n: i32): void {
     oLen = new StaticArray<i32>(c * MAX_PARAMS);
     oNum = new StaticArray<f64>(c * MAX_PARAMS);
     oChanged = new StaticArray<f64>(c);
+    oSplit = new StaticArray<f64>(c);
     // retired per batch: at most n evictions and n + LEAF_MAX merges (reference.ts absorb)
     oEvicted = new StaticArray<f64>(2 * c + LEAF_MAX);
     oEvictedInto = new StaticArray<f64>(2 * c + LEAF_MAX);
@@ -83,6 +86,7 @@ export function pslotPtr(): usize { return changetype<usize>(oSlot); }
 export function pstartPtr(): usize { return changetype<usize>(oStart); }
 export function plenPtr(): usize { return changetype<usize>(oLen); }
 export function pnumPtr(): usize { return changetype<usize>(oNum); }
+export function splitPtr(): usize { return changetype<usize>(oSplit); }
 export function changedPtr(): usize { return changetype<usize>(oChanged); }
 export function evictedPtr(): usize { return changetype<usize>(oEvicted); }
 export function evictedIntoPtr(): usize { return changetype<usize>(oEvictedInto); }
@@ -782,6 +786,8 @@ class Tpl {
   kv: StaticArray<u8> = new StaticArray<u8>(0);
   /** per token, the index of the '=' of a key=value token with a non-empty key and value, else 0 */
   eqAt: StaticArray<i32> = new StaticArray<i32>(0);
+  /** reference.ts skeletonOf, hashed; 0 when not indexed (JSON, no constant or no variable) */
+  skel: u64 = 0;
   used: u64 = 0;
   prev: Tpl | null = null;
   next: Tpl | null = null;
@@ -790,6 +796,7 @@ class Tpl {
 class Svc {
   leaves: Map<u64, Array<Tpl>> = new Map<u64, Array<Tpl>>();
   shapes: Map<u64, Tpl> = new Map<u64, Tpl>();
+  skels: Map<u64, Tpl> = new Map<u64, Tpl>();
   head: Tpl | null = null; // least recently used
   tail: Tpl | null = null; // most recently used
   count: i32 = 0;
@@ -857,6 +864,7 @@ function retire(s: Svc, victim: Tpl, report: bool, into: f64): void {
     const k = leaf.indexOf(victim);
     leaf.splice(k, 1);
     if (leaf.length == 0) s.leaves.delete(victim.key);
+    if (victim.skel != 0 && s.skels.has(victim.skel) && s.skels.get(victim.skel) === victim) s.skels.delete(victim.skel);
   }
   pending.set(<u64>victim.id, victim);
   if (report) {
@@ -911,7 +919,83 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
       leaf.push(t);
       s.leaves.set(t.key, leaf);
     }
+    if (t.skel != 0 && !s.skels.has(t.skel)) s.skels.set(t.skel, t);
   }
+}
+
+/** reference.ts isWord: two or more letters and nothing else. */
+function isWordTok(p: usize, len: i32): bool {
+  if (len < 2) return false;
+  for (let i = 0; i < len; i++) if (!isAlpha(ch(p, i))) return false;
+  return true;
+}
+
+/** reference.ts isRunToken: holds <*> and is not key=value. */
+function isRunTok(p: usize, len: i32, kind: u8): bool {
+  if (kind == 0) return false;
+  for (let i = 0; i < len; i++) if (ch(p, i) == 61) return false;
+  return true;
+}
+
+const RUN_KEY: u64 = 0x5bd1e9955bd1e995;
+/** reference.ts skeletonOf, as a hash of the constant tokens' hashes and one mark per variable run; 0 when not indexed. */
+function skelHash(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArray<i32>, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
+  let k: u64 = 0x84222325cbf29ce4;
+  let runs = 0;
+  let consts = 0;
+  let inRun = false;
+  for (let i = 0; i < n; i++) {
+    if (isRunTok(base + <usize>unchecked(starts[i]), unchecked(lens[i]), unchecked(kinds[i]))) {
+      if (!inRun) {
+        k = (k ^ RUN_KEY) * 0x100000001b3;
+        k ^= k >>> 31;
+        runs++;
+        inRun = true;
+      }
+    } else {
+      // key=value by its key alone (reference.ts skeletonOf)
+      const tp = base + <usize>unchecked(starts[i]);
+      const tl = unchecked(lens[i]);
+      let eq = 0;
+      while (eq < tl && ch(tp, eq) != 61) eq++;
+      const th = eq > 0 && eq < tl - 1 ? hashBytes(tp, eq + 1) : unchecked(h[i]);
+      k = (k ^ th) * 0x100000001b3;
+      k ^= k >>> 31;
+      consts++;
+      inRun = false;
+    }
+  }
+  if (runs == 0 || consts == 0) return 0;
+  return k == 0 ? 1 : k;
+}
+
+/** reference.ts family: the templates of tpl's leaf that differ from it only by the word at p (into fam). */
+const fam = new Array<Tpl>();
+function family(leaf: Array<Tpl>, tpl: Tpl, p: i32): void {
+  fam.length = 0;
+  for (let j = 0; j < leaf.length; j++) {
+    const u = unchecked(leaf[j]);
+    if (!isWordTok(changetype<usize>(u.pat) + <usize>unchecked(u.ts[p]), unchecked(u.tl[p]))) continue;
+    let same = true;
+    for (let i = 0; i < tpl.ntok && same; i++) if (i != p && unchecked(u.th[i]) != unchecked(tpl.th[i])) same = false;
+    if (same) fam.push(u);
+  }
+}
+
+/** reference.ts reskeleton: tpl's skeleton became sk; a template that already holds it merges into tpl. */
+function reskeleton(s: Svc, tpl: Tpl, sk: u64): void {
+  if (sk == tpl.skel) return;
+  if (tpl.skel != 0 && s.skels.has(tpl.skel) && s.skels.get(tpl.skel) === tpl) s.skels.delete(tpl.skel);
+  tpl.skel = sk;
+  if (sk == 0) return;
+  if (s.skels.has(sk)) {
+    const u = s.skels.get(sk);
+    if (u.ntok != tpl.ntok && mergeBudget > 0) {
+      mergeBudget--;
+      retire(s, u, true, tpl.id);
+    }
+  }
+  if (!s.skels.has(sk)) s.skels.set(sk, tpl);
 }
 
 // ---- the current line --------------------------------------------------------------------------------
@@ -1095,6 +1179,7 @@ function makeText(id: f64, svc: i32, n: i32, src: usize, starts: StaticArray<i32
   }
   t.eqAt = eqAt;
   t.key = leafKey(n, pp, ts, tl, th, kind);
+  t.skel = skelHash(n, pp, ts, tl, th, kind);
   return t;
 }
 
@@ -1158,6 +1243,35 @@ function addParam(slot: i32, s0: i32, e0: i32): void {
   curPc++;
 }
 
+/** reference.ts skeletonParams: the current line joined template t of another length with the same skeleton. */
+function skeletonParams(t: Tpl): void {
+  const mb = changetype<usize>(mbuf);
+  const tp = changetype<usize>(t.pat);
+  const n = lN;
+  const last = lTrunc ? n - 1 : n;
+  let ti = 0;
+  let i = 0;
+  while (i < last) {
+    if (!isRunTok(mb + <usize>unchecked(lMS[i]), unchecked(lML[i]), unchecked(lKind[i]))) {
+      if (unchecked(lKind[i]) != 0 && unchecked(lVS[i]) >= 0) addParam(ti, unchecked(lRawS[i]) + unchecked(lVS[i]), unchecked(lRawS[i]) + unchecked(lVE[i]));
+      i++;
+      ti++;
+      continue;
+    }
+    let ie = i;
+    while (ie < n && isRunTok(mb + <usize>unchecked(lMS[ie]), unchecked(lML[ie]), unchecked(lKind[ie]))) ie++;
+    let te = ti;
+    while (te < t.ntok && isRunTok(tp + <usize>unchecked(t.ts[te]), unchecked(t.tl[te]), unchecked(t.kind[te]))) te++;
+    for (let j = i; j < ie && j < last; j++) {
+      if (unchecked(lVS[j]) < 0) continue;
+      const d = j - i < te - ti - 1 ? j - i : te - ti - 1;
+      addParam(ti + d, unchecked(lRawS[j]) + unchecked(lVS[j]), unchecked(lRawS[j]) + unchecked(lVE[j]));
+    }
+    i = ie;
+    ti = te;
+  }
+}
+
 function firstNonWs(p: usize, n: i32): i32 {
   for (let i = 0; i < n; i++) {
     const c = ch(p, i);
@@ -1188,6 +1302,7 @@ export function mine(svc: i32, n: i32): void {
     curBs = bs;
     curP = p;
     let tpl: Tpl;
+    let newFrom: f64 = 0;
     if (firstNonWs(p, len) == 123 && jsonShape(p, len)) {
       flags |= FLAG_JSON;
       const key = hashBytes(changetype<usize>(sbuf), spos);
@@ -1241,81 +1356,123 @@ export function mine(svc: i32, n: i32): void {
           }
         }
       }
+      let splitFrom: f64 = 0;
+      let found: Tpl | null = null;
       if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
-        tpl = best;
-        const pp = changetype<usize>(tpl.pat);
-        let changed = false;
-        // first pass: does any position need generalising?
+        const bt: Tpl = best;
+        const bp = changetype<usize>(bt.pat);
+        // the positions the template does not cover yet
+        let nd = 0;
+        let p0 = -1;
         for (let i = 0; i < ntok; i++) {
-          const kind = unchecked(tpl.kind[i]);
-          if (kind == 1 || unchecked(tpl.th[i]) == unchecked(lH[i])) continue;
-          if (kind == 2 && globMatch(pp + <usize>unchecked(tpl.ts[i]), unchecked(tpl.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) continue;
-          changed = true;
-          break;
+          const kind = unchecked(bt.kind[i]);
+          if (kind == 1 || unchecked(bt.th[i]) == unchecked(lH[i])) continue;
+          if (kind == 2 && globMatch(bp + <usize>unchecked(bt.ts[i]), unchecked(bt.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) continue;
+          nd++;
+          if (p0 < 0) p0 = i;
         }
-        if (changed) {
-          const need = tpl.pat.length + 3 * ntok + 16;
-          if (gbuf.length < need) gbuf = new StaticArray<u8>(need * 2);
-          const gb = changetype<usize>(gbuf);
-          let o = 0;
-          for (let i = 0; i < ntok; i++) {
-            const kind = unchecked(tpl.kind[i]);
-            const ta = pp + <usize>unchecked(tpl.ts[i]);
-            const tlen = unchecked(tpl.tl[i]);
-            let keep = kind == 1 || unchecked(tpl.th[i]) == unchecked(lH[i]);
-            if (!keep && kind == 2 && globMatch(ta, tlen, mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) keep = true;
-            unchecked(gS[i] = o);
-            if (keep) {
-              memory.copy(gb + <usize>o, ta, <usize>tlen);
-              unchecked(gL[i] = tlen);
-              o += tlen;
-            } else {
-              const gl = generalize(ta, tlen, mb + <usize>unchecked(lMS[i]), unchecked(lML[i]), o);
-              unchecked(gL[i] = gl);
-              o += gl;
+        let hasFamily = false;
+        if (nd == 1 && isWordTok(bp + <usize>unchecked(bt.ts[p0]), unchecked(bt.tl[p0])) && isWordTok(mb + <usize>unchecked(lMS[p0]), unchecked(lML[p0]))) {
+          family(s.leaves.get(key), bt, p0);
+          hasFamily = true;
+          if (fam.length < ENUM_MAX) splitFrom = bt.id;
+        }
+        if (splitFrom == 0) {
+          found = bt;
+          if (nd > 0) {
+            const need = bt.pat.length + 3 * ntok + 16;
+            if (gbuf.length < need) gbuf = new StaticArray<u8>(need * 2);
+            const gb = changetype<usize>(gbuf);
+            let o = 0;
+            for (let i = 0; i < ntok; i++) {
+              const kind = unchecked(bt.kind[i]);
+              const ta = bp + <usize>unchecked(bt.ts[i]);
+              const tlen = unchecked(bt.tl[i]);
+              let keep = kind == 1 || unchecked(bt.th[i]) == unchecked(lH[i]);
+              if (!keep && kind == 2 && globMatch(ta, tlen, mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) keep = true;
+              unchecked(gS[i] = o);
+              if (keep) {
+                memory.copy(gb + <usize>o, ta, <usize>tlen);
+                unchecked(gL[i] = tlen);
+                o += tlen;
+              } else {
+                const gl = generalize(ta, tlen, mb + <usize>unchecked(lMS[i]), unchecked(lML[i]), o);
+                unchecked(gL[i] = gl);
+                o += gl;
+              }
             }
+            const nt = makeText(bt.id, svc, ntok, gb, gS, gL);
+            // swap the new token data into the existing template object (keeps leaf/LRU links)
+            bt.pat = nt.pat;
+            bt.ts = nt.ts;
+            bt.tl = nt.tl;
+            bt.th = nt.th;
+            bt.kind = nt.kind;
+            bt.kv = nt.kv;
+            bt.eqAt = nt.eqAt;
+            flags |= FLAG_CHANGED;
+            if (hasFamily) {
+              for (let k = fam.length - 1; k >= 0 && mergeBudget > 0; k--) {
+                const u = unchecked(fam[k]);
+                if (u === bt) continue;
+                mergeBudget--;
+                retire(s, u, true, bt.id);
+              }
+            }
+            absorb(s, bt);
+            reskeleton(s, bt, nt.skel);
           }
-          const nt = makeText(tpl.id, svc, ntok, gb, gS, gL);
-          // swap the new token data into the existing template object (keeps leaf/LRU links)
-          tpl.pat = nt.pat;
-          tpl.ts = nt.ts;
-          tpl.tl = nt.tl;
-          tpl.th = nt.th;
-          tpl.kind = nt.kind;
-          tpl.kv = nt.kv;
-          tpl.eqAt = nt.eqAt;
-          flags |= FLAG_CHANGED;
-          absorb(s, tpl);
+          touch(s, bt);
         }
-        touch(s, tpl);
-      } else {
-        tpl = makeText(nextIdV, svc, ntok, mb, lMS, lML);
-        nextIdV += 1;
-        addTpl(s, tpl, true);
-        flags |= FLAG_NEW;
       }
-      const last = lTrunc ? ntok - 1 : ntok;
-      const tp = changetype<usize>(tpl.pat);
-      for (let i = 0; i < last && curPc < MAX_PARAMS; i++) {
-        const kind = unchecked(tpl.kind[i]);
-        if (kind == 0) continue;
-        const off = unchecked(lRawS[i]);
-        const rl = unchecked(lRawL[i]);
-        const vs = unchecked(lVS[i]);
-        if (vs >= 0) addParam(i, off + vs, off + unchecked(lVE[i]));
-        else if (kind == 1) addParam(i, off, off + rl);
-        else {
-          const ta = tp + <usize>unchecked(tpl.ts[i]);
-          const tlen = unchecked(tpl.tl[i]);
-          const lp = literalPrefix(ta, tlen);
-          const ls = literalSuffix(ta, tlen);
-          if (lp + ls < rl) addParam(i, off + lp, off + rl - ls);
-          else addParam(i, off, off + rl);
+      let byLength = false;
+      if (found === null) {
+        // no template of this length fits: one of another length with the same skeleton is the same event
+        const sk = skelHash(ntok, mb, lMS, lML, lH, lKind);
+        if (sk != 0 && s.skels.has(sk)) {
+          const u = s.skels.get(sk);
+          if (u.ntok != ntok) {
+            found = u;
+            byLength = true;
+            touch(s, u);
+            skeletonParams(u);
+          }
+        }
+      }
+      if (found === null) {
+        const nt = makeText(nextIdV, svc, ntok, mb, lMS, lML);
+        nextIdV += 1;
+        addTpl(s, nt, true);
+        flags |= FLAG_NEW;
+        newFrom = splitFrom;
+        found = nt;
+      }
+      tpl = found;
+      if (!byLength) {
+        const last = lTrunc ? ntok - 1 : ntok;
+        const tp = changetype<usize>(tpl.pat);
+        for (let i = 0; i < last && curPc < MAX_PARAMS; i++) {
+          const kind = unchecked(tpl.kind[i]);
+          if (kind == 0) continue;
+          const off = unchecked(lRawS[i]);
+          const rl = unchecked(lRawL[i]);
+          const vs = unchecked(lVS[i]);
+          if (vs >= 0) addParam(i, off + vs, off + unchecked(lVE[i]));
+          else if (kind == 1) addParam(i, off, off + rl);
+          else {
+            const ta = tp + <usize>unchecked(tpl.ts[i]);
+            const tlen = unchecked(tpl.tl[i]);
+            const lp = literalPrefix(ta, tlen);
+            const ls = literalSuffix(ta, tlen);
+            if (lp + ls < rl) addParam(i, off + lp, off + rl - ls);
+            else addParam(i, off, off + rl);
+          }
         }
       }
     }
     unchecked(oIds[li] = tpl.id);
     unchecked(oFlags[li] = flags);
+    unchecked(oSplit[li] = newFrom);
     unchecked(oPc[li] = <u8>curPc);
     if ((flags & (FLAG_NEW | FLAG_CHANGED)) != 0) {
       const k = <u64>tpl.id;

@@ -547,7 +547,7 @@ export const DOCS = {
     summary: 'Run one SELECT',
     description:
       'Read-only SQL over svc_spans, svc_logs, svc_log_templates, svc_metrics_gauge, svc_metrics_sum, svc_metrics_histogram, svc_metrics_exp_histogram, svc_profiles and svc_anomalies ' +
-      '(bare, `lake.` or `main.`). Exactly one SELECT; no WITH/CTE (rewrite as a derived-table subquery); functions are allowlisted; file and network readers are blocked. ' +
+      '(bare, `lake.` or `main.`), and the view svc_logs_resolved (svc_logs plus resolved_template_id: group by it to count a log event once after template merges). Exactly one SELECT; no WITH/CTE (rewrite as a derived-table subquery); functions are allowlisted; file and network readers are blocked. ' +
       '`timestamp` columns are TIMESTAMP without time zone: bound them with a literal (for example TIMESTAMP \'2024-01-01 00:00:00\') so whole files are skipped; a bound built from now() reads everything.',
     tags: ['query'],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string', description: 'the raw SQL statement (not JSON)' } } } },

@@ -1,7 +1,7 @@
 // The SQL behind every lead of a diagnosis: ready for POST /v1/query as it stands, bounded by
 // TIMESTAMP literals (the store skips everything outside the window) and returning the rows the lead
 // talks about. One place, so a test can run each of them.
-import { LOGS, PROFILES, SPANS, METRICS_GAUGE, METRICS_SUM, METRICS_HISTOGRAM } from '../store/schema.js';
+import { LOGS, LOGS_RESOLVED, PROFILES, SPANS, METRICS_GAUGE, METRICS_SUM, METRICS_HISTOGRAM } from '../store/schema.js';
 import { HOUR_US } from '../core/time.js';
 import { sqlString, sqlTimestamp } from '../store/sql.js';
 
@@ -33,8 +33,9 @@ export const LEADS = {
   allSpans: (w: Win, service: string) => `SELECT ${SPAN_COLS} FROM ${SPANS.name} WHERE ${svc(service)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 1000`,
   allLogs: (w: Win, service: string) => `SELECT ${LOG_COLS} FROM ${LOGS.name} WHERE ${svc(service)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 1000`,
   errorLogs: (w: Win, service: string) => `SELECT ${LOG_COLS} FROM ${LOGS.name} WHERE ${svc(service)} AND is_error AND ${time(w)} ORDER BY timestamp DESC LIMIT 200`,
+  /** The records of one log event: its template and those that merged into it. */
   templateLogs: (w: Win, service: string, templateId: number) =>
-    `SELECT ${LOG_COLS}, template_params FROM ${LOGS.name} WHERE ${svc(service)} AND template_id = ${Math.trunc(templateId)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 200`,
+    `SELECT ${LOG_COLS}, template_params FROM ${LOGS_RESOLVED.name} WHERE ${svc(service)} AND resolved_template_id = ${Math.trunc(templateId)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 200`,
   profileFunction: (w: Win, service: string, fn: string) =>
     `SELECT timestamp, profile_type, unit, function, stack, value, sample_count, trace_id, span_id FROM ${PROFILES.name} WHERE ${svc(service)} AND function = ${sqlString(fn)} AND ${time(w)} ORDER BY value DESC LIMIT 200`,
   genAiCalls: (w: Win, service: string, model: string) =>

@@ -10,7 +10,7 @@
 // yet (svc_dirty_buckets) are aggregated from raw telemetry with the very same statements the pass
 // uses, so a diagnosis works before any pass has run and agrees with the series after it.
 import { DeadlineExceeded, readRows, type ReadPool } from '../store/readers.js';
-import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
+import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, LOGS_RESOLVED, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
 import { BUCKET_US, MINUTE_US, bucketRuns } from '../core/time.js';
@@ -349,11 +349,11 @@ export const STATEMENTS = {
     }),
   ),
 
-  /** Logs per service and template in the window. */
+  /** Logs per service and template in the window; a template that merged into another counts as that one (one event once). */
   windowLogs: statement(
     (b: Bounds) =>
-      `SELECT service_name, template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
-      `any_value(severity_text) AS severity_text FROM ${LOGS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+      `SELECT service_name, resolved_template_id AS template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
+      `any_value(severity_text) AS severity_text FROM ${LOGS_RESOLVED.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
     (r): WindowLogRow => ({
       service_name: String(r['service_name']),
       template_id: numOrNull(r['template_id']),
@@ -535,8 +535,9 @@ export const STATEMENTS = {
   /** Parameters of the newest records of each template in the window's last slice (the numeric slots behind log_counters). */
   templateParams: statement(
     (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) =>
-      `SELECT template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS.name} WHERE service_name = ${sqlString(service)} AND template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
-      `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
+      `SELECT resolved_template_id AS template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS_RESOLVED.name} WHERE service_name = ${sqlString(service)} ` +
+      `AND resolved_template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
+      `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY resolved_template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
     (r): TemplateParamsRow => ({ template_id: Number(r['template_id']), ts: Number(r['ts']), template_params: String(r['template_params']) }),
   ),
 

@@ -147,7 +147,7 @@ const query: ToolDef = {
   name: 'query',
   title: 'Run one read-only SQL SELECT',
   description:
-    `Runs exactly one DuckDB SELECT over the telemetry and answers {rows, row_count, truncated}. Tables: ${TABLE_NAMES} (bare, lake.<table> or main.<table>; columns in the resource tds://schema/tables). ` +
+    `Runs exactly one DuckDB SELECT over the telemetry and answers {rows, row_count, truncated}. Tables: ${TABLE_NAMES} (bare, lake.<table> or main.<table>; columns in the resource tds://schema/tables); view svc_logs_resolved: svc_logs plus resolved_template_id, to group log records by event after template merges. ` +
     'Rules: no WITH/CTE (write a derived-table subquery: SELECT ... FROM (SELECT ...) AS t); one statement; allowlisted read-only functions only. ' +
     "`timestamp` columns are TIMESTAMP in UTC without time zone: bound every table's timestamp with a literal, e.g. WHERE timestamp >= TIMESTAMP '2025-01-01 00:00:00' AND timestamp < TIMESTAMP '2025-01-01 01:00:00' " +
     '(a bound built from now() is evaluated per row and reads everything). Every drill_down_sql and drill_all_sql from diagnose or get_anomalies already follows these rules: send it verbatim. ' +

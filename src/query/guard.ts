@@ -8,7 +8,7 @@
 // and any expression class, table-reference type or query-node type it does not know is refused.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ErrorCode } from '../core/errors.js';
-import { QUERYABLE_TABLES as QUERYABLE } from '../store/schema.js';
+import { QUERYABLE_TABLES as QUERYABLE, QUERYABLE_VIEWS } from '../store/schema.js';
 import { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './allowlist.js';
 
 export type GuardResult =
@@ -21,7 +21,7 @@ export const MAX_SQL_LENGTH = 100_000;
 export const MAX_AST_DEPTH = 600;
 
 /** Lower-cased names of every table a query may read. */
-export const QUERYABLE_TABLES: ReadonlySet<string> = new Set(QUERYABLE.map((t) => t.name.toLowerCase()));
+export const QUERYABLE_TABLES: ReadonlySet<string> = new Set([...QUERYABLE, ...QUERYABLE_VIEWS].map((t) => t.name.toLowerCase()));
 
 const TABLE_LIST = [...QUERYABLE_TABLES].join(', ');
 

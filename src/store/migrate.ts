@@ -2,7 +2,7 @@
 // in schema.ts is the truth); anything else is a numbered step in MIGRATIONS. The version reached is
 // recorded in svc_meta, and a file written by a newer version is refused rather than damaged.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ALL_TABLES, DIRTY_BUCKETS, ROLLUP_TABLES, SERIES, SCHEMA_VERSION, createTableSql } from './schema.js';
+import { ALL_TABLES, DIRTY_BUCKETS, QUERYABLE_VIEWS, ROLLUP_TABLES, SERIES, SCHEMA_VERSION, createTableSql, createViewSql } from './schema.js';
 import { BUCKET_US } from '../core/time.js';
 import { inTransaction } from './sql.js';
 
@@ -49,6 +49,8 @@ export async function migrate(conn: DuckDBConnection): Promise<{ from: number; t
       }
     }
     for (const m of MIGRATIONS) if (m.to > from) for (const s of m.statements) await conn.run(s);
+    // views last, over the columns just added; replaced every start so a changed definition applies
+    for (const v of QUERYABLE_VIEWS) await conn.run(createViewSql(v));
     await conn.run(`INSERT OR REPLACE INTO svc_meta VALUES ('schema_version', '${SCHEMA_VERSION}')`);
     return { from, to: SCHEMA_VERSION, addedColumns };
   });

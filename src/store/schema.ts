@@ -143,6 +143,7 @@ export const LOG_TEMPLATES: Table = {
     c('sample_values', 'VARCHAR'),
     c('evicted', 'BOOLEAN'),
     c('merged_into', 'BIGINT'), // set when the template merged into another that generalised to cover it
+    c('split_from', 'BIGINT'), // set when the template was kept apart from another that differs from it in one word
   ],
 };
 
@@ -390,6 +391,37 @@ export const ALERTS: Table = {
     c('updated_at', 'TIMESTAMP', true),
   ],
 };
+
+/** A view over the tables, created by migrate() and readable by `/v1/query` like a table. */
+export interface View {
+  readonly name: string;
+  /** the SELECT that defines it */
+  readonly sql: string;
+}
+
+/**
+ * svc_logs with each line's surviving template: a template that merged into another (it was the same
+ * event: svc_log_templates.merged_into, possibly a chain of them) reads as the one it merged into, so
+ * `GROUP BY resolved_template_id` counts an event once. template_id stays the id the line got at ingest.
+ */
+export const LOGS_RESOLVED: View = {
+  name: 'svc_logs_resolved',
+  sql:
+    `SELECT l.*, coalesce(m.resolved_template_id, l.template_id) AS resolved_template_id FROM ${LOGS.name} AS l LEFT JOIN (` +
+    `WITH RECURSIVE chain(template_id, into_id, depth) AS (` +
+    `SELECT template_id, merged_into, 1 FROM ${LOG_TEMPLATES.name} WHERE merged_into IS NOT NULL ` +
+    `UNION ALL SELECT c.template_id, t.merged_into, c.depth + 1 FROM chain AS c JOIN ${LOG_TEMPLATES.name} AS t ON t.template_id = c.into_id ` +
+    `WHERE t.merged_into IS NOT NULL AND c.depth < 64) ` +
+    `SELECT template_id, arg_max(into_id, depth) AS resolved_template_id FROM chain GROUP BY template_id` +
+    `) AS m ON m.template_id = l.template_id`,
+};
+
+/** Views `POST /v1/query` may read besides the tables. */
+export const QUERYABLE_VIEWS: readonly View[] = [LOGS_RESOLVED];
+
+export function createViewSql(v: View): string {
+  return `CREATE OR REPLACE VIEW ${v.name} AS ${v.sql}`;
+}
 
 /** Tables `POST /v1/query` may read: the spec's nine, plus the services list and the series. */
 export const QUERYABLE_TABLES: readonly Table[] = [...SPEC_TABLES, SERVICES, SERIES];

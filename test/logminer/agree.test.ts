@@ -22,6 +22,7 @@ function run(core: MinerCore, svc: number, bodies: Uint8Array[]): CoreOutput & {
   const copy = {
     ids: o.ids.slice(0, n),
     flags: o.flags.slice(0, n),
+    splitFrom: o.splitFrom.slice(0, n),
     paramCount: o.paramCount.slice(0, n),
     paramSlot: o.paramSlot.slice(0, n * MAX_PARAMS),
     paramStart: o.paramStart.slice(0, n * MAX_PARAMS),
@@ -44,6 +45,7 @@ function expectSame(a: ReturnType<typeof run>, b: ReturnType<typeof run>, bodies
     const ctx = `${where} line ${i}: ${Buffer.from(bodies[i]!.subarray(0, 200)).toString('latin1')}`;
     expect(a.ids[i], ctx).toBe(b.ids[i]);
     expect(a.flags[i], ctx).toBe(b.flags[i]);
+    expect(a.splitFrom[i], ctx).toBe(b.splitFrom[i]);
     expect(a.paramCount[i], ctx).toBe(b.paramCount[i]);
     for (let k = i * MAX_PARAMS; k < i * MAX_PARAMS + a.paramCount[i]!; k++) {
       expect([a.paramSlot[k], a.paramStart[k], a.paramLen[k]], ctx).toEqual([b.paramSlot[k], b.paramStart[k], b.paramLen[k]]);
@@ -139,6 +141,32 @@ describe('WASM and reference agree on generated hostile input', () => {
       bodies: Array.from({ length: 100 }, () => enc.encode('event ' + Array.from({ length: 12 }, word).join(' '))),
     }));
     agree(batches, 2000);
+  });
+  it('enum-like words and variable runs of varying length (splits, merges across lengths)', () => {
+    const words = ['Started', 'Stopped', 'Paused', 'Resumed', 'Failed', 'Queued', 'create', 'delete', 'GET', 'POST', 'alice', 'bob', 'carol'];
+    const vals = ['42', '10.0.0.1', '12ms', 'node-3', 'x=1', 'tz=UTC', '2024-03-05', '10:00:00', 'vol-0a1b2c3d', '"a b 7"', '-', '(1.2', 'KB)'];
+    const varRun = (): string => Array.from({ length: 1 + rnd(4) }, () => vals[rnd(vals.length)]!).join(' ');
+    const shapes = [
+      () => `Job ${varRun()} ${words[rnd(6)]} on ${varRun()}`,
+      () => `Took ${varRun()} s to ${words[6 + rnd(2)]} the volume ${varRun()}`,
+      () => `${varRun()} ${words[8 + rnd(2)]} /api/${rnd(9)} ${varRun()}`,
+      () => `session opened for ${words[rnd(words.length)]} from ${varRun()} via ssh`,
+      () => `copied ${varRun()} files to ${rnd(2) ? words[rnd(words.length)] : varRun()}`,
+    ];
+    const batches = Array.from({ length: 30 }, (_, i) => ({ svc: i % 2, bodies: Array.from({ length: 40 }, () => enc.encode(shapes[rnd(shapes.length)]!())) }));
+    agree(batches, 2000);
+    agree(batches, 12);
+    // the input does reach the new rules: splits, and merges (same length and across lengths)
+    const r = new ReferenceCore({ maxTemplatesPerService: 2000 });
+    let splits = 0;
+    let merges = 0;
+    for (const { svc, bodies } of batches) {
+      const o = run(r, svc, bodies);
+      splits += o.splitFrom.filter((x) => x > 0).length;
+      merges += o.evictedInto.filter((x) => x > 0).length;
+    }
+    expect(splits).toBeGreaterThan(10);
+    expect(merges).toBeGreaterThan(10);
   });
   it('restored state agrees', () => {
     const w = new WasmCore({ maxTemplatesPerService: 5 });

@@ -31,9 +31,9 @@ describe('drainDirty', () => {
 
   it('a template whose pattern changed comes at once, within the interval', () => {
     const m = createMiner();
-    m.mineBatch('svc', ['disk sda full']);
+    m.mineBatch('svc', ['disk nvme0n1 full']);
     expect(m.drainDirty(5_000, 0)).toHaveLength(1);
-    m.mineBatch('svc', ['disk sdb full']); // same shape, a new value: the pattern generalises
+    m.mineBatch('svc', ['disk nvme1n1 full']); // same shape, a new value (not a plain word): the pattern generalises
     const rows = m.drainDirty(5_000, 1);
     expect(rows.map((r) => [r.pattern, r.count])).toEqual([['disk <*> full', 2]]);
   });
@@ -57,11 +57,11 @@ describe('mineLogs', () => {
   it('returns a merged template as retired with merged_into, and the survivor with both counts', () => {
     const m = createMiner();
     const rows = mineLogs(m, logBatch('svc', [
-      'fetch "curl/7.1" user alice ok',
-      'fetch "wget/1.2" user bob ok',
-      'fetch "curl/7.2" user bob ok',
-      'fetch "wget/1.3" user alice ok',
-      'fetch "httpie/3.0" user alice ok',
+      'fetch "curl/7.1" user j.doe ok',
+      'fetch "wget/1.2" user r.roe ok',
+      'fetch "curl/7.2" user r.roe ok',
+      'fetch "wget/1.3" user j.doe ok',
+      'fetch "httpie/3.0" user j.doe ok',
     ]));
     const merged = rows.filter((r) => r.merged_into !== null);
     expect(merged.map((r) => r.evicted)).toEqual([true]);

@@ -318,12 +318,12 @@ export function formatsSuite(impl: 'wasm' | 'reference'): void {
     it('a template that gets more general keeps its id, and one it now covers merges into it (recorded)', () => {
       const m = make();
       const r = m.mineBatch('svc', [
-        'fetch "curl/7.1" user alice ok', // template A
-        'fetch "wget/1.2" user bob ok', // too far from A: template B
-        'fetch "curl/7.2" user bob ok', // A: user <*>
-        'fetch "wget/1.3" user alice ok', // B: user <*>
-        'fetch "httpie/3.0" user alice ok', // A generalises its agent: now covers B, which merges into A
-        'fetch "wget/9.1" user zed ok',
+        'fetch "curl/7.1" user j.doe ok', // template A
+        'fetch "wget/1.2" user r.roe ok', // too far from A: template B
+        'fetch "curl/7.2" user r.roe ok', // A: user <*>
+        'fetch "wget/1.3" user j.doe ok', // B: user <*>
+        'fetch "httpie/3.0" user j.doe ok', // A generalises its agent: now covers B, which merges into A
+        'fetch "wget/9.1" user z.zed ok',
       ]);
       const [a, b] = [r.templateIds[0]!, r.templateIds[1]!];
       expect(a).not.toBe(b);
@@ -332,12 +332,14 @@ export function formatsSuite(impl: 'wasm' | 'reference'): void {
       expect(r.evicted.map((e) => [e.template_id, e.evicted, e.merged_into])).toEqual([[b, true, a]]);
       expect(m.template(a)).toMatchObject({ pattern: 'fetch "<*>/<*>" user <*> ok', count: 6 });
       expect(m.template(b)).toBeUndefined();
-      // a template differing in a constant word is another event, even when covered: not merged
-      const r2 = m.mineBatch('svc2', ['moved from NEW to READY', 'moved from READY to DONE', 'moved from NEW to DONE', 'moved from GONE to READY']);
-      expect(r2.templateIds[1]).not.toBe(r2.templateIds[0]);
-      expect(m.template(r2.templateIds[0]!)!.pattern).toBe('moved from <*> to <*>');
+      // states are a few words, each its own event: never generalised, never merged
+      const r2 = m.mineBatch('svc2', ['moved from NEW to READY', 'moved from READY to DONE', 'moved from NEW to DONE', 'moved from GONE to READY', 'moved from NEW to READY']);
+      expect(new Set(r2.templateIds).size).toBe(4);
+      expect(r2.templateIds[4]).toBe(r2.templateIds[0]);
+      expect(Array.from(r2.templateIds.slice(0, 4), (id) => m.template(id)!.pattern)).toEqual([
+        'moved from NEW to READY', 'moved from READY to DONE', 'moved from NEW to DONE', 'moved from GONE to READY',
+      ]);
       expect(r2.evicted).toEqual([]);
-      expect(m.template(r2.templateIds[1]!)!.pattern).toBe('moved from READY to DONE');
     });
   });
 

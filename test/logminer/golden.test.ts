@@ -9,40 +9,40 @@ import { loadAllLoghub, loghubAvailable, LOGHUB_DIR, mineDataset } from '../../b
 
 const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256: string }> = {
   HDFS: {
-    templates: 16,
-    ga: 0.9975,
-    pa: 0.941,
-    sha256: 'e5bbe8485c0de5a1'
+    templates: 14,
+    ga: 1,
+    pa: 0.9425,
+    sha256: 'eed19d04c45a79a6'
   },
   Hadoop: {
-    templates: 116,
-    ga: 0.9815,
-    pa: 0.907,
-    sha256: '5ceccad1d8f2c0db'
+    templates: 117,
+    ga: 0.9825,
+    pa: 0.908,
+    sha256: 'b8e9944bcf40246f'
   },
   Spark: {
-    templates: 33,
-    ga: 0.9225,
+    templates: 36,
+    ga: 0.9805,
     pa: 0.9225,
-    sha256: 'ce4257a86d3284ab'
+    sha256: 'fc92f1756929a78f'
   },
   Zookeeper: {
-    templates: 51,
-    ga: 0.9885,
-    pa: 0.988,
-    sha256: '5a5966c33cb4a16a'
+    templates: 56,
+    ga: 0.9945,
+    pa: 0.994,
+    sha256: '60ef6d1525706c5e'
   },
   BGL: {
-    templates: 105,
-    ga: 0.968,
-    pa: 0.9335,
-    sha256: 'cd37c24a2e0ba73a'
+    templates: 111,
+    ga: 0.9815,
+    pa: 0.9345,
+    sha256: 'db9daebe45c710ba'
   },
   HPC: {
-    templates: 47,
+    templates: 46,
     ga: 0.9055,
     pa: 0.9025,
-    sha256: 'a43073ed6b2cd03f'
+    sha256: 'c30af96aeeb12926'
   },
   Apache: {
     templates: 6,
@@ -51,10 +51,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '6882eeff2fa539e4'
   },
   OpenSSH: {
-    templates: 24,
-    ga: 0.9265,
-    pa: 0.923,
-    sha256: '2e67bf35b3697fc9'
+    templates: 26,
+    ga: 0.9945,
+    pa: 0.991,
+    sha256: '8d399b3b9402bb0a'
   }
 };
 

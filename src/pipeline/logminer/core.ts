@@ -9,7 +9,7 @@
 // (allocated once, grown by doubling), so nothing is copied per call apart from the UTF-8 encoding.
 
 /** Fixed algorithm constants. Changing one changes template ids for existing data: bump ENGINE_VERSION. */
-export const ENGINE_VERSION = 2;
+export const ENGINE_VERSION = 3;
 /** Bytes of a body looked at for matching; the rest is kept in the body but ignored. */
 export const MATCH_BYTES = 4096;
 /** Tokens of a body looked at for matching; a longer line ends in one synthetic `<*>` token. */
@@ -30,6 +30,11 @@ export const JSON_MAX_KEYS = 64;
 export const PREFIX_TOKENS = 1;
 /** Templates per leaf (same token count and first token): bounds the comparisons per line. */
 export const LEAF_MAX = 64;
+/**
+ * Distinct words a position may hold as constants, one template each (`Job Started` / `Job Stopped`):
+ * a further word there makes it a variable and the templates merge.
+ */
+export const ENUM_MAX = 5;
 /** Default similarity threshold, as a fraction SIM_NUM / SIM_DEN, compared exactly in integers. */
 export const SIM_NUM = 7;
 export const SIM_DEN = 10;
@@ -58,6 +63,8 @@ export interface CoreOutput {
   paramLen: Int32Array;
   /** the parameter's numeric value (a number, optionally followed by a short unit), else NaN */
   paramNum: Float64Array;
+  /** per line: the template this line's new template split from (it differs from it in one word), else 0 */
+  splitFrom: Float64Array;
   /** ids of templates created or whose pattern changed in this batch, each once, in order */
   changed: Float64Array;
   changedCount: number;

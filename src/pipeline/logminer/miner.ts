@@ -27,6 +27,11 @@ export interface TemplateRow {
   evicted: boolean;
   /** the template this one merged into (it generalised to cover this one), else null */
   merged_into: number | null;
+  /**
+   * the template this one split from: it differs from it in one word, kept apart as a constant of an
+   * enum-like position (`Job Started` / `Job Stopped`); else null
+   */
+  split_from: number | null;
 }
 
 /** What restore() accepts: a svc_log_templates row as read back (timestamps as µs, Date, ISO string or bigint). */
@@ -42,6 +47,7 @@ export interface StoredTemplateRow {
   error_count?: number | bigint | null;
   sample_values?: string | null;
   evicted?: boolean | null;
+  split_from?: number | bigint | null;
 }
 
 export interface MinerOptions {
@@ -105,6 +111,7 @@ interface Rec {
   dirty: boolean;
   /** when the row was last drained (ms since the epoch; 0 = never) */
   drainedAt: number;
+  splitFrom: number | null;
   /** pattern or samples changed since the row was last drained */
   stale: boolean;
 }
@@ -245,6 +252,7 @@ export class LogMiner {
         r = {
           id, service, pattern: '', example: example.slice(0, this.maxExampleChars), severity: null,
           first: t, last: t, count: 0, errors: 0, samples: [], nSampleSlots: 0, stats: [], nStatSlots: 0, dirty: false, drainedAt: 0, stale: true,
+          splitFrom: out.splitFrom[li]! > 0 ? out.splitFrom[li]! : null,
         };
         this.recs.set(id, r);
       }
@@ -386,6 +394,7 @@ export class LogMiner {
       sample_values: sample,
       evicted: false,
       merged_into: null,
+      split_from: r.splitFrom,
     };
   }
 
@@ -464,7 +473,7 @@ export class LogMiner {
         id, service: r.service_name, pattern: this.dec.decode(pat), example: r.example_body ?? null,
         severity: r.severity_text ?? null, first: toMicros(r.first_seen, last), last,
         count: Number(r.count ?? 0), errors: Number(r.error_count ?? 0), samples: [], nSampleSlots: 0, stats: [],
-        nStatSlots: 0, dirty: false, drainedAt: 0, stale: false,
+        nStatSlots: 0, dirty: false, drainedAt: 0, stale: false, splitFrom: r.split_from == null ? null : Number(r.split_from),
       };
       if (r.sample_values) {
         try {

@@ -36,6 +36,14 @@
 //     (`user=root` + `user=guest` → `user=<*>`), else `<*>`. A template that generalised absorbs the
 //     templates of its leaf with its constants whose variables it now covers (absorb): a merge,
 //     reported so the store records it; the generalised template keeps its id.
+//     Enum-like words: when the only differing position holds a plain word in both (Started /
+//     Stopped), it is a constant and the line starts its own template (reported as split from the
+//     match), as long as the leaf holds fewer than ENUM_MAX templates differing only there (family);
+//     the next word makes the position a variable: the match generalises and that family merges into it.
+//  5b. Variable length: a line no template of its length accepts joins the template with the same
+//     skeleton (constants in order, each run of variable tokens one mark: skeletonOf), whatever its
+//     length. When a template's skeleton changes as it generalises and a template of another length
+//     holds the new one, that one merges into it (reskeleton).
 //  6. A JSON object body without a message field is templated on its keys and shape:
 //     `{"a":<*>,"b":{"c":<*>},"d":[<*>]}`, matched exactly.
 //  7. Bounded state: a leaf holds at most LEAF_MAX templates (bounding the comparisons per line) and
@@ -43,7 +51,7 @@
 //     the leaf, else of the service) is evicted. Ids come from one counter and are never reused.
 import {
   FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, JSON_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS, LONG_TOKEN,
-  LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, QUOTE_MAX, SIM_DEN, SIM_NUM,
+  ENUM_MAX, LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, QUOTE_MAX, SIM_DEN, SIM_NUM,
   type CoreConfig, type CoreInput, type CoreOutput, type MinerCore,
 } from './core.js';
 
@@ -430,6 +438,48 @@ export function tokenKind(t: string): number {
   return t.includes(WILDCARD) ? 2 : 0;
 }
 
+/** A word: two or more letters and nothing else (Started, create): what an enum-like position holds. */
+export function isWord(t: string): boolean {
+  if (t.length < 2) return false;
+  for (let i = 0; i < t.length; i++) if (!isAlpha(t.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Is a token part of a variable run: it holds `<*>` and is not key=value (whose key is a constant word)? */
+function isRunToken(t: string, kind: number): boolean {
+  return kind !== 0 && t.indexOf('=') < 0;
+}
+
+/**
+ * The skeleton of a text template or line: its constant tokens in order, each maximal run of variable
+ * tokens as one mark. Two with the same skeleton say the same thing and differ only in how many tokens
+ * their variables took (`sent <*> bytes`, `sent <*> <*> bytes`). A key=value token counts by its key.
+ * '' (not indexed) without a constant or without a variable.
+ */
+export function skeletonOf(tokens: string[], kinds: number[]): string {
+  let k = '';
+  let runs = 0;
+  let consts = 0;
+  let inRun = false;
+  for (let i = 0; i < tokens.length; i++) {
+    if (isRunToken(tokens[i]!, kinds[i]!)) {
+      if (!inRun) {
+        k += '\u0001';
+        runs++;
+        inRun = true;
+      }
+    } else {
+      // key=value by its key alone: the value is a variable (sameKey)
+      const t = tokens[i]!;
+      const eq = t.indexOf('=');
+      k += (eq > 0 && eq < t.length - 1 ? t.slice(0, eq + 1) : t) + '\u0000';
+      consts++;
+      inRun = false;
+    }
+  }
+  return runs > 0 && consts > 0 ? k : '';
+}
+
 /** Does glob g (where `<*>` stands for any run of bytes, possibly empty) match all of s? */
 export function globMatch(g: string, s: string): boolean {
   // classic iterative wildcard matching with one backtrack point
@@ -714,6 +764,8 @@ interface RefTemplate {
   /** positions holding the value of a `key: value` pair (valuePositions) */
   values: boolean[];
   pattern: string;
+  /** skeletonOf(tokens), '' for JSON */
+  skel: string;
 }
 
 interface RefService {
@@ -721,6 +773,8 @@ interface RefService {
   shapes: Map<string, RefTemplate>;
   /** live templates in least-recently-used-first order (Map iteration order) */
   lru: Map<number, RefTemplate>;
+  /** skeleton → the template that holds it (the first one to) */
+  skels: Map<string, RefTemplate>;
 }
 
 interface Line {
@@ -799,6 +853,38 @@ function leafKeyOf(tokens: string[]): string {
   return k;
 }
 
+/**
+ * Parameters of a line that joined a template of another length with the same skeleton: the two are
+ * walked together, constant by constant and run by run; the j-th token of a variable run gets the slot
+ * of the template run's j-th token (its last one beyond), so a slot keeps meaning one value.
+ */
+function skeletonParams(tt: string[], tk: number[], line: Line, addParam: (slot: number, s: number, e: number) => void): void {
+  const lt = line.tokens;
+  const n = lt.length;
+  const last = line.truncated ? n - 1 : n;
+  let ti = 0;
+  let i = 0;
+  while (i < last) {
+    const kind = tokenKind(lt[i]!);
+    if (!isRunToken(lt[i]!, kind)) {
+      if (kind !== 0 && line.varStart[i]! >= 0) addParam(ti, line.offs[i]! + line.varStart[i]!, line.offs[i]! + line.varEnd[i]!);
+      i++;
+      ti++;
+      continue;
+    }
+    let ie = i;
+    while (ie < n && isRunToken(lt[ie]!, tokenKind(lt[ie]!))) ie++;
+    let te = ti;
+    while (te < tt.length && isRunToken(tt[te]!, tk[te]!)) te++;
+    for (let j = i; j < ie && j < last; j++) {
+      if (line.varStart[j]! < 0) continue;
+      addParam(ti + Math.min(j - i, te - ti - 1), line.offs[j]! + line.varStart[j]!, line.offs[j]! + line.varEnd[j]!);
+    }
+    i = ie;
+    ti = te;
+  }
+}
+
 function latin1(bytes: Uint8Array, s: number, e: number): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset + s, e - s).toString('latin1');
 }
@@ -831,6 +917,7 @@ export class ReferenceCore implements MinerCore {
       paramStart: new Int32Array(n * MAX_PARAMS),
       paramLen: new Int32Array(n * MAX_PARAMS),
       paramNum: new Float64Array(n * MAX_PARAMS),
+      splitFrom: new Float64Array(n),
       changed: new Float64Array(n),
       changedCount: 0,
       evicted: new Float64Array(2 * n + LEAF_MAX),
@@ -849,7 +936,7 @@ export class ReferenceCore implements MinerCore {
   private service(svc: number): RefService {
     let s = this.services[svc];
     if (!s) {
-      s = { leaves: new Map(), shapes: new Map(), lru: new Map() };
+      s = { leaves: new Map(), shapes: new Map(), lru: new Map(), skels: new Map() };
       this.services[svc] = s;
     }
     return s;
@@ -903,6 +990,7 @@ export class ReferenceCore implements MinerCore {
         s.leaves.set(t.leafKey, leaf);
       }
       leaf.push(t);
+      if (t.skel !== '' && !s.skels.has(t.skel)) s.skels.set(t.skel, t);
     }
   }
 
@@ -915,6 +1003,7 @@ export class ReferenceCore implements MinerCore {
       const leaf = s.leaves.get(victim.leafKey)!;
       leaf.splice(leaf.indexOf(victim), 1);
       if (leaf.length === 0) s.leaves.delete(victim.leafKey);
+      if (victim.skel !== '' && s.skels.get(victim.skel) === victim) s.skels.delete(victim.skel);
     }
     this.evictedPending.set(victim.id, victim);
     if (out) {
@@ -947,6 +1036,40 @@ export class ReferenceCore implements MinerCore {
     }
   }
 
+  /**
+   * The templates of tpl's leaf that differ from it only by the word at position p (tpl included):
+   * the values an enum-like position has taken, one template each.
+   */
+  private family(leaf: RefTemplate[], tpl: RefTemplate, p: number): RefTemplate[] {
+    const out: RefTemplate[] = [];
+    for (const u of leaf) {
+      if (!isWord(u.tokens[p]!)) continue;
+      let same = true;
+      for (let i = 0; i < tpl.tokens.length && same; i++) if (i !== p && u.tokens[i] !== tpl.tokens[i]) same = false;
+      if (same) out.push(u);
+    }
+    return out;
+  }
+
+  /**
+   * After tpl generalised, its skeleton may have changed: when a template of another length already
+   * holds the new one, they are one event, so that one merges into tpl (tpl keeps its id, as in
+   * absorb). Templates of one length are absorb's to merge: they are compared token by token.
+   */
+  private reskeleton(s: RefService, tpl: RefTemplate, out: CoreOutput): void {
+    const sk = skeletonOf(tpl.tokens, tpl.kinds);
+    if (sk === tpl.skel) return;
+    if (tpl.skel !== '' && s.skels.get(tpl.skel) === tpl) s.skels.delete(tpl.skel);
+    tpl.skel = sk;
+    if (sk === '') return;
+    const u = s.skels.get(sk);
+    if (u !== undefined && u.tokens.length !== tpl.tokens.length && this.mergeBudget > 0) {
+      this.mergeBudget--;
+      this.retire(s, u, out, tpl.id);
+    }
+    if (!s.skels.has(sk)) s.skels.set(sk, tpl);
+  }
+
   restore(svc: number, id: number, pattern: Uint8Array): void {
     const s = this.service(svc);
     const text = latin1(pattern, 0, pattern.length);
@@ -955,10 +1078,11 @@ export class ReferenceCore implements MinerCore {
     const shape = text.length > 0 && text.charCodeAt(0) === 123 ? jsonShape(text) : null;
     if (shape && shape.shape === text) {
       if (s.shapes.has(text)) return;
-      t = { id, used: 0, svc, json: true, leafKey: text, tokens: [], kinds: [], values: [], pattern: text };
+      t = { id, used: 0, svc, json: true, leafKey: text, tokens: [], kinds: [], values: [], pattern: text, skel: '' };
     } else {
       const tokens = splitPattern(text).slice(0, MAX_TOKENS + 1);
-      t = { id, used: 0, svc, json: false, leafKey: leafKeyOf(tokens), tokens, kinds: tokens.map(tokenKind), values: valuePositions(tokens), pattern: tokens.join(' ') };
+      const kinds = tokens.map(tokenKind);
+      t = { id, used: 0, svc, json: false, leafKey: leafKeyOf(tokens), tokens, kinds, values: valuePositions(tokens), pattern: tokens.join(' '), skel: skeletonOf(tokens, kinds) };
     }
     this.add(s, t, null);
     if (id >= this.next) this.next = id + 1;
@@ -989,12 +1113,13 @@ export class ReferenceCore implements MinerCore {
         pc++;
       };
       let tpl: RefTemplate | undefined;
+      let newFrom = 0;
       const shape = this.firstNonWs(body) === 123 ? jsonShape(body) : null;
       if (shape) {
         flags |= FLAG_JSON;
         tpl = s.shapes.get(shape.shape);
         if (!tpl) {
-          tpl = { id: this.next++, used: 0, svc, json: true, leafKey: shape.shape, tokens: [], kinds: [], values: [], pattern: shape.shape };
+          tpl = { id: this.next++, used: 0, svc, json: true, leafKey: shape.shape, tokens: [], kinds: [], values: [], pattern: shape.shape, skel: '' };
           this.add(s, tpl, out);
           flags |= FLAG_NEW;
         } else this.touch(s, tpl);
@@ -1034,51 +1159,95 @@ export class ReferenceCore implements MinerCore {
           }
         }
         // accept at simNum/SIM_DEN, or when a single position differs and at least two agree
+        let splitFrom = 0;
         if (best !== undefined && (bestEq * SIM_DEN >= this.simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
-          tpl = best;
-          let changed = false;
+          // the positions the template does not cover yet
+          let nd = 0;
+          let p = -1;
           for (let i = 0; i < ntok; i++) {
-            const tt = tpl.tokens[i]!;
-            const kind = tpl.kinds[i]!;
-            if (kind === 1 || tt === line.tokens[i]) continue;
-            if (kind === 2 && globMatch(tt, line.tokens[i]!)) continue;
-            const g = generalize(tt, line.tokens[i]!);
-            tpl.tokens[i] = g;
-            tpl.kinds[i] = tokenKind(g);
-            changed = true;
+            const tt = best.tokens[i]!;
+            const kind = best.kinds[i]!;
+            if (kind === 1 || tt === line.tokens[i] || (kind === 2 && globMatch(tt, line.tokens[i]!))) continue;
+            nd++;
+            if (p < 0) p = i;
           }
-          if (changed) {
-            tpl.pattern = tpl.tokens.join(' ');
-            tpl.values = valuePositions(tpl.tokens);
-            flags |= FLAG_CHANGED;
-            this.absorb(s, tpl, out);
+          // one word differs: a constant of an enum-like position (its own template) until the
+          // position has held more than ENUM_MAX words, then a variable that merges them all
+          let family: RefTemplate[] | null = null;
+          if (nd === 1 && isWord(best.tokens[p]!) && isWord(line.tokens[p]!)) {
+            family = this.family(leaf!, best, p);
+            if (family.length < ENUM_MAX) splitFrom = best.id;
           }
-          this.touch(s, tpl);
-        } else {
+          if (splitFrom === 0) {
+            tpl = best;
+            if (nd > 0) {
+              for (let i = 0; i < ntok; i++) {
+                const tt = tpl.tokens[i]!;
+                const kind = tpl.kinds[i]!;
+                if (kind === 1 || tt === line.tokens[i]) continue;
+                if (kind === 2 && globMatch(tt, line.tokens[i]!)) continue;
+                const g = generalize(tt, line.tokens[i]!);
+                tpl.tokens[i] = g;
+                tpl.kinds[i] = tokenKind(g);
+              }
+              tpl.pattern = tpl.tokens.join(' ');
+              tpl.values = valuePositions(tpl.tokens);
+              flags |= FLAG_CHANGED;
+              if (family) {
+                for (let k = family.length - 1; k >= 0 && this.mergeBudget > 0; k--) {
+                  if (family[k] === tpl) continue;
+                  this.mergeBudget--;
+                  this.retire(s, family[k]!, out, tpl.id);
+                }
+              }
+              this.absorb(s, tpl, out);
+              this.reskeleton(s, tpl, out);
+            }
+            this.touch(s, tpl);
+          }
+        }
+        let byLength = false;
+        if (tpl === undefined) {
+          // no template of this length fits: one of another length with the same skeleton is the same event
+          const sk = skeletonOf(line.tokens, line.tokens.map(tokenKind));
+          const u = sk === '' ? undefined : s.skels.get(sk);
+          if (u !== undefined && u.tokens.length !== ntok) {
+            tpl = u;
+            byLength = true;
+            this.touch(s, tpl);
+            skeletonParams(tpl.tokens, tpl.kinds, line, addParam);
+          }
+        }
+        if (tpl === undefined) {
           const tokens = line.tokens.slice();
-          tpl = { id: this.next++, used: 0, svc, json: false, leafKey: key, tokens, kinds: tokens.map(tokenKind), values: valuePositions(tokens), pattern: tokens.join(' ') };
+          const kinds = tokens.map(tokenKind);
+          tpl = { id: this.next++, used: 0, svc, json: false, leafKey: key, tokens, kinds, values: valuePositions(tokens), pattern: tokens.join(' '), skel: skeletonOf(tokens, kinds) };
           this.add(s, tpl, out);
           flags |= FLAG_NEW;
+          newFrom = splitFrom;
         }
-        const last = line.truncated ? ntok - 1 : ntok;
-        for (let i = 0; i < last && pc < MAX_PARAMS; i++) {
-          const kind = tpl.kinds[i]!;
-          if (kind === 0) continue;
-          const off = line.offs[i]!;
-          const raw = line.raw[i]!;
-          if (line.varStart[i]! >= 0) addParam(i, off + line.varStart[i]!, off + line.varEnd[i]!);
-          else if (kind === 1) addParam(i, off, off + raw.length);
-          else {
-            const tt = tpl.tokens[i]!;
-            const lp = literalPrefix(tt);
-            const ls = literalSuffix(tt);
-            if (lp + ls < raw.length) addParam(i, off + lp, off + raw.length - ls);
-            else addParam(i, off, off + raw.length);
+        if (!byLength) {
+          const last = line.truncated ? ntok - 1 : ntok;
+          for (let i = 0; i < last && pc < MAX_PARAMS; i++) {
+            const kind = tpl.kinds[i]!;
+            if (kind === 0) continue;
+            const off = line.offs[i]!;
+            const raw = line.raw[i]!;
+            if (line.varStart[i]! >= 0) addParam(i, off + line.varStart[i]!, off + line.varEnd[i]!);
+            else if (kind === 1) addParam(i, off, off + raw.length);
+            else {
+              const tt = tpl.tokens[i]!;
+              const lp = literalPrefix(tt);
+              const ls = literalSuffix(tt);
+              if (lp + ls < raw.length) addParam(i, off + lp, off + raw.length - ls);
+              else addParam(i, off, off + raw.length);
+            }
           }
         }
       }
       out.ids[li] = tpl.id;
       out.flags[li] = flags;
+      out.splitFrom[li] = newFrom;
       out.paramCount[li] = pc;
       if ((flags & (FLAG_NEW | FLAG_CHANGED)) !== 0 && !changedSet.has(tpl.id)) {
         changedSet.add(tpl.id);

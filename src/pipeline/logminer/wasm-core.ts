@@ -20,6 +20,7 @@ interface LogminerExports {
   pstartPtr(): number;
   plenPtr(): number;
   pnumPtr(): number;
+  splitPtr(): number;
   changedPtr(): number;
   evictedPtr(): number;
   evictedIntoPtr(): number;
@@ -77,6 +78,7 @@ export class WasmCore implements MinerCore {
       paramStart: new Int32Array(buf, x.pstartPtr(), cap * MAX_PARAMS),
       paramLen: new Int32Array(buf, x.plenPtr(), cap * MAX_PARAMS),
       paramNum: new Float64Array(buf, x.pnumPtr(), cap * MAX_PARAMS),
+      splitFrom: new Float64Array(buf, x.splitPtr(), cap),
       changed: new Float64Array(buf, x.changedPtr(), cap),
       changedCount: 0,
       evicted: new Float64Array(buf, x.evictedPtr(), 2 * cap + LEAF_MAX),

@@ -1,0 +1,225 @@
+// Golden tests for the two ways a miner gets an event wrong, run against each engine: one event split
+// because its variables took a different number of tokens, and different events merged because they
+// differ in one constant word. Every input here was written for this file (messy on purpose: mixed
+// units, lists, dates with and without a time); the expected patterns are written by hand.
+import { describe, expect, it } from 'vitest';
+import { createMiner, FLAG_NEW, type LogMiner, type MineBatchResult, type TemplateRow } from '../../src/pipeline/logminer/index.js';
+
+export function eventsSuite(impl: 'wasm' | 'reference'): void {
+  const make = (): LogMiner => createMiner({ impl });
+
+  /** Follows merged_into (as a reader of svc_log_templates does) from the rows a miner returned. */
+  function resolver(results: MineBatchResult[]): (id: number) => number {
+    const into = new Map<number, number>();
+    for (const r of results) for (const e of r.evicted) if (e.merged_into !== null) into.set(e.template_id, e.merged_into);
+    return (id) => {
+      while (into.has(id)) id = into.get(id)!;
+      return id;
+    };
+  }
+
+  /**
+   * Mines the events' lines interleaved (in `batch`-line batches); each event must end as one template
+   * with the given pattern, and the events must stay apart.
+   */
+  function golden(events: { pattern: string; lines: string[] }[], batch = 1000): LogMiner {
+    const m = make();
+    const lines: { e: number; line: string }[] = [];
+    const longest = Math.max(...events.map((ev) => ev.lines.length));
+    for (let i = 0; i < longest; i++) events.forEach((ev, e) => ev.lines[i] !== undefined && lines.push({ e, line: ev.lines[i]! }));
+    const results: MineBatchResult[] = [];
+    const ids: number[] = [];
+    for (let i = 0; i < lines.length; i += batch) {
+      const r = m.mineBatch('svc', lines.slice(i, i + batch).map((l) => l.line));
+      results.push(r);
+      ids.push(...r.templateIds);
+    }
+    const resolve = resolver(results);
+    const byEvent = events.map(() => new Set<number>());
+    lines.forEach((l, i) => byEvent[l.e]!.add(resolve(ids[i]!)));
+    events.forEach((ev, e) => {
+      expect([...byEvent[e]!].length, `one template for: ${ev.pattern}`).toBe(1);
+      expect(m.template([...byEvent[e]!][0]!)!.pattern).toBe(ev.pattern);
+    });
+    expect(new Set(byEvent.map((s) => [...s][0])).size, 'events stay apart').toBe(events.length);
+    return m;
+  }
+
+  describe(`log events (${impl}): a variable of varying length is one event`, () => {
+    it('lists, durations and dates that take one token or several', () => {
+      golden([
+        {
+          pattern: 'replicas <*>:<*> in sync after <*>',
+          lines: [
+            'replicas 10.0.0.1:5432 in sync after 12ms',
+            'replicas 10.0.0.1:5432 10.0.0.2:5432 10.0.0.3:5432 in sync after 1.2s',
+            'replicas 10.0.0.7:5432 10.0.0.9:5432 in sync after 3s',
+            'replicas 10.0.1.4:5432 in sync after 40ms',
+            'replicas 10.0.0.1:5432 10.0.0.2:5432 10.0.0.3:5432 10.0.0.4:5432 10.0.0.5:5432 in sync after 2m',
+          ],
+        },
+        {
+          pattern: 'worker uptime <*> <*> <*> , restarts <*>',
+          lines: [
+            'worker uptime 3d 4h 12m , restarts 0',
+            'worker uptime 12m , restarts 2',
+            'worker uptime 1h 5m , restarts 1',
+            'worker uptime 40s , restarts 17',
+          ],
+        },
+        {
+          pattern: 'next backup of vol-<*> at <*> <*>:<*>:<*> (tz=UTC)',
+          lines: [
+            'next backup of vol-0a1b2c3d at 2024-03-05 10:00:00 (tz=UTC)',
+            'next backup of vol-99ffee01 at 1709632800 (tz=UTC)',
+            'next backup of vol-0a1b2c3d at 2024-03-06 10:00:00.250 (tz=UTC)',
+          ],
+        },
+      ]);
+    });
+
+    it('an event seen first with one length keeps its id when it later comes with another', () => {
+      const m = make();
+      const r1 = m.mineBatch('svc', ['flushed 3 segments to 10.1.1.1 in 12 ms', 'flushed 5 segments to 10.1.1.2 in 3 ms']);
+      const id = r1.templateIds[0]!;
+      expect(r1.templateIds[1]).toBe(id);
+      // later: the target as a list
+      const r2 = m.mineBatch('svc', ['flushed 3 segments to 10.1.1.1 10.1.1.3 10.1.1.4 in 12 ms', 'flushed 7 segments to 10.1.1.9 in 1 ms']);
+      expect(Array.from(r2.templateIds)).toEqual([id, id]);
+      expect(Array.from(r2.flags)).toEqual([0, 0]);
+      expect(m.template(id)).toMatchObject({ pattern: 'flushed <*> segments to <*> in <*> ms', count: 4 });
+    });
+
+    it('a line of another length maps its values to the template slots, run by run', () => {
+      const m = make();
+      m.mineBatch('svc', ['replicas 10.0.0.1 in sync after 12ms']);
+      const r = m.mineBatch('svc', ['replicas 10.0.0.1 10.0.0.2 10.0.0.3 in sync after 3s'], { withParams: true });
+      expect(r.params).toEqual([['10.0.0.1', '10.0.0.2', '10.0.0.3', '3s']]);
+      const row = m.template(r.templateIds[0]!)!;
+      expect(JSON.parse(row.sample_values!)).toEqual({ replicas: ['10.0.0.1', '10.0.0.2', '10.0.0.3'], after: ['12ms', '3s'] });
+    });
+
+    it('two templates of different lengths that become the same event merge, and the counts follow', () => {
+      const m = make();
+      const r = m.mineBatch('svc', [
+        'copied 12 files to backup', // A
+        'copied 3 4 files to archive', // B: another length, another word
+        'copied 5 files to tmp-1', // A generalises: copied <*> files to <*>
+        'copied 2 9 files to tmp-3', // B generalises: the same skeleton as A, so A merges into B
+      ]);
+      const [a, b] = [r.templateIds[0]!, r.templateIds[1]!];
+      expect(a).not.toBe(b);
+      expect(r.templateIds[2]).toBe(a);
+      expect(r.templateIds[3]).toBe(b);
+      expect(r.evicted.map((e) => [e.template_id, e.merged_into])).toEqual([[a, b]]);
+      expect(m.template(b)).toMatchObject({ pattern: 'copied <*> <*> files to <*>', count: 4 });
+      // and the next line of A's length goes to B
+      expect(m.mineBatch('svc', ['copied 8 files to tmp-9']).templateIds[0]).toBe(b);
+    });
+
+    it('a phrase of several variable words (a quoted path with spaces, a list of ids) is one value', () => {
+      golden([
+        {
+          pattern: 'uploaded "<*>" as obj-<*> for tenant <*>',
+          lines: [
+            'uploaded "/srv/share/My Documents/Q1 report.pdf" as obj-8f3a2c1e for tenant 42',
+            'uploaded "/srv/share/a.txt" as obj-19ab77de for tenant 7',
+            'uploaded "C:\\Users\\Jo Ann\\Desktop\\notes 2.txt" as obj-00ffee11 for tenant 42',
+          ],
+        },
+        {
+          pattern: 'job <*> waits on <*> <*> to finish',
+          lines: ['job 8812 waits on 8810 8811 to finish', 'job 9 waits on 3 to finish', 'job 77 waits on 70 71 72 73 74 to finish'],
+        },
+      ]);
+    });
+  });
+
+  describe(`log events (${impl}): a few constant words are different events`, () => {
+    it('enum-like words next to real variables stay apart', () => {
+      golden([
+        { pattern: 'Job <*> Started on node-<*>', lines: ['Job 1842 Started on node-3', 'Job 1843 Started on node-1', 'Job 77 Started on node-3'] },
+        { pattern: 'Job <*> Stopped on node-<*>', lines: ['Job 1842 Stopped on node-3', 'Job 12 Stopped on node-2'] },
+        { pattern: 'Job <*> Paused on node-<*>', lines: ['Job 1843 Paused on node-1', 'Job 90 Paused on node-4', 'Job 91 Paused on node-4'] },
+        { pattern: 'Took <*> s to create the volume vol-<*>', lines: ['Took 2.1 s to create the volume vol-7a', 'Took 0.4 s to create the volume vol-7c'] },
+        { pattern: 'Took <*> s to delete the volume vol-<*>', lines: ['Took 1.9 s to delete the volume vol-7a', 'Took 12 s to delete the volume vol-01'] },
+        { pattern: '<*> GET <*> <*> in <*>', lines: ['10.0.0.1 GET /api/users/42 200 in 12ms', '10.0.0.2 GET /api/users/7 404 in 3ms'] },
+        { pattern: '<*> POST <*> <*> in <*>', lines: ['10.0.0.1 POST /api/users 201 in 30ms', '10.0.0.9 POST /api/orders 500 in 2s'] },
+      ]);
+    });
+
+    it('a word position with many values is a variable: its templates merge into the first, ids and counts kept', () => {
+      const m = make();
+      const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'alice'];
+      const r = m.mineBatch('svc', users.map((u, i) => `session opened for ${u} from 10.0.0.${i} via ssh`));
+      const first = r.templateIds[0]!;
+      const resolve = resolver([r]);
+      expect(new Set(Array.from(r.templateIds, resolve))).toEqual(new Set([first]));
+      expect(m.template(first)).toMatchObject({ pattern: 'session opened for <*> from <*> via ssh', count: 8 });
+      // the splits were recorded while the position still looked enum-like
+      const split = r.evicted.map((e) => e.split_from);
+      expect(split).toEqual([first, first, first, first]);
+    });
+
+    it('records where a split came from', () => {
+      const m = make();
+      const r = m.mineBatch('svc', ['Job 1 Started', 'Job 2 Started now', 'Job 3 Stopped now']);
+      const rows = new Map(m.drainDirty().map((row) => [row.template_id, row]));
+      expect(rows.get(r.templateIds[1]!)!.split_from).toBeNull();
+      expect(rows.get(r.templateIds[2]!)!.split_from).toBe(r.templateIds[1]);
+    });
+  });
+
+  describe(`log events (${impl}): ids across a restart`, () => {
+    const phase1 = [
+      'replicas 10.0.0.1 in sync after 12ms',
+      'Job 1842 Started on node-3',
+      'Job 1842 Stopped on node-3',
+      'session opened for alice from 10.0.0.1 via ssh',
+      'session opened for bob from 10.0.0.2 via ssh',
+      'session opened for carol from 10.0.0.3 via ssh',
+      'copied 12 files to backup-0',
+      'copied 3 4 files to archive',
+    ];
+    const phase2 = [
+      'replicas 10.0.0.1 10.0.0.2 in sync after 3s',
+      'Job 9 Paused on node-1',
+      'Job 10 Started on node-2',
+      'session opened for dave from 10.0.0.4 via ssh',
+      'session opened for erin from 10.0.0.5 via ssh',
+      'session opened for frank from 10.0.0.6 via ssh',
+      'copied 5 files to tmp-1',
+      'copied 2 9 files to tmp-3',
+      'session opened for alice from 10.0.0.1 via ssh',
+    ];
+
+    it('a restart between two phases gives the same ids, splits and merges as no restart', () => {
+      const straight = make();
+      straight.mineBatch('svc', phase1);
+      const want = straight.mineBatch('svc', phase2);
+
+      const before = make();
+      before.mineBatch('svc', phase1);
+      const rows: TemplateRow[] = before.drainDirty();
+      const after = make();
+      after.restore(rows);
+      const got = after.mineBatch('svc', phase2);
+      expect(Array.from(got.templateIds)).toEqual(Array.from(want.templateIds));
+      expect(Array.from(got.flags, (f) => f & FLAG_NEW)).toEqual(Array.from(want.flags, (f) => f & FLAG_NEW));
+      const merges = (r: MineBatchResult) => r.evicted.map((e) => [e.template_id, e.merged_into]).sort((x, y) => x[0]! - y[0]!);
+      expect(merges(got)).toEqual(merges(want));
+      expect(merges(got).length).toBeGreaterThan(0);
+    });
+
+    it('the same lines again after a restart get the same ids and create nothing', () => {
+      const m1 = make();
+      const r1 = m1.mineBatch('svc', [...phase1, ...phase2]);
+      const resolve = resolver([r1]);
+      const m2 = make();
+      m2.restore(m1.drainDirty());
+      const r2 = m2.mineBatch('svc', [...phase1, ...phase2]);
+      expect(Array.from(r2.templateIds)).toEqual(Array.from(r1.templateIds, resolve));
+      expect(Array.from(r2.flags, (f) => f & FLAG_NEW).every((f) => f === 0)).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,3 @@
+import { eventsSuite } from './events.cases.js';
+
+eventsSuite('reference');
