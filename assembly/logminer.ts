@@ -1,7 +1,7 @@
 // Online log template miner (WASM build). The same algorithm as src/pipeline/logminer/reference.ts,
 // step for step, over raw memory: tokens are compared by two 32-bit hashes (64 bits) instead of by
 // string, templates live in per-service hash maps and an LRU list. Output must equal the reference's
-// for every input (test/logminer/agree.test.ts); change both together.
+// for every input (test/pipeline/logminer/agree.test.ts); change both together.
 //
 // Memory contract (see src/pipeline/logminer/wasm-core.ts): the module owns its input and output
 // buffers (module globals, so never collected), grows them by doubling in prepare(), and exposes
@@ -190,7 +190,7 @@ function packStr(x: string): u64 {
   return v;
 }
 function initNames(): void {
-  // keep equal to reference.ts TLDS (test/logminer/miner.cases.ts masks a host in each, in both twins)
+  // keep equal to reference.ts TLDS (test/pipeline/logminer/miner.cases.ts masks a host in each, in both twins)
   const tlds = [
     'com', 'net', 'org', 'edu', 'gov', 'mil', 'int', 'io', 'co', 'info', 'biz', 'us', 'uk', 'de', 'fr', 'jp',
     'cn', 'hk', 'ru', 'nl', 'eu', 'au', 'ca', 'br', 'local', 'internal', 'lan', 'cloud', 'dev', 'app', 'ai',

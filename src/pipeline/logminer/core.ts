@@ -1,7 +1,7 @@
 // The contract between the miner's bookkeeping (miner.ts) and its two interchangeable engines: the
 // AssemblyScript build (wasm-core.ts → assembly/logminer.ts) and the plain TypeScript reference
 // (reference.ts). Both take the same UTF-8 bytes and must produce the same numbers; the conformance
-// test (test/logminer/agree.test.ts) runs every Loghub line through both.
+// test (test/pipeline/logminer/agree.test.ts) runs every Loghub line through both.
 //
 // Data moves as flat typed arrays: the caller writes a batch of bodies into `input.bytes` (one
 // concatenated UTF-8 buffer) and `input.offsets` (n + 1 offsets), calls `mine`, then reads the

@@ -5,7 +5,7 @@
 // (print them with the snippet at the bottom) and bumps ENGINE_VERSION in core.ts.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { loadAllLoghub, loghubAvailable, LOGHUB_DIR, mineDataset } from '../../bench/lib/log-parsing-eval.js';
+import { loadAllLoghub, loghubAvailable, LOGHUB_DIR, mineDataset } from '../../../bench/lib/log-parsing-eval.js';
 
 const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256: string }> = {
   HDFS: {

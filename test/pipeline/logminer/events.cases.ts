@@ -3,7 +3,7 @@
 // differ in one constant word. Every input here was written for this file (messy on purpose: mixed
 // units, lists, dates with and without a time); the expected patterns are written by hand.
 import { describe, expect, it } from 'vitest';
-import { createMiner, FLAG_NEW, type LogMiner, type MineBatchResult, type TemplateRow } from '../../src/pipeline/logminer/index.js';
+import { createMiner, FLAG_NEW, type LogMiner, type MineBatchResult, type TemplateRow } from '../../../src/pipeline/logminer/index.js';
 
 export function eventsSuite(impl: 'wasm' | 'reference'): void {
   const make = (): LogMiner => createMiner({ impl });

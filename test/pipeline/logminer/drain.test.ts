@@ -1,10 +1,10 @@
 // Which template rows ingest writes back to svc_log_templates, and when.
 import { describe, expect, it } from 'vitest';
-import { createMiner } from '../../src/pipeline/logminer/index.js';
-import { mineLogs } from '../../src/pipeline/logs-task.js';
-import { LOG_TEMPLATES, LOGS } from '../../src/store/schema.js';
-import type { ColumnBatch } from '../../src/store/batch.js';
-import { batchOf } from '../store/fixtures.js';
+import { createMiner } from '../../../src/pipeline/logminer/index.js';
+import { mineLogs } from '../../../src/pipeline/logs-task.js';
+import { LOG_TEMPLATES, LOGS } from '../../../src/store/schema.js';
+import type { ColumnBatch } from '../../../src/store/batch.js';
+import { batchOf } from '../../store/fixtures.js';
 
 describe('drainDirty', () => {
   it('new templates come at once; count-only changes at most every interval, with the summed counts', () => {

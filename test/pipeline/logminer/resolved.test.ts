@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMiner, type TemplateRow } from '../../src/pipeline/logminer/index.js';
-import { prepareQueryConnection } from '../../src/query/connection.js';
-import { checkSelect } from '../../src/query/guard.js';
-import { runQuery } from '../../src/query/run.js';
-import { openStore, type Store } from '../../src/store/db.js';
-import { sqlString } from '../../src/store/sql.js';
-import { LOG_TEMPLATES } from '../../src/store/schema.js';
+import { createMiner, type TemplateRow } from '../../../src/pipeline/logminer/index.js';
+import { prepareQueryConnection } from '../../../src/query/connection.js';
+import { checkSelect } from '../../../src/query/guard.js';
+import { runQuery } from '../../../src/query/run.js';
+import { openStore, type Store } from '../../../src/store/db.js';
+import { sqlString } from '../../../src/store/sql.js';
+import { LOG_TEMPLATES } from '../../../src/store/schema.js';
 
 // Three events. "copied": five file-set names make the position a variable (four templates merge into
 // the first), then that template, of five tokens, merges into the six-token one that reached the

@@ -1,6 +1,6 @@
 // body.ts on its own: which part of a body is the message, and what becomes parameters.
 import { describe, expect, it } from 'vitest';
-import { messageOf } from '../../src/pipeline/logminer/body.js';
+import { messageOf } from '../../../src/pipeline/logminer/body.js';
 
 describe('messageOf', () => {
   it('leaves plain one-line text alone', () => {

@@ -4,7 +4,7 @@
 // A "golden" case is lines that are one event (one template, the pattern given) next to lines that
 // are another; the patterns are written by hand, not printed by the miner.
 import { describe, expect, it } from 'vitest';
-import { createMiner, FLAG_JSON, FLAG_NEW, type LogMiner, type TemplateRow } from '../../src/pipeline/logminer/index.js';
+import { createMiner, FLAG_JSON, FLAG_NEW, type LogMiner, type TemplateRow } from '../../../src/pipeline/logminer/index.js';
 
 export function formatsSuite(impl: 'wasm' | 'reference'): void {
   const make = (opts: { maxTemplatesPerService?: number } = {}): LogMiner => createMiner({ impl, ...opts });

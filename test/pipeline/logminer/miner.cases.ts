@@ -1,8 +1,8 @@
 // One behaviour suite for the log template miner, run against each engine (miner.wasm.test.ts,
 // miner.reference.test.ts call it), in the spirit of hono's shared router cases.
 import { describe, expect, it } from 'vitest';
-import { createMiner, computeLogCounters, FLAG_CHANGED, FLAG_NEW, type LogMiner, type TemplateRow } from '../../src/pipeline/logminer/index.js';
-import { TLDS } from '../../src/pipeline/logminer/reference.js';
+import { createMiner, computeLogCounters, FLAG_CHANGED, FLAG_NEW, type LogMiner, type TemplateRow } from '../../../src/pipeline/logminer/index.js';
+import { TLDS } from '../../../src/pipeline/logminer/reference.js';
 
 export function minerSuite(impl: 'wasm' | 'reference'): void {
   const make = (opts: { maxTemplatesPerService?: number } = {}): LogMiner => createMiner({ impl, ...opts });

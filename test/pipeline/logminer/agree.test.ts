@@ -2,10 +2,10 @@
 // ranges and numeric values, changed / evicted lists and patterns — on every Loghub line, with and
 // without eviction pressure, and on generated hostile input.
 import { describe, expect, it } from 'vitest';
-import { MAX_PARAMS, type CoreOutput, type MinerCore } from '../../src/pipeline/logminer/core.js';
-import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from '../../bench/lib/log-parsing-eval.js';
-import { ReferenceCore } from '../../src/pipeline/logminer/reference.js';
-import { WasmCore } from '../../src/pipeline/logminer/wasm-core.js';
+import { MAX_PARAMS, type CoreOutput, type MinerCore } from '../../../src/pipeline/logminer/core.js';
+import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from '../../../bench/lib/log-parsing-eval.js';
+import { ReferenceCore } from '../../../src/pipeline/logminer/reference.js';
+import { WasmCore } from '../../../src/pipeline/logminer/wasm-core.js';
 
 function run(core: MinerCore, svc: number, bodies: Uint8Array[]): CoreOutput & { patterns: Map<number, string> } {
   const total = bodies.reduce((a, b) => a + b.length, 0);
