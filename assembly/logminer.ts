@@ -418,6 +418,7 @@ function quotedVariable(p: usize, s: i32, e: i32): bool {
   return v;
 }
 
+// One function: every variable rule is tried in one pass over the token's bytes, in a fixed order the twin mirrors.
 /** Masks token p[0, L) into mbuf; sets gVarS/gVarE (relative to the token). [qs, qe]: its quoted string with separators. */
 function maskToken(p: usize, L: i32, qs: i32, qe: i32): void {
   if (qs >= 0) {
@@ -1282,6 +1283,7 @@ function firstNonWs(p: usize, n: i32): i32 {
 
 const changedSet = new Set<u64>();
 
+// One function: the per-line loop over the batch keeps the tree walk's state in locals (calls per line cost in WASM).
 export function mine(svc: i32, n: i32): void {
   nChanged = 0;
   nEvicted = 0;

@@ -158,7 +158,7 @@ export class LogMiner {
     return i;
   }
 
-  /** Mines one batch of log bodies of one service. Bodies may be strings or raw bytes. */
+  /** Mines one batch of log bodies of one service. Bodies may be strings or raw bytes. One function: one pass over the batch filling the engine's input buffers and reading its output back, with both views local. */
   mineBatch(service: string, bodies: ReadonlyArray<string | Uint8Array>, meta: BatchMeta = {}): MineBatchResult {
     const n = bodies.length;
     const svc = this.svc(service);

@@ -614,7 +614,7 @@ interface JsonShape {
 const isWs = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 const isScalarChar = (c: number): boolean => isAlpha(c) || isDigit(c) || c === 43 || c === 45 || c === 46;
 
-/** Shape of a JSON object body, or null when it is not one (then it is mined as text). */
+/** Shape of a JSON object body, or null when it is not one (then it is mined as text). One pass over the text, as the WASM engine's. */
 export function jsonShape(body: string): JsonShape | null {
   const n = body.length;
   if (n > JSON_MAX_BYTES) return null;
@@ -1088,6 +1088,7 @@ export class ReferenceCore implements MinerCore {
     if (id >= this.next) this.next = id + 1;
   }
 
+  // Long on purpose: the twin of assembly/logminer.ts's mine(), kept line for line so the two can be compared.
   mine(svc: number, n: number): CoreOutput {
     const out = this.out;
     out.changedCount = 0;
