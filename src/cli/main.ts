@@ -20,6 +20,8 @@ import {
 import { anomalyWindow, apiClient, httpTransport, type ApiClient, type ErrorBody, type FetchFn, type Outcome } from '../client/api.js';
 import type { DiagnoseBody } from '../api/routes/diagnose.js';
 import { errorBody } from '../core/errors.js';
+// The server's own limit, checked here too so that too many names is a usage error (exit 2) before sending.
+import { MAX_SERVICES } from '../diagnose/request.js';
 
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
@@ -28,8 +30,6 @@ export const EXIT_USAGE = 2;
 export const DEFAULT_URL = 'http://127.0.0.1:9999';
 const DEFAULT_TIMEOUT_MS = 30_000;
 const HEALTHCHECK_TIMEOUT_MS = 5_000;
-/** The server's limit too; checked here as well so that too many names is a usage error (exit 2) before sending. */
-const MAX_SERVICES = 10;
 
 export interface Writer {
   write(chunk: string): unknown;
