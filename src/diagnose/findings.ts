@@ -18,6 +18,7 @@ import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { LEADS } from './leads.js';
 import { newInstances, type DeployEvent } from './events.js';
 import { groupShifts, incidentId } from '../detect/incidents.js';
+import type { Evidence, StructureResult } from './structure.js';
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
@@ -145,6 +146,8 @@ export interface FindingInputs {
   coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean };
   /** When each service first reported (µs): a service newer than the baseline has nothing "new" to show. */
   firstSeen(service: string): number | undefined;
+  /** What the call tree and log levels say (structure.ts). */
+  structure: StructureResult;
 }
 
 export function buildFindings(inp: FindingInputs): { findings: Finding[]; total: number } {
@@ -158,6 +161,16 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
     ...hotSpots(inp, sub),
     ...genAiFindings(inp, sub),
   ];
+
+  // Leads in proportion to the symptom: once the call tree says where the diagnosed service's change
+  // comes from, a latency finding weighs by its service's part in it, however sure its own test is.
+  const st = inp.structure;
+  const top = st.services[0]?.score ?? 0;
+  if (top >= 0.3) {
+    const part = new Map(st.services.map((x) => [x.service, x.score / top]));
+    for (const f of out) if (f.signal === 'latency_p95') f.score *= 0.35 + 0.65 * (part.get(f.service) ?? 0);
+  }
+  out.push(...structureFindings(inp));
 
   // A hot spot explains the same service's latency: it goes first.
   for (const f of out) {
@@ -242,6 +255,51 @@ function callGraphFindings(inp: FindingInputs, blamesOf: Record<'error_rate' | '
     if (!lat || err.finding.score < 0.45 || lat.finding.score < 0.45) continue;
     if (lat.viaCallers) err.finding.score = Math.max(err.finding.score, lat.finding.score + 0.01);
     else if (err.viaCallers) lat.finding.score = Math.max(lat.finding.score, err.finding.score + 0.01);
+  }
+  return out;
+}
+
+const EVIDENCE_TEXT: Record<Evidence['what'], (e: Evidence) => string> = {
+  own_latency: (e) => `its own work per call ${ms(e.before)} → ${ms(e.after)}`,
+  wire_latency: (e) => `calls to it from ${e.peer} wait ${ms(e.before)} → ${ms(e.after)} beyond its own spans (network or queue in front of it)`,
+  caller_wait: (e) => `its calls to ${e.peer} wait ${ms(e.before)} → ${ms(e.after)} beyond the callee's own spans (the caller is starved: CPU, pauses, connection pool)`,
+  error_logs: (e) => `error logs per request ${round(e.before, 3)} → ${round(e.after, 3)}`,
+  warning_logs: (e) => `warning logs per request ${round(e.before, 3)} → ${round(e.after, 3)}`,
+  calls_rise: (e) => `calls to it from ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (retries)`,
+  calls_drop: (e) => `its calls to ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (a path it stopped taking)`,
+};
+
+/**
+ * One finding per service the call tree and log levels point at: what its change explains of the
+ * diagnosed service's change, since the onset found in the data.
+ */
+function structureFindings(inp: FindingInputs): Finding[] {
+  const { root, services } = inp.structure;
+  if (!root) return [];
+  const b = inp.model.bounds;
+  const out: Finding[] = [];
+  for (const s of services.slice(0, 6)) {
+    if (s.score < 0.1) continue;
+    const e = s.evidence[0]!;
+    const w = { from: Math.min(b.from, e.onset), to: b.to };
+    const latency = e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait';
+    const logs = e.what === 'error_logs' || e.what === 'warning_logs';
+    const kind = latency ? (s.service === inp.root && e.what === 'own_latency' ? 'latency_regression' : e.what === 'caller_wait' ? 'saturation' : 'dependency_failure') : logs ? 'log_error_burst' : 'call_pattern_change';
+    const lead = e.what === 'own_latency' ? LEADS.ownTime(w, s.service) : e.what === 'wire_latency' ? LEADS.callWaits(w, e.peer!, s.service) : e.what === 'caller_wait' ? LEADS.callWaits(w, s.service, e.peer!) : logs ? LEADS.errorLogs(w, s.service) : e.what === 'calls_rise' ? LEADS.callWaits(w, e.peer!, s.service) : LEADS.callWaits(w, s.service, e.peer!);
+    const more = s.evidence.slice(1, 3).map((x) => EVIDENCE_TEXT[x.what](x));
+    const share = latency && root.after > root.before ? `; ${Math.round(Math.min(1, e.weight) * 100)}% of ${inp.root}'s extra ${ms(root.after - root.before)} per request` : '';
+    out.push({
+      kind,
+      severity: 'info',
+      summary: `${s.service}: ${EVIDENCE_TEXT[e.what](e)}${share}, since ${isoFromUs(e.onset)}${more.length ? `; also ${more.join('; ')}` : ''}`,
+      service: s.service,
+      operation: null,
+      signal: latency ? 'latency_p95' : logs ? 'error_log_rate' : 'trace_shape',
+      before: round(e.before, 3),
+      after: round(e.after, 3),
+      score: 0.3 + 0.65 * s.score,
+      drill_down_sql: lead,
+    });
   }
   return out;
 }

@@ -7,6 +7,7 @@ import type { ServiceSpans } from '../store/batch.js';
 import { DiagnoseTimeout, STATEMENTS as S, bucketStart, readShared, run, type Bounds, type Reader, type SharedRows, type TemplateRow, type WindowLogRow } from './queries.js';
 import { applyExceedances, buildModel, downstream, latencyCandidates, type Model, type OpStat } from './model.js';
 import { buildFindings } from './findings.js';
+import { analyseStructure } from './structure.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
 import {
   CAPS,
@@ -167,6 +168,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     anomalies: shared.anomalies,
     coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
     firstSeen: (s) => ctx.deps.services()[s]?.[0],
+    structure: analyseStructure(shared.callTree, shared.logLevels, service, b.from, b.to),
   });
   const newPatterns = myLogs
     .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))

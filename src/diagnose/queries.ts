@@ -18,6 +18,9 @@ import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 export type Row = Record<string, unknown>;
 
+/** Width of the call tree's and log levels' fine bins, µs. */
+export const STRUCTURE_BIN_US = 10_000_000;
+
 /**
  * Time bounds of one diagnosis, µs. `lookFrom` ≤ baseline start: the series and events look back this
  * far. `newSince`: what first appeared at or after it (an error type, a log pattern) is new — the
@@ -94,6 +97,37 @@ export interface EdgeRow {
   callee: string;
   n: number;
   k: number;
+}
+/** One group of the call tree in a fine bin (STATEMENTS.callTree). */
+export interface CallTreeRow {
+  service: string;
+  /** Pod or instance ('' when the resource names neither). */
+  pod: string;
+  /** The service a call span reaches (null: the service's own work). */
+  callee: string | null;
+  callee_pod: string | null;
+  entry: boolean;
+  /** Start of the bin, µs. */
+  bin: number;
+  n: number;
+  k: number;
+  /** Σ and Σ² of exclusive time (µs), of ln(exclusive + 1), of ln(duration + 1); Σ duration. */
+  sx: number;
+  sxx: number;
+  slx: number;
+  sllx: number;
+  sl: number;
+  sll: number;
+  sd: number;
+}
+export interface LogLevelRow {
+  service_name: string;
+  bin: number;
+  n: number;
+  /** Errors, warnings, errors carrying a trace id. */
+  k: number;
+  w: number;
+  kt: number;
 }
 /** Resource identity of a service: empty strings read as null. */
 export interface DeploymentRow {
@@ -326,6 +360,57 @@ export const STATEMENTS = {
       );
     },
     (r): EdgeRow => ({ caller: String(r['caller']), caller_operation: String(r['caller_operation']), callee: String(r['callee']), n: num(r['n']), k: num(r['k']) }),
+  ),
+
+  /**
+   * The call tree in fine bins over [lo, hi): every span with its parent's service and its children,
+   * as who does the work. A span whose children are all in one other service is a call: the time it
+   * takes beyond its child is the wire and queue time of that edge, whatever the span's kind. Any
+   * other span's time beyond its children is its service's own work. `entry`: the span is a request
+   * the service received (no parent, or a parent in another service). Per (service, pod, callee,
+   * callee pod, entry, bin): calls, errors, and sums of the exclusive time, its log and the
+   * duration's log, each with its square.
+   */
+  callTree: statement(
+    (lo: number, hi: number, binUs: number) => {
+      const spans = `SELECT trace_id, span_id, parent_span_id, service_name, coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE ${between(lo, hi)}`;
+      return (
+        `SELECT service, pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
+        `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd FROM (` +
+        `SELECT p.service_name AS service, p.pod, p.d, p.is_error, p.ts // ${binUs} * ${binUs} AS bin, (p.parent_service IS NULL OR p.parent_service <> p.service_name) AS entry, ` +
+        `greatest(0, p.d - coalesce(sum(c.d), 0)) AS x, ` +
+        `CASE WHEN count(DISTINCT c.service_name) = 1 AND bool_and(c.service_name <> p.service_name) THEN any_value(c.service_name) END AS callee, ` +
+        `CASE WHEN count(DISTINCT c.service_name) = 1 AND bool_and(c.service_name <> p.service_name) THEN min(c.pod) END AS callee_pod ` +
+        `FROM (SELECT s.*, q.service_name AS parent_service FROM (${spans}) AS s LEFT JOIN (${spans}) AS q ON q.trace_id = s.trace_id AND q.span_id = s.parent_span_id) AS p ` +
+        `LEFT JOIN (${spans}) AS c ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id ` +
+        `GROUP BY p.trace_id, p.span_id, p.service_name, p.pod, p.d, p.is_error, p.ts, p.parent_service) GROUP BY ALL`
+      );
+    },
+    (r): CallTreeRow => ({
+      service: String(r['service']),
+      pod: String(r['pod']),
+      callee: textOrNull(r['callee']),
+      callee_pod: textOrNull(r['callee_pod']),
+      entry: Boolean(r['entry']),
+      bin: Number(r['bin']),
+      n: num(r['n']),
+      k: num(r['k']),
+      sx: num(r['sx']),
+      sxx: num(r['sxx']),
+      slx: num(r['slx']),
+      sllx: num(r['sllx']),
+      sl: num(r['sl']),
+      sll: num(r['sll']),
+      sd: num(r['sd']),
+    }),
+  ),
+
+  /** Log records per service and fine bin over [lo, hi): all, errors, warnings, and those tied to a trace. */
+  logLevels: statement(
+    (lo: number, hi: number, binUs: number) =>
+      `SELECT service_name, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, count(*) AS n, count_if(is_error) AS k, count_if(severity_number BETWEEN 13 AND 16) AS w, ` +
+      `count_if(is_error AND trace_id IS NOT NULL AND trace_id <> '') AS kt FROM ${LOGS.name} WHERE ${between(lo, hi)} GROUP BY ALL`,
+    (r): LogLevelRow => ({ service_name: String(r['service_name']), bin: Number(r['bin']), n: num(r['n']), k: num(r['k']), w: num(r['w']), kt: num(r['kt']) }),
   ),
 
   /** Versions, images, instances and pods per service, first and last seen, over the look-back and window. */
@@ -597,6 +682,9 @@ export interface SharedRows {
   genAi: GenAiRow[];
   genAiBefore: GenAiBeforeRow[];
   anomalies: AnomalyRow[];
+  /** The call tree and log levels in fine bins over the look-back and window (structure.ts). */
+  callTree: CallTreeRow[];
+  logLevels: LogLevelRow[];
 }
 
 /** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
@@ -635,7 +723,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     const slice = n > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
     return { rows: await run(reads, S.edges, b, slice), scale: slice < w ? w / slice : 1 };
   })();
-  const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies] = await Promise.all([
+  const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies, callTree, logLevels] = await Promise.all([
     run(reads, S.windowOps, b),
     run(reads, S.windowErrors, b),
     run(reads, S.errorTypesFirstSeen, b, dirty),
@@ -648,6 +736,8 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     run(reads, S.genAiWindow, b),
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
+    run(reads, S.callTree, b.lookFrom, b.to, STRUCTURE_BIN_US),
+    run(reads, S.logLevels, b.lookFrom, b.to, STRUCTURE_BIN_US),
   ]);
   return {
     windowOps,
@@ -662,6 +752,8 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     genAi,
     genAiBefore,
     anomalies,
+    callTree,
+    logLevels,
   };
 }
 

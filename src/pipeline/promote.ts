@@ -189,6 +189,39 @@ function normaliseJsonArray(text: string): string {
 
 const ERROR_TEXTS = new Set(['ERROR', 'ERR', 'FATAL', 'CRITICAL', 'CRIT', 'ALERT', 'EMERG', 'EMERGENCY', 'PANIC', 'SEVERE']);
 
+/** Severity numbers of the level words a body may start with (OpenTelemetry's ranges: the first of each). */
+const LEVEL_NUMBERS: Record<string, number> = {
+  TRACE: 1,
+  DEBUG: 5,
+  INFO: 9,
+  NOTICE: 10,
+  WARN: 13,
+  WARNING: 13,
+  ERROR: 17,
+  ERR: 17,
+  SEVERE: 17,
+  CRITICAL: 21,
+  FATAL: 21,
+  PANIC: 21,
+};
+// A level word near the start of a body: upper-case and standing alone (`2026-… ERROR [svc,…]`,
+// `[WARN]`, `<ERROR>`), or the value of a level key in logfmt or JSON (`level=error`, `"level":"warn"`).
+const LEVEL_WORD = /(?:^|[\s\[(<|])(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|SEVERE|CRITICAL|FATAL|PANIC)(?=$|[\s\]):>|,])|\b(?:level|lvl|severity)"?\s*[=:]\s*"?([A-Za-z]+)/;
+
+/**
+ * The level a record's body states when the sender set no severity, as [severity_number,
+ * severity_text], or null. Only the first 160 characters are read: a level word further in is part
+ * of the message ("retrying after ERROR from upstream"), not the record's level.
+ */
+export function levelFromBody(body: string | null): [number, string] | null {
+  if (body === null || body.length === 0) return null;
+  const m = LEVEL_WORD.exec(body.length > 160 ? body.slice(0, 160) : body);
+  if (!m) return null;
+  const word = (m[1] ?? m[2]!).toUpperCase();
+  const n = LEVEL_NUMBERS[word];
+  return n === undefined ? null : [n, word];
+}
+
 /** A log is an error when severity_number >= 17 (ERROR..FATAL4) or its severity text names an error level. */
 export function logIsError(severityNumber: number, severityText: string | null): boolean {
   if (severityNumber >= 17) return true;

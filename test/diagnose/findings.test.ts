@@ -68,6 +68,8 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     genAi: [],
     genAiBefore: [],
     anomalies: [],
+    callTree: [],
+    logLevels: [],
   };
   const model = buildModel(shared, bounds, baseBuckets, new Set(ops.map((o) => o.service)));
   const above = latencyCandidates(model).map((o) => ({ service_name: o.service, operation: o.operation, above: ops.find((x) => x.service === o.service && x.operation === o.operation)?.above ?? Math.round(o.n * 0.05) }));
@@ -86,6 +88,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     anomalies: [],
     coverage: { spans: true, logs: true, metrics: true, profiles: true },
     firstSeen: () => bounds.lookFrom,
+    structure: { root: null, services: [] },
     ...extra,
   }).findings;
 }

@@ -106,3 +106,24 @@ describe('promoteResource and logIsError', () => {
     expect(logIsError(0, null)).toBe(false);
   });
 });
+
+describe('levelFromBody', () => {
+  it('reads the level word a body starts with, in the usual layouts', async () => {
+    const { levelFromBody } = await import('../../src/pipeline/promote.js');
+    expect(levelFromBody('2026-11-25 10:00:00.123 ERROR [svc,abc,def] 1 --- [main] c.a.H : failed')).toEqual([17, 'ERROR']);
+    expect(levelFromBody('2026-11-25 10:00:00.123  WARN [svc,,] 1 --- x')).toEqual([13, 'WARN']);
+    expect(levelFromBody('[INFO] started')).toEqual([9, 'INFO']);
+    expect(levelFromBody('ts=1 level=error msg="boom"')).toEqual([17, 'ERROR']);
+    expect(levelFromBody('{"time":"x","level":"warn","msg":"slow"}')).toEqual([13, 'WARN']);
+    expect(levelFromBody('<FATAL> out of memory')).toEqual([21, 'FATAL']);
+  });
+  it('finds nothing in a message that only mentions a level, in lower case, far in or absent', async () => {
+    const { levelFromBody } = await import('../../src/pipeline/promote.js');
+    expect(levelFromBody('an error occurred while reading')).toBeNull();
+    expect(levelFromBody('INFORMATION about ERRORS')).toBeNull();
+    expect(levelFromBody('x'.repeat(200) + ' ERROR late')).toBeNull();
+    expect(levelFromBody('')).toBeNull();
+    expect(levelFromBody(null)).toBeNull();
+    expect(levelFromBody('level=verbose')).toBeNull();
+  });
+});

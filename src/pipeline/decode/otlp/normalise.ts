@@ -16,7 +16,7 @@ import {
   SPANS,
   type Table,
 } from '../../../store/schema.js';
-import { RESOURCE_COLUMNS, RESOURCE_KEYS, SPAN_KEYS, logIsError, promoteResource, promoteSpan } from '../../promote.js';
+import { RESOURCE_COLUMNS, RESOURCE_KEYS, SPAN_KEYS, levelFromBody, logIsError, promoteResource, promoteSpan } from '../../promote.js';
 import { BatchBuilder, Rejections, type ColumnBatch, type DecodeResult } from './batch.js';
 
 /** Keys picked out of resource attributes while decoding them. */
@@ -255,8 +255,13 @@ export class LogSink {
     c[L.timestamp]!.push(p.timeUs || p.observedUs || this.nowUs);
     c[L.observed_timestamp]!.push(observed);
     c[L.service_name]!.push(res.serviceName);
-    c[L.severity_number]!.push(p.severityNumber);
-    c[L.severity_text]!.push(p.severityText);
+    // A record sent without a severity takes the level its body states (as Loki's detected_level),
+    // so error logs count as errors whichever way the application wrote them.
+    const detected = p.severityNumber === 0 && !p.severityText ? levelFromBody(p.body) : null;
+    const severityNumber = detected ? detected[0] : p.severityNumber;
+    const severityText = detected ? detected[1] : p.severityText;
+    c[L.severity_number]!.push(severityNumber);
+    c[L.severity_text]!.push(severityText);
     c[L.body]!.push(p.body);
     c[L.trace_id]!.push(traceId);
     c[L.span_id]!.push(spanId);
@@ -266,7 +271,7 @@ export class LogSink {
     c[L.scope_version]!.push(scope.version);
     c[L.resource_attributes]!.push(res.attrsJson);
     c[L.log_attributes]!.push(p.attrsJson);
-    c[L.is_error]!.push(logIsError(p.severityNumber, p.severityText));
+    c[L.is_error]!.push(logIsError(severityNumber, severityText));
     c[L.template_id]!.push(null);
     c[L.template_params]!.push(null);
     pushResource(c, L_RES, res);

@@ -1,0 +1,343 @@
+// What the call tree says: where the diagnosed service's extra time, failures and changed paths
+// come from, read from trace structure alone (spans need ids, service, pod, start and end; kinds,
+// status and peer attributes only help). Pure functions of the fine-binned rows (STATEMENTS.callTree
+// and STATEMENTS.logLevels).
+//
+// Every span's time beyond its children is a component: a span whose children are all in one other
+// service is a call, and its extra time is that edge's wire and queue time; any other span's extra
+// time is its service's own work. Each component finds its own onset in fine bins placed by absolute
+// time (onset.ts): its baseline is the most recent stable stretch before it, so an earlier incident
+// and the bucket grid do not matter, and a short history is still a baseline. A component's change
+// counts by how much of the diagnosed service's change it explains per request (the symptom's
+// share), weighed by how sure it is.
+//
+// Blame by the common node: extra wire time on calls from several callers to one callee is the
+// callee's (a slow network or queue in front of it, whatever its own spans say); on calls from one
+// caller to several callees it is the caller's (starved of CPU, paused, out of connections); on a
+// single edge, the pod it concentrates on decides. Calls per request that rise on an edge (retries)
+// point at the callee, calls that stop point at the caller; error and warning logs per request that
+// rise point at their service.
+import { compareSegments, segmentSeries, type Bin, type Segment } from './onset.js';
+import { amountWeight, poissonSurprise, surpriseWeight } from './stats.js';
+import type { CallTreeRow, LogLevelRow } from './queries.js';
+/** An onset up to this long before the window's start still counts as the window's. */
+const ONSET_SLACK_US = 60_000_000;
+
+interface Agg {
+  n: number;
+  k: number;
+  sx: number;
+  sxx: number;
+  slx: number;
+  sllx: number;
+  sl: number;
+  sll: number;
+  sd: number;
+}
+
+const emptyAgg = (): Agg => ({ n: 0, k: 0, sx: 0, sxx: 0, slx: 0, sllx: 0, sl: 0, sll: 0, sd: 0 });
+function addAgg(a: Agg, r: Agg): void {
+  a.n += r.n;
+  a.k += r.k;
+  a.sx += r.sx;
+  a.sxx += r.sxx;
+  a.slx += r.slx;
+  a.sllx += r.sllx;
+  a.sl += r.sl;
+  a.sll += r.sll;
+  a.sd += r.sd;
+}
+const addTo = (m: Map<number, Agg>, bin: number, r: Agg) => addAgg(m.get(bin) ?? m.set(bin, emptyAgg()).get(bin)!, r);
+
+/** One place where time is spent: a service's own work, or the wire of calls from one service to another. */
+export interface Component {
+  kind: 'self' | 'wire';
+  service: string;
+  callee: string | null;
+  bins: Map<number, Agg>;
+  /** Per pod (self) or `callerPod\0calleePod` (wire). */
+  pods: Map<string, Map<number, Agg>>;
+}
+
+/** The periods a change is judged on: bins of the baseline and bins since the onset. */
+export interface Split {
+  onset: number;
+  before: number[];
+  after: number[];
+  /** The onset was found in the data (not the window's start). */
+  found: boolean;
+}
+
+const binsOf = (m: ReadonlyMap<number, Agg>, value: 'x' | 'd'): Bin[] =>
+  [...m]
+    .sort((a, b) => a[0] - b[0])
+    .map(([t, a]) => ({ t, n: a.n, errors: a.k, sumLog: value === 'x' ? a.slx : a.sl, sumLog2: value === 'x' ? a.sllx : a.sll }));
+
+/**
+ * Where a series' current regime began (in the window, or at its start) and the most recent stable
+ * stretch before it, with earlier stretches at the same level added (never one across a change).
+ */
+export function splitSeries(bins: readonly Bin[], from: number, to: number): Split | null {
+  const observed = bins.filter((b) => b.n > 0 && b.t < to);
+  if (!observed.length) return null;
+  const segs = segmentSeries(observed);
+  // The first worsening since the window began (a fault on one pod of several leaves its series
+  // uneven, so later boundaries are the same episode).
+  const onsetIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
+  const onset = onsetIdx > 0 ? segs[onsetIdx]!.from : from;
+  // The baseline: the segment holding the last bin before the onset, and the earlier ones like it.
+  const last = onsetIdx > 0 ? onsetIdx - 1 : segs.findLastIndex((s) => s.from < onset);
+  if (last < 0) return { onset, before: [], after: observed.filter((b) => b.t >= onset).map((b) => b.t), found: onsetIdx > 0 };
+  const ref = segs[last]!;
+  let first = last;
+  while (first > 0 && !compareSegments(segs[first - 1]!, ref).changed) first--;
+  const lo = segs[first]!.from;
+  return {
+    onset,
+    before: observed.filter((b) => b.t >= lo && b.t < onset).map((b) => b.t),
+    after: observed.filter((b) => b.t >= onset).map((b) => b.t),
+    found: onsetIdx > 0,
+  };
+}
+
+function sumOver(m: ReadonlyMap<number, Agg>, ts: readonly number[]): Agg {
+  const a = emptyAgg();
+  for (const t of ts) {
+    const x = m.get(t);
+    if (x) addAgg(a, x);
+  }
+  return a;
+}
+
+/** Surprise (-log10 p, one-sided) of a standard normal score. */
+export function zSurprise(z: number): number {
+  if (!(z > 0)) return 0;
+  if (z < 1) return 0.2 * z;
+  return Math.min(300, (z * z) / 2 / Math.LN10 + Math.log10(z * Math.sqrt(2 * Math.PI)));
+}
+
+/** Welch's score of a mean that rose, from sums (x: exclusive time). */
+function welch(b: Agg, a: Agg): { z: number; mb: number; ma: number } {
+  const mb = b.sx / b.n;
+  const ma = a.sx / a.n;
+  const vb = Math.max(0, b.sxx / b.n - mb * mb);
+  const va = Math.max(0, a.sxx / a.n - ma * ma);
+  const se = Math.sqrt(vb / b.n + va / a.n) + 1e-9;
+  return { z: (ma - mb) / se, mb, ma };
+}
+
+export interface Evidence {
+  service: string;
+  /** What it rests on. */
+  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_drop';
+  /** The other end of an edge (wire time, calls). */
+  peer: string | null;
+  /** Per call or per request, before and after (µs for time; records or calls per request otherwise). */
+  before: number;
+  after: number;
+  /** How sure, -log10 p. */
+  surprise: number;
+  /** Share of the diagnosed service's change per request it explains (latency), or a strength in [0, 1]. */
+  weight: number;
+  onset: number;
+}
+
+export interface StructureResult {
+  /** The diagnosed service's requests: mean duration before and after its onset (µs), and the onset. */
+  root: { before: number; after: number; onset: number; found: boolean; requests: number } | null;
+  /** Evidence by service, strongest first; `score` in [0, 1]. */
+  services: { service: string; score: number; evidence: Evidence[] }[];
+}
+
+/** The components of the call tree and the diagnosed service's requests per bin. */
+export function components(rows: readonly CallTreeRow[], root: string): { comps: Map<string, Component>; rootBins: Map<number, Agg> } {
+  const comps = new Map<string, Component>();
+  const rootBins = new Map<number, Agg>();
+  for (const r of rows) {
+    if (r.entry && r.service === root) addTo(rootBins, r.bin, r);
+    const wire = r.callee !== null && r.callee !== r.service;
+    const key = wire ? `wire\u0000${r.service}\u0000${r.callee}` : `self\u0000${r.service}`;
+    let c = comps.get(key);
+    if (!c) comps.set(key, (c = { kind: wire ? 'wire' : 'self', service: r.service, callee: wire ? r.callee : null, bins: new Map(), pods: new Map() }));
+    addTo(c.bins, r.bin, r);
+    const pod = wire ? `${r.pod}\u0000${r.callee_pod ?? ''}` : r.pod;
+    addTo(c.pods.get(pod) ?? c.pods.set(pod, new Map()).get(pod)!, r.bin, r);
+  }
+  return { comps, rootBins };
+}
+
+interface Change {
+  comp: Component;
+  split: Split;
+  z: number;
+  mb: number;
+  ma: number;
+  /** µs per diagnosed request, after minus before. */
+  perRequest: number;
+}
+
+/** A component's change since its onset: per call (Welch) and per request of the diagnosed service. */
+function componentChange(c: Component, rootBins: ReadonlyMap<number, Agg>, from: number, to: number): Change | null {
+  const split = splitSeries(binsOf(c.bins, 'x'), from, to);
+  if (!split || !split.before.length || !split.after.length) return null;
+  const b = sumOver(c.bins, split.before);
+  const a = sumOver(c.bins, split.after);
+  if (b.n < 5 || a.n < 5) return null;
+  const rb = sumOver(rootBins, split.before).n;
+  const ra = sumOver(rootBins, split.after).n;
+  if (rb <= 0 || ra <= 0) return null;
+  const { z, mb, ma } = welch(b, a);
+  return { comp: c, split, z, mb, ma, perRequest: a.sx / ra - b.sx / rb };
+}
+
+/** The mean change of a component per pod key part (0: caller's pod, 1: callee's pod), over the component's split. */
+function podDeltas(ch: Change, part: 0 | 1): Map<string, number> {
+  const out = new Map<string, { b: Agg; a: Agg }>();
+  for (const [key, bins] of ch.comp.pods) {
+    const pod = key.split('\u0000')[part] ?? '';
+    const cur = out.get(pod) ?? { b: emptyAgg(), a: emptyAgg() };
+    addAgg(cur.b, sumOver(bins, ch.split.before));
+    addAgg(cur.a, sumOver(bins, ch.split.after));
+    out.set(pod, cur);
+  }
+  const deltas = new Map<string, number>();
+  for (const [pod, { b, a }] of out) if (b.n >= 3 && a.n >= 3) deltas.set(pod, a.sx / a.n - b.sx / b.n);
+  return deltas;
+}
+
+/** Whether the change sits on one pod of several: its rise is at least 3 times the others' largest. */
+function concentrated(deltas: ReadonlyMap<string, number>): boolean {
+  if (deltas.size < 2) return false;
+  const sorted = [...deltas.values()].sort((x, y) => y - x);
+  return sorted[0]! > 0 && sorted[0]! >= 3 * Math.max(0, sorted[1]!);
+}
+
+const SURE = 3;
+const significant = (ch: Change) => zSurprise(ch.z) >= SURE && ch.ma >= 1.25 * ch.mb && ch.perRequest > 0;
+
+/**
+ * Latency evidence: each significant component change as a share of the diagnosed service's extra
+ * time per request, the wire's share blamed by the common node.
+ */
+function latencyEvidence(changes: readonly Change[], rootDelta: number): Evidence[] {
+  const worse = changes.filter(significant);
+  const total = Math.max(rootDelta, worse.reduce((s, c) => s + c.perRequest, 0), 1);
+  const wires = worse.filter((c) => c.comp.kind === 'wire');
+  const callersOf = new Map<string, Set<string>>();
+  const calleesOf = new Map<string, Set<string>>();
+  for (const w of wires) {
+    (callersOf.get(w.comp.callee!) ?? callersOf.set(w.comp.callee!, new Set()).get(w.comp.callee!)!).add(w.comp.service);
+    (calleesOf.get(w.comp.service) ?? calleesOf.set(w.comp.service, new Set()).get(w.comp.service)!).add(w.comp.callee!);
+  }
+  const selfWorse = new Set(worse.filter((c) => c.comp.kind === 'self').map((c) => c.comp.service));
+  const out: Evidence[] = [];
+  for (const ch of worse) {
+    const share = Math.min(1, ch.perRequest / total);
+    const base = { before: ch.mb, after: ch.ma, surprise: zSurprise(ch.z), weight: share, onset: ch.split.onset };
+    if (ch.comp.kind === 'self') {
+      out.push({ ...base, service: ch.comp.service, what: 'own_latency', peer: null });
+      continue;
+    }
+    const caller = ch.comp.service;
+    const callee = ch.comp.callee!;
+    let blameCallee: boolean;
+    if ((callersOf.get(callee)?.size ?? 0) >= 2) blameCallee = true;
+    else if ((calleesOf.get(caller)?.size ?? 0) >= 2) blameCallee = false;
+    else if (concentrated(podDeltas(ch, 1))) blameCallee = true;
+    else if (concentrated(podDeltas(ch, 0))) blameCallee = false;
+    else blameCallee = !selfWorse.has(caller);
+    out.push(blameCallee ? { ...base, service: callee, what: 'wire_latency', peer: caller } : { ...base, service: caller, what: 'caller_wait', peer: callee });
+  }
+  return out;
+}
+
+/** Calls per request of the diagnosed service on each edge, judged on the root's split: retries rise, skipped calls drop. */
+function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyMap<number, Agg>, split: Split): Evidence[] {
+  const rb = sumOver(rootBins, split.before).n;
+  const ra = sumOver(rootBins, split.after).n;
+  if (rb < 5 || ra < 5) return [];
+  const out: Evidence[] = [];
+  for (const c of comps.values()) {
+    if (c.kind !== 'wire') continue;
+    const nb = sumOver(c.bins, split.before).n;
+    const na = sumOver(c.bins, split.after).n;
+    const expected = (nb / rb) * ra;
+    const rise = na > expected;
+    const surprise = rise ? poissonSurprise(na, Math.max(expected, 0.5)) : poissonSurprise(expected, Math.max(na, 0.5));
+    const ratio = (na / ra + 0.5 / ra) / (nb / rb + 0.5 / rb);
+    const effect = Math.min(1, Math.abs(Math.log2(ratio)) / 0.5);
+    if (surprise < SURE || Math.abs(na - expected) < 5 || effect < 0.3) continue;
+    const weight = (rise ? 0.8 : 0.45) * surpriseWeight(surprise) * effect;
+    out.push({
+      service: rise ? c.callee! : c.service,
+      what: rise ? 'calls_rise' : 'calls_drop',
+      peer: rise ? c.service : c.callee,
+      before: nb / rb,
+      after: na / ra,
+      surprise,
+      weight,
+      onset: split.onset,
+    });
+  }
+  return out;
+}
+
+/** Error and warning logs per request of the diagnosed service, per service, each judged on its own split. */
+function logEvidence(rows: readonly LogLevelRow[], rootBins: ReadonlyMap<number, Agg>, from: number, to: number): Evidence[] {
+  const byService = new Map<string, Map<number, LogLevelRow>>();
+  for (const r of rows) (byService.get(r.service_name) ?? byService.set(r.service_name, new Map()).get(r.service_name)!).set(r.bin, r);
+  const out: Evidence[] = [];
+  for (const [service, bins] of byService) {
+    for (const level of ['error', 'warning'] as const) {
+      const count = (r: LogLevelRow) => (level === 'error' ? r.k : r.w);
+      // The error level as a rate of the service's records: its onset and stable baseline.
+      const series: Bin[] = [...bins.values()].sort((a, b) => a.bin - b.bin).map((r) => ({ t: r.bin, n: r.n, errors: count(r), sumLog: 0, sumLog2: 0 }));
+      const split = splitSeries(series, from, to);
+      if (!split || !split.before.length) continue;
+      const sum = (ts: readonly number[]) => ts.reduce((s, t) => s + (bins.get(t) ? count(bins.get(t)!) : 0), 0);
+      const kb = sum(split.before);
+      const ka = sum(split.after);
+      const rb = sumOver(rootBins, split.before).n;
+      const ra = sumOver(rootBins, split.after).n;
+      if (rb < 5 || ra < 5) continue;
+      const expected = (kb / rb) * ra;
+      const surprise = poissonSurprise(ka, Math.max(expected, 0.5));
+      const excess = ka - expected;
+      const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
+      if (surprise < SURE || excess < 3 || effect <= 0) continue;
+      const tied = level === 'error' ? split.after.reduce((s, t) => s + (bins.get(t)?.kt ?? 0), 0) / Math.max(1, ka) : 1;
+      const weight = (level === 'error' ? 0.85 : 0.35) * surpriseWeight(surprise) * amountWeight(excess, 8) * (0.5 + 0.5 * effect) * (0.8 + 0.2 * tied);
+      out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: kb / rb, after: ka / ra, surprise, weight, onset: split.onset });
+    }
+  }
+  return out;
+}
+
+/** Everything the call tree and the log levels say about the diagnosed service's change, by service. */
+export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonly LogLevelRow[], root: string, from: number, to: number): StructureResult {
+  const { comps, rootBins } = components(callTree, root);
+  const rootSplit = splitSeries(binsOf(rootBins, 'd'), from, to);
+  if (!rootSplit || !rootSplit.before.length) return { root: null, services: [] };
+  const rb = sumOver(rootBins, rootSplit.before);
+  const ra = sumOver(rootBins, rootSplit.after);
+  if (rb.n < 5 || ra.n < 5) return { root: null, services: [] };
+  const root_ = { before: rb.sd / rb.n, after: ra.sd / ra.n, onset: rootSplit.onset, found: rootSplit.found, requests: ra.n };
+  const changes = [...comps.values()].map((c) => componentChange(c, rootBins, from, to)).filter((c): c is Change => c !== null);
+  // The root's split for counts: a window that starts at the onset is judged from its start.
+  const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
+  const evidence = [...latencyEvidence(changes, root_.after - root_.before), ...callEvidence(comps, rootBins, countSplit), ...logEvidence(logs, rootBins, from, to)];
+  const by = new Map<string, Evidence[]>();
+  for (const e of evidence) (by.get(e.service) ?? by.set(e.service, []).get(e.service)!).push(e);
+  const services = [...by].map(([service, ev]) => {
+    ev.sort((x, y) => y.weight - x.weight || x.what.localeCompare(y.what));
+    // Latency shares add up (own work and the wire blamed on it); other kinds of evidence corroborate.
+    const latency = Math.min(1, ev.filter((e) => e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait').reduce((s, e) => s + e.weight * surpriseWeight(e.surprise), 0));
+    const others = ev.filter((e) => e.what !== 'own_latency' && e.what !== 'wire_latency' && e.what !== 'caller_wait').map((e) => e.weight);
+    const score = 1 - [latency, ...others].reduce((p, w) => p * (1 - Math.min(0.99, w)), 1);
+    return { service, score, evidence: ev };
+  });
+  services.sort((x, y) => y.score - x.score || x.service.localeCompare(y.service));
+  return { root: root_, services };
+}
+
+export type { Segment };
