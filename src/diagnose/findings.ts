@@ -167,7 +167,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
   const st = inp.structure;
   const top = st.services[0]?.score ?? 0;
   if (top >= 0.3) {
-    const part = new Map(st.services.map((x) => [x.service, x.score / top]));
+    const part = new Map(st.services.map((x) => [x.service, x.latency / top]));
     for (const f of out) if (f.signal === 'latency_p95') f.score *= 0.35 + 0.65 * (part.get(f.service) ?? 0);
   }
   out.push(...structureFindings(inp));
@@ -555,8 +555,9 @@ function incidentFindings(inp: FindingInputs, sub: ReadonlySet<string>, others: 
       signal: top.signal,
       before: round(top.before),
       after: round(top.after),
-      // Below the finding that explains the same service: the incident is its corroboration.
-      score: related > 0 ? related * 0.97 : 0.3 + 0.2 * clamp01(magnitude(top)),
+      // Below the finding that explains the same service: the incident is its corroboration. One
+      // that began well before the window is context, not the cause of what the window shows.
+      score: (related > 0 ? related * 0.97 : 0.3 + 0.2 * clamp01(magnitude(top))) * (start < b.from - 2 * BUCKET_US ? 0.5 : 1),
       incident: {
         incident_id: incidentId(g),
         started_at: start,

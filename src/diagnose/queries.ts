@@ -20,6 +20,16 @@ export type Row = Record<string, unknown>;
 
 /** Width of the call tree's and log levels' fine bins, µs. */
 export const STRUCTURE_BIN_US = 10_000_000;
+/** Spans the call tree joins at most, about: past it, whole traces are sampled. */
+export const STRUCTURE_SAMPLE_SPANS = 150_000;
+
+/**
+ * Where the call tree and log levels are read from: a stable stretch before an onset needs tens of
+ * minutes, not the whole look-back (at least 30 minutes, or twice the window).
+ */
+export function structureFrom(b: Bounds): number {
+  return Math.max(b.lookFrom, b.from - Math.max(30 * MINUTE_US, 2 * (b.to - b.from)));
+}
 
 /**
  * Time bounds of one diagnosis, µs. `lookFrom` ≤ baseline start: the series and events look back this
@@ -372,18 +382,21 @@ export const STATEMENTS = {
    * duration's log, each with its square.
    */
   callTree: statement(
-    (lo: number, hi: number, binUs: number) => {
-      const spans = `SELECT trace_id, span_id, parent_span_id, service_name, coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) AS ts FROM ${SPANS.name} WHERE ${between(lo, hi)}`;
+    (lo: number, hi: number, binUs: number, sampleMod: number) => {
+      // One scan, kept; spans keyed by a 64-bit hash of (trace, span) so the joins are on integers.
+      // `sampleMod` > 1 keeps whole traces, one in that many, by a hash of the trace id.
+      const spans =
+        `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
+        `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin FROM ${SPANS.name} ` +
+        `WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`;
       return (
+        `WITH s AS MATERIALIZED (${spans}), ` +
+        `kids AS (SELECT pid, sum(d) AS cd, count(DISTINCT service) AS ns, min(service) AS cs, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid) ` +
         `SELECT service, pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
         `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd FROM (` +
-        `SELECT p.service_name AS service, p.pod, p.d, p.is_error, p.ts // ${binUs} * ${binUs} AS bin, (p.parent_service IS NULL OR p.parent_service <> p.service_name) AS entry, ` +
-        `greatest(0, p.d - coalesce(sum(c.d), 0)) AS x, ` +
-        `CASE WHEN count(DISTINCT c.service_name) = 1 AND bool_and(c.service_name <> p.service_name) THEN any_value(c.service_name) END AS callee, ` +
-        `CASE WHEN count(DISTINCT c.service_name) = 1 AND bool_and(c.service_name <> p.service_name) THEN min(c.pod) END AS callee_pod ` +
-        `FROM (SELECT s.*, q.service_name AS parent_service FROM (${spans}) AS s LEFT JOIN (${spans}) AS q ON q.trace_id = s.trace_id AND q.span_id = s.parent_span_id) AS p ` +
-        `LEFT JOIN (${spans}) AS c ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id ` +
-        `GROUP BY p.trace_id, p.span_id, p.service_name, p.pod, p.d, p.is_error, p.ts, p.parent_service) GROUP BY ALL`
+        `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
+        `CASE WHEN k.ns = 1 AND k.cs <> p.service THEN k.cs END AS callee, CASE WHEN k.ns = 1 AND k.cs <> p.service THEN k.cpod END AS callee_pod ` +
+        `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid) GROUP BY ALL`
       );
     },
     (r): CallTreeRow => ({
@@ -714,14 +727,21 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
   const S = STATEMENTS;
   const dirty = await run(reads, S.dirtyBuckets, b);
   const seriesDirty = dirty.filter((d) => d * BUCKET_US < bucketStart(b.from));
+  const windowCount = run(reads, S.windowSpans, b).then(([c]) => c?.n ?? 0);
   const edgeRows = (async () => {
     // The join's cost grows with the window's spans: past EDGE_SAMPLE_SPANS it runs on the most
     // recent slice of the window that holds about that many (at least a minute).
-    const [count] = await run(reads, S.windowSpans, b);
-    const n = count?.n ?? 0;
+    const n = await windowCount;
     const w = b.to - b.from;
     const slice = n > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
     return { rows: await run(reads, S.edges, b, slice), scale: slice < w ? w / slice : 1 };
+  })();
+  const lo = structureFrom(b);
+  const callTreeRows = (async () => {
+    // Whole traces, one in `mod`, so that about STRUCTURE_SAMPLE_SPANS are joined (estimated from the window's rate).
+    const n = await windowCount;
+    const mod = Math.max(1, Math.ceil((n * (b.to - lo)) / Math.max(1, b.to - b.from) / STRUCTURE_SAMPLE_SPANS));
+    return run(reads, S.callTree, lo, b.to, STRUCTURE_BIN_US, mod);
   })();
   const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies, callTree, logLevels] = await Promise.all([
     run(reads, S.windowOps, b),
@@ -736,8 +756,8 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     run(reads, S.genAiWindow, b),
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
-    run(reads, S.callTree, b.lookFrom, b.to, STRUCTURE_BIN_US),
-    run(reads, S.logLevels, b.lookFrom, b.to, STRUCTURE_BIN_US),
+    callTreeRows,
+    run(reads, S.logLevels, lo, b.to, STRUCTURE_BIN_US),
   ]);
   return {
     windowOps,

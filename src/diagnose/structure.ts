@@ -19,7 +19,7 @@
 // rise point at their service.
 import { compareSegments, segmentSeries, type Bin, type Segment } from './onset.js';
 import { amountWeight, poissonSurprise, surpriseWeight } from './stats.js';
-import type { CallTreeRow, LogLevelRow } from './queries.js';
+import { STRUCTURE_BIN_US, type CallTreeRow, type LogLevelRow } from './queries.js';
 /** An onset up to this long before the window's start still counts as the window's. */
 const ONSET_SLACK_US = 60_000_000;
 
@@ -80,7 +80,7 @@ const binsOf = (m: ReadonlyMap<number, Agg>, value: 'x' | 'd'): Bin[] =>
 export function splitSeries(bins: readonly Bin[], from: number, to: number): Split | null {
   const observed = bins.filter((b) => b.n > 0 && b.t < to);
   if (!observed.length) return null;
-  const segs = segmentSeries(observed);
+  const segs = segmentSeries(coarsen(observed));
   // The first worsening since the window began (a fault on one pod of several leaves its series
   // uneven, so later boundaries are the same episode).
   const onsetIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
@@ -98,6 +98,36 @@ export function splitSeries(bins: readonly Bin[], from: number, to: number): Spl
     after: observed.filter((b) => b.t >= onset).map((b) => b.t),
     found: onsetIdx > 0,
   };
+}
+
+/** Bins with this many observations or more are segmented as they are; sparser series in wider bins. */
+const MIN_PER_BIN = 8;
+/** At most this many fine bins in one (a minute). */
+const MAX_MERGE = 6;
+
+/**
+ * A sparse series (a quiet service's calls, a few log records) in wider bins on the same absolute
+ * grid, so each holds enough observations for its level to mean something.
+ */
+export function coarsen(bins: readonly Bin[]): Bin[] {
+  const counts = bins.map((b) => b.n).sort((a, b) => a - b);
+  const median = counts[counts.length >> 1] ?? 0;
+  const g = Math.min(MAX_MERGE, Math.max(1, Math.ceil(MIN_PER_BIN / Math.max(1, median))));
+  if (g === 1) return [...bins];
+  const width = g * STRUCTURE_BIN_US;
+  const out = new Map<number, Bin>();
+  for (const b of bins) {
+    const t = Math.floor(b.t / width) * width;
+    const cur = out.get(t);
+    if (!cur) out.set(t, { ...b, t });
+    else {
+      cur.n += b.n;
+      cur.errors += b.errors;
+      cur.sumLog += b.sumLog;
+      cur.sumLog2 += b.sumLog2;
+    }
+  }
+  return [...out.values()].sort((a, b) => a.t - b.t);
 }
 
 function sumOver(m: ReadonlyMap<number, Agg>, ts: readonly number[]): Agg {
@@ -145,8 +175,8 @@ export interface Evidence {
 export interface StructureResult {
   /** The diagnosed service's requests: mean duration before and after its onset (µs), and the onset. */
   root: { before: number; after: number; onset: number; found: boolean; requests: number } | null;
-  /** Evidence by service, strongest first; `score` in [0, 1]. */
-  services: { service: string; score: number; evidence: Evidence[] }[];
+  /** Evidence by service, strongest first; `score` in [0, 1], `latency` the part of it that explains extra time. */
+  services: { service: string; score: number; latency: number; evidence: Evidence[] }[];
 }
 
 /** The components of the call tree and the diagnosed service's requests per bin. */
@@ -251,23 +281,38 @@ function latencyEvidence(changes: readonly Change[], rootDelta: number): Evidenc
   return out;
 }
 
-/** Calls per request of the diagnosed service on each edge, judged on the root's split: retries rise, skipped calls drop. */
-function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyMap<number, Agg>, split: Split): Evidence[] {
+/**
+ * Calls per request of the diagnosed service on each edge, judged on the root's split: retries rise,
+ * skipped calls drop. An edge's change counts beyond its caller's own: a retried service's calls
+ * further down rise with it, and are its retries' echo, not news.
+ */
+function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyMap<number, Agg>, root: string, split: Split): Evidence[] {
   const rb = sumOver(rootBins, split.before).n;
   const ra = sumOver(rootBins, split.after).n;
   if (rb < 5 || ra < 5) return [];
+  const edges = [...comps.values()]
+    .filter((c) => c.kind === 'wire')
+    .map((c) => ({ c, nb: sumOver(c.bins, split.before).n, na: sumOver(c.bins, split.after).n }));
+  // Calls into each service per request, before and after: the caller's own change.
+  const inbound = new Map<string, { nb: number; na: number }>();
+  for (const e of edges) {
+    const cur = inbound.get(e.c.callee!) ?? inbound.set(e.c.callee!, { nb: 0, na: 0 }).get(e.c.callee!)!;
+    cur.nb += e.nb;
+    cur.na += e.na;
+  }
   const out: Evidence[] = [];
-  for (const c of comps.values()) {
-    if (c.kind !== 'wire') continue;
-    const nb = sumOver(c.bins, split.before).n;
-    const na = sumOver(c.bins, split.after).n;
-    const expected = (nb / rb) * ra;
+  for (const { c, nb, na } of edges) {
+    const into = c.service === root ? { nb: rb, na: ra } : inbound.get(c.service);
+    if (!into || into.nb < 5 || into.na < 5) continue;
+    // Expected after: the edge's calls per call into its caller, before, times the calls into it after.
+    const expected = (nb / into.nb) * into.na;
     const rise = na > expected;
     const surprise = rise ? poissonSurprise(na, Math.max(expected, 0.5)) : poissonSurprise(expected, Math.max(na, 0.5));
-    const ratio = (na / ra + 0.5 / ra) / (nb / rb + 0.5 / rb);
+    const ratio = (na + 0.5) / (expected + 0.5);
     const effect = Math.min(1, Math.abs(Math.log2(ratio)) / 0.5);
     if (surprise < SURE || Math.abs(na - expected) < 5 || effect < 0.3) continue;
-    const weight = (rise ? 0.8 : 0.45) * surpriseWeight(surprise) * effect;
+    // Counts are few in a short window: the weight grows from a surprise of 2 (p = 0.01) on.
+    const weight = (rise ? 0.9 : 0.45) * Math.min(1, Math.max(0, (surprise - 2) / 7)) * effect;
     out.push({
       service: rise ? c.callee! : c.service,
       what: rise ? 'calls_rise' : 'calls_drop',
@@ -306,7 +351,7 @@ function logEvidence(rows: readonly LogLevelRow[], rootBins: ReadonlyMap<number,
       const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
       if (surprise < SURE || excess < 3 || effect <= 0) continue;
       const tied = level === 'error' ? split.after.reduce((s, t) => s + (bins.get(t)?.kt ?? 0), 0) / Math.max(1, ka) : 1;
-      const weight = (level === 'error' ? 0.85 : 0.35) * surpriseWeight(surprise) * amountWeight(excess, 8) * (0.5 + 0.5 * effect) * (0.8 + 0.2 * tied);
+      const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, 8) * (0.5 + 0.5 * effect) * (0.8 + 0.2 * tied);
       out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: kb / rb, after: ka / ra, surprise, weight, onset: split.onset });
     }
   }
@@ -325,7 +370,7 @@ export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonl
   const changes = [...comps.values()].map((c) => componentChange(c, rootBins, from, to)).filter((c): c is Change => c !== null);
   // The root's split for counts: a window that starts at the onset is judged from its start.
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
-  const evidence = [...latencyEvidence(changes, root_.after - root_.before), ...callEvidence(comps, rootBins, countSplit), ...logEvidence(logs, rootBins, from, to)];
+  const evidence = [...latencyEvidence(changes, root_.after - root_.before), ...callEvidence(comps, rootBins, root, countSplit), ...logEvidence(logs, rootBins, from, to)];
   const by = new Map<string, Evidence[]>();
   for (const e of evidence) (by.get(e.service) ?? by.set(e.service, []).get(e.service)!).push(e);
   const services = [...by].map(([service, ev]) => {
@@ -334,7 +379,7 @@ export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonl
     const latency = Math.min(1, ev.filter((e) => e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait').reduce((s, e) => s + e.weight * surpriseWeight(e.surprise), 0));
     const others = ev.filter((e) => e.what !== 'own_latency' && e.what !== 'wire_latency' && e.what !== 'caller_wait').map((e) => e.weight);
     const score = 1 - [latency, ...others].reduce((p, w) => p * (1 - Math.min(0.99, w)), 1);
-    return { service, score, evidence: ev };
+    return { service, score, latency, evidence: ev };
   });
   services.sort((x, y) => y.score - x.score || x.service.localeCompare(y.service));
   return { root: root_, services };

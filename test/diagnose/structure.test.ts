@@ -1,0 +1,324 @@
+// Unit tests of structure.ts on simulated call trees. The generator (simulate) walks a small service
+// topology once per root request, 20 requests per 10-second bin: each visit to a service picks one of
+// its pods, draws its own work and, for every call to a callee, the wire time, both log-normal around
+// a median (times a slow per-service wobble, new every 30 s), and adds them to rows keyed by (service,
+// pod, callee, callee pod, bin) the way the fine-binned call-tree statement does: Σ and Σ² of exclusive
+// time, Σ ln(x + 1) and its squares, the same over the span's total duration, and Σ duration. Own-work
+// rows are `entry` rows (the requests the service received). Faults act from an onset (µs) on: they
+// add wire time, multiply own work, or multiply calls per request. Everything is seeded (mulberry32).
+import { describe, expect, it } from 'vitest';
+import { analyseStructure, splitSeries, zSurprise, type StructureResult } from '../../src/diagnose/structure.js';
+import type { Bin } from '../../src/diagnose/onset.js';
+import type { CallTreeRow, LogLevelRow } from '../../src/diagnose/queries.js';
+
+const SEC = 1_000_000;
+const MIN = 60 * SEC;
+const BIN = 10 * SEC;
+const FROM = 1_800_000_000 * SEC;
+const TO = FROM + 3 * MIN;
+const HISTORY = 60 * MIN;
+
+/** Deterministic uniform [0, 1) (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const normal = (r: () => number) => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+function poisson(r: () => number, lambda: number): number {
+  const l = Math.exp(-lambda);
+  let k = 0;
+  for (let p = r(); p > l; p *= r()) k++;
+  return k;
+}
+
+interface Svc {
+  pods: number;
+  ownMs: number;
+  /** Log-normal sigma of own work (0.3 unless set), and the share of 20x outliers. */
+  sigma?: number;
+  outliers?: number;
+  /** [callee, calls per visit, median wire time ms]. */
+  calls?: [string, number, number][];
+}
+interface Ctx {
+  service: string;
+  pod: number;
+  /** null: the service's own work. */
+  callee: string | null;
+  calleePod: number;
+}
+interface Fault {
+  at: number;
+  until?: number;
+  addMs?: (c: Ctx) => number;
+  mul?: (c: Ctx) => number;
+  calls?: (caller: string, callee: string) => number;
+}
+interface Sim {
+  seed: number;
+  topo: Record<string, Svc>;
+  root?: string;
+  start?: number;
+  end?: number;
+  faults?: Fault[];
+}
+
+function simulate({ seed, topo, root = 'gateway', start = FROM - HISTORY, end = TO, faults = [] }: Sim): CallTreeRow[] {
+  const r = rng(seed);
+  const rows = new Map<string, CallTreeRow>();
+  const wobble = new Map<string, number>();
+  const add = (service: string, pod: string, callee: string | null, calleePod: string | null, bin: number, x: number, d: number) => {
+    const key = [service, pod, callee, calleePod, bin].join('|');
+    let row = rows.get(key);
+    if (!row) rows.set(key, (row = { service, pod, callee, callee_pod: calleePod, entry: callee === null, bin, n: 0, k: 0, sx: 0, sxx: 0, slx: 0, sllx: 0, sl: 0, sll: 0, sd: 0 }));
+    const lx = Math.log(x + 1);
+    const ld = Math.log(d + 1);
+    row.n++;
+    row.sx += x;
+    row.sxx += x * x;
+    row.slx += lx;
+    row.sllx += lx * lx;
+    row.sl += ld;
+    row.sll += ld * ld;
+    row.sd += d;
+  };
+  const draw = (ms: number, sigma: number, outliers: number) => ms * 1000 * Math.exp(sigma * normal(r)) * (r() < outliers ? 20 : 1);
+  function visit(service: string, podIdx: number, bin: number, fs: Fault[]): number {
+    const s = topo[service]!;
+    const pod = `${service}-${podIdx}`;
+    const mul = (c: Ctx) => fs.reduce((m, f) => m * (f.mul?.(c) ?? 1), 1);
+    const own = draw(s.ownMs, s.sigma ?? 0.3, s.outliers ?? 0) * (wobble.get(service) ?? 1) * mul({ service, pod: podIdx, callee: null, calleePod: -1 });
+    let total = own;
+    for (const [callee, perVisit, wireMs] of s.calls ?? []) {
+      const m = perVisit * fs.reduce((p, f) => p * (f.calls?.(service, callee) ?? 1), 1);
+      const k = Math.floor(m) + (r() < m % 1 ? 1 : 0);
+      for (let i = 0; i < k; i++) {
+        const cp = Math.floor(r() * topo[callee]!.pods);
+        const c: Ctx = { service, pod: podIdx, callee, calleePod: cp };
+        const x = draw(wireMs, 0.3, 0) * mul(c) + 1000 * fs.reduce((a, f) => a + (f.addMs?.(c) ?? 0), 0);
+        const d = x + visit(callee, cp, bin, fs);
+        add(service, pod, callee, `${callee}-${cp}`, bin, x, d);
+        total += d;
+      }
+    }
+    add(service, pod, null, null, bin, own, total);
+    return total;
+  }
+  for (let bin = start; bin < end; bin += BIN) {
+    if (((bin - start) / BIN) % 3 === 0) for (const s of Object.keys(topo)) wobble.set(s, Math.exp(0.08 * normal(r)));
+    const fs = faults.filter((f) => bin >= f.at && bin < (f.until ?? Infinity));
+    for (let i = 0; i < 20; i++) visit(root, Math.floor(r() * topo[root]!.pods), bin, fs);
+  }
+  return [...rows.values()];
+}
+
+/** ERROR log records of one service per bin: Poisson around `rate(bin)`, all tied to traces. */
+function logRows(seed: number, service: string, rate: (t: number) => number, start = FROM - HISTORY, end = TO): LogLevelRow[] {
+  const r = rng(seed);
+  const out: LogLevelRow[] = [];
+  for (let bin = start; bin < end; bin += BIN) {
+    const k = poisson(r, rate(bin));
+    out.push({ service_name: service, bin, n: 200 + k, k, w: 0, kt: k });
+  }
+  return out;
+}
+
+const top = (res: StructureResult) => res.services[0];
+const whats = (res: StructureResult, service: string) => res.services.find((s) => s.service === service)?.evidence.map((e) => e.what) ?? [];
+
+/** gateway → A, B; A → C; B → C: a callee with two callers. */
+const FAN_IN: Record<string, Svc> = {
+  gateway: { pods: 2, ownMs: 5, calls: [['A', 1, 2], ['B', 1, 2]] },
+  A: { pods: 2, ownMs: 8, calls: [['C', 1, 2]] },
+  B: { pods: 3, ownMs: 8, calls: [['C', 1, 2]] },
+  C: { pods: 2, ownMs: 10 },
+};
+/** From `at` on, calls to C's pod 0 wait 300 ms more on the wire, whoever makes them. */
+const slowCPod = (at: number): Fault => ({ at, addMs: (c) => (c.callee === 'C' && c.calleePod === 0 ? 300 : 0) });
+
+describe('analyseStructure', () => {
+  it('blames a callee that only its callers see slow (wire time from two callers)', () => {
+    const res = analyseStructure(simulate({ seed: 1, topo: FAN_IN, faults: [slowCPod(FROM)] }), [], 'gateway', FROM, TO);
+    expect(res.root!.after).toBeGreaterThan(res.root!.before * 1.5);
+    expect(top(res)?.service).toBe('C');
+    expect(whats(res, 'C')).toContain('wire_latency');
+  });
+
+  it('blames a CPU-starved caller whose calls to every callee wait', () => {
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 2, ownMs: 5, calls: [['S', 1, 2]] },
+      S: { pods: 2, ownMs: 10, calls: [['C1', 1, 2], ['C2', 1, 2]] },
+      C1: { pods: 2, ownMs: 10 },
+      C2: { pods: 3, ownMs: 10 },
+    };
+    const starved = (c: Ctx) => c.service === 'S' && c.pod === 1;
+    const fault: Fault = { at: FROM, addMs: (c) => (starved(c) && c.callee ? 80 : 0), mul: (c) => (starved(c) && !c.callee ? 2 : 1) };
+    const res = analyseStructure(simulate({ seed: 2, topo, faults: [fault] }), [], 'gateway', FROM, TO);
+    expect(top(res)?.service).toBe('S');
+    expect(whats(res, 'S').some((w) => w === 'caller_wait' || w === 'own_latency')).toBe(true);
+    expect(whats(res, 'C1')).not.toContain('wire_latency');
+    expect(whats(res, 'C2')).not.toContain('wire_latency');
+  });
+
+  it('blames the callee of a single edge when the delay sits on one of its pods', () => {
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 2, ownMs: 5, calls: [['P', 1, 2]] },
+      P: { pods: 2, ownMs: 8, calls: [['Q', 1, 2]] },
+      Q: { pods: 3, ownMs: 10 },
+    };
+    // P's own work rises a little too, so only the pod the delay sits on can clear P of the wire time.
+    const fault: Fault = {
+      at: FROM,
+      addMs: (c) => (c.service === 'P' && c.callee === 'Q' && c.calleePod === 0 ? 100 : 0),
+      mul: (c) => (c.service === 'P' && !c.callee ? 1.6 : 1),
+    };
+    const res = analyseStructure(simulate({ seed: 3, topo, faults: [fault] }), [], 'gateway', FROM, TO);
+    expect(top(res)?.service).toBe('Q');
+    expect(whats(res, 'Q')).toContain('wire_latency');
+    expect(whats(res, 'P')).toContain('own_latency');
+    expect(whats(res, 'P')).not.toContain('caller_wait');
+  });
+
+  it('takes the recovered level as the baseline after an earlier incident', () => {
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 2, ownMs: 5, calls: [['A', 1, 2]] },
+      A: { pods: 2, ownMs: 8, calls: [['C', 1, 2]] },
+      C: { pods: 2, ownMs: 20 },
+    };
+    const cOwn = (m: number) => (c: Ctx) => (c.service === 'C' && !c.callee ? m : 1);
+    const faults: Fault[] = [
+      { at: FROM - 10 * MIN, until: FROM - 6 * MIN, mul: cOwn(10) },
+      { at: FROM, mul: cOwn(2.5) },
+    ];
+    const res = analyseStructure(simulate({ seed: 4, topo, faults }), [], 'gateway', FROM, TO);
+    expect(top(res)?.service).toBe('C');
+    const ev = top(res)!.evidence.find((e) => e.what === 'own_latency')!;
+    expect(ev).toBeDefined();
+    // Mean of a log-normal with median 20 ms and sigma 0.3 (the incident would add ~60%).
+    const normalMean = 20_000 * Math.exp(0.3 ** 2 / 2);
+    expect(ev.before).toBeGreaterThan(0.85 * normalMean);
+    expect(ev.before).toBeLessThan(1.2 * normalMean);
+    expect(ev.after).toBeGreaterThan(2 * ev.before);
+    expect(Math.abs(ev.onset - FROM)).toBeLessThanOrEqual(BIN);
+  });
+
+  it('points retries at the retried service, not at the calls echoing below it', () => {
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 2, ownMs: 5, calls: [['pricing', 1, 2]] },
+      pricing: { pods: 2, ownMs: 15, calls: [['billing', 1, 2]] },
+      billing: { pods: 3, ownMs: 10 },
+    };
+    const fault: Fault = { at: FROM, calls: (a, b) => (a === 'gateway' && b === 'pricing' ? 2 : 1) };
+    const res = analyseStructure(simulate({ seed: 5, topo, faults: [fault] }), [], 'gateway', FROM, TO);
+    const rank = (s: string) => res.services.findIndex((x) => x.service === s);
+    const rise = res.services.find((s) => s.service === 'pricing')?.evidence.find((e) => e.what === 'calls_rise');
+    expect(rise).toBeDefined();
+    expect(rise!.peer).toBe('gateway');
+    expect(rise!.after / rise!.before).toBeGreaterThan(1.7);
+    expect(rank('pricing')).toBe(0);
+    const billing = res.services.find((s) => s.service === 'billing');
+    if (billing) {
+      expect(billing.evidence.map((e) => e.what)).not.toContain('calls_rise');
+      expect(billing.score).toBeLessThan(res.services[0]!.score / 2);
+    }
+  });
+
+  it('finds a service whose error logs jump, and not one with a steady share of errors', () => {
+    const calls = simulate({ seed: 6, topo: FAN_IN });
+    const logs = [...logRows(60, 'B', (t) => (t >= FROM ? 8 : 0.2)), ...logRows(61, 'A', () => 6)];
+    const res = analyseStructure(calls, logs, 'gateway', FROM, TO);
+    expect(top(res)?.service).toBe('B');
+    expect(whats(res, 'B')).toContain('error_logs');
+    expect(whats(res, 'A')).not.toContain('error_logs');
+  });
+
+  it('finds the onset inside a long window', () => {
+    const onset = FROM + 7 * MIN;
+    const to = FROM + 15 * MIN;
+    const res = analyseStructure(simulate({ seed: 7, topo: FAN_IN, end: to, faults: [slowCPod(onset)] }), [], 'gateway', FROM, to);
+    expect(res.root!.found).toBe(true);
+    expect(Math.abs(res.root!.onset - onset)).toBeLessThanOrEqual(30 * SEC);
+    expect(top(res)?.service).toBe('C');
+    expect(whats(res, 'C')).toContain('wire_latency');
+  });
+
+  it('gives the same culprit wherever the window falls on the bin grid', () => {
+    const shift = 150 * SEC;
+    const a = analyseStructure(simulate({ seed: 8, topo: FAN_IN, faults: [slowCPod(FROM)] }), [], 'gateway', FROM, TO);
+    const rows = simulate({ seed: 8, topo: FAN_IN, end: TO + shift, faults: [slowCPod(FROM + shift)] });
+    const b = analyseStructure(rows, [], 'gateway', FROM + shift, TO + shift);
+    expect(top(a)?.service).toBe('C');
+    expect(top(b)?.service).toBe(top(a)?.service);
+    expect(whats(b, 'C')).toContain('wire_latency');
+    expect(Math.abs(b.root!.onset - (FROM + shift))).toBeLessThanOrEqual(BIN);
+  });
+
+  it('blames nobody when nothing changed, even beside a noisy heavy-tailed service', () => {
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 2, ownMs: 5, calls: [['A', 1, 2], ['N', 1, 2]] },
+      A: { pods: 2, ownMs: 8, calls: [['N', 1, 2]] },
+      N: { pods: 3, ownMs: 10, sigma: 0.9, outliers: 0.01 },
+    };
+    for (const seed of [9, 10, 11]) {
+      const res = analyseStructure(simulate({ seed, topo }), [], 'gateway', FROM, TO);
+      expect(res.root).not.toBeNull();
+      for (const s of res.services) expect(s.score, `${s.service} (seed ${seed})`).toBeLessThan(0.5);
+    }
+  });
+});
+
+describe('splitSeries', () => {
+  /** 10-second bins of 20 calls from 30 minutes before FROM to TO, at exp(level(t)) µs, a little noise. */
+  const series = (level: (t: number) => number): Bin[] => {
+    const r = rng(12);
+    const out: Bin[] = [];
+    for (let t = FROM - 30 * MIN; t < TO; t += BIN) {
+      const m = level(t) + 0.05 * normal(r);
+      out.push({ t, n: 20, errors: 0, sumLog: 20 * m, sumLog2: 20 * (m * m + 0.25) });
+    }
+    return out;
+  };
+
+  it('finds a clean step up at the step, with the stretch before it as the baseline', () => {
+    const step = FROM + 60 * SEC;
+    const s = splitSeries(series((t) => (t >= step ? Math.log(3000) : Math.log(1000))), FROM, TO)!;
+    expect(s.found).toBe(true);
+    expect(s.onset).toBe(step);
+    expect(s.before.length).toBeGreaterThan(100);
+    expect(Math.max(...s.before)).toBeLessThan(step);
+    expect(s.after[0]).toBe(step);
+    expect(s.after.length).toBe((TO - step) / BIN);
+  });
+
+  it('takes the window start as the onset of a flat series, with a baseline before it', () => {
+    const s = splitSeries(series(() => Math.log(1000)), FROM, TO)!;
+    expect(s.found).toBe(false);
+    expect(s.onset).toBe(FROM);
+    expect(s.before.length).toBeGreaterThan(0);
+    expect(s.after.length).toBe((TO - FROM) / BIN);
+  });
+
+  it('returns null without observed bins', () => {
+    expect(splitSeries([], FROM, TO)).toBeNull();
+  });
+});
+
+describe('zSurprise', () => {
+  it('is 0 for scores that did not rise, and grows with the score', () => {
+    for (const z of [-3, -0.1, 0, Number.NaN]) expect(zSurprise(z)).toBe(0);
+    let prev = 0;
+    for (let z = 0.05; z < 40; z += 0.05) {
+      const s = zSurprise(z);
+      expect(s).toBeGreaterThanOrEqual(prev);
+      prev = s;
+    }
+    expect(zSurprise(3)).toBeGreaterThan(2.5);
+    expect(zSurprise(3)).toBeLessThan(3.2);
+    expect(zSurprise(5)).toBeGreaterThan(zSurprise(3) + 2);
+  });
+});
