@@ -2,7 +2,7 @@
 // each case is generated and loaded once into a kept data directory (ITER_DIR, default
 // /tmp/tds-iter), then every run only restarts a server on it and diagnoses. The default window is
 // pinned to the clock the case was loaded at. ITER_SHAPES, ITER_PER_SHAPE (default 2), ITER_SEED
-// (default 1000) pick the cases; ITER_RELOAD=1 loads them again.
+// (default 1000) pick the cases, or ITER_CASES (shape-seed,…); ITER_RELOAD=1 loads them again.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildServer } from './lib/server.js';
@@ -11,7 +11,10 @@ import { RECORDED_SHAPES, diagnose, generateRecorded, planRecorded, recordedCase
 const env = process.env;
 const root = env['ITER_DIR'] ?? '/tmp/tds-iter';
 const shapes = (env['ITER_SHAPES'] ? env['ITER_SHAPES'].split(',') : RECORDED_SHAPES) as RecordedShape[];
-const specs = recordedCaseList({ baseSeed: Number(env['ITER_SEED'] ?? 1000), perShape: Number(env['ITER_PER_SHAPE'] ?? 2), shapes });
+// ITER_CASES=shape-seed,… names cases directly (as eval:diagnose numbers them).
+const specs = env['ITER_CASES']
+  ? env['ITER_CASES'].split(',').map((c) => ({ shape: c.slice(0, c.lastIndexOf('-')) as RecordedShape, seed: Number(c.slice(c.lastIndexOf('-') + 1)) }))
+  : recordedCaseList({ baseSeed: Number(env['ITER_SEED'] ?? 1000), perShape: Number(env['ITER_PER_SHAPE'] ?? 2), shapes });
 const verbose = env['ITER_VERBOSE'] === '1';
 
 interface Saved {

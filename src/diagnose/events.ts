@@ -55,15 +55,29 @@ export function findDeploys(rows: readonly DeploymentRow[], lookFrom: number): D
   return out.sort((a, b) => a.at_us - b.at_us);
 }
 
-/** Instances of `service` first seen in [lo, hi] (and not at the look-back's start): restarts or a rollout. */
-export function newInstances(rows: readonly DeploymentRow[], service: string, lo: number, hi: number, lookFrom: number): number {
-  const ids = new Set<string>();
-  for (const r of rows) {
+/**
+ * Instances of `service` that started while it was already running: first seen after the look-back
+ * began, and at least a bucket after another instance of the service was (one replacing another, a
+ * restart, a scale-up). Every instance is new when the store's history begins, and none of them
+ * restarted then.
+ */
+export function startedInstances(rows: readonly DeploymentRow[], service: string, lookFrom: number): { id: string; at: number }[] {
+  const mine = rows.filter((r) => r.service_name === service);
+  const serviceFirst = mine.reduce((m, r) => Math.min(m, r.first_us), Infinity);
+  const first = new Map<string, number>();
+  for (const r of mine) {
     const id = r.service_instance_id ?? r.k8s_pod_name;
-    const first = r.first_us;
-    if (r.service_name === service && id !== null && first >= lo && first <= hi && first >= lookFrom + BUCKET_US) ids.add(id);
+    if (id !== null) first.set(id, Math.min(first.get(id) ?? Infinity, r.first_us));
   }
-  return ids.size;
+  return [...first]
+    .filter(([, at]) => at >= lookFrom + BUCKET_US && at >= serviceFirst + BUCKET_US)
+    .map(([id, at]) => ({ id, at }))
+    .sort((a, b) => a.at - b.at || a.id.localeCompare(b.id));
+}
+
+/** Instances of `service` started in [lo, hi]: restarts or a rollout. */
+export function newInstances(rows: readonly DeploymentRow[], service: string, lo: number, hi: number, lookFrom: number): number {
+  return startedInstances(rows, service, lookFrom).filter((s) => s.at >= lo && s.at <= hi).length;
 }
 
 /** Identity of one service (deployment, namespace, pods, instance ids) from its rows. */
@@ -127,9 +141,7 @@ export function serviceEvents(inp: EventInputs): DiagnosisEvent[] {
     out.push(ev('deploy', `${d.service} deployed ${d.version ?? d.image}${d.previous ? ` (was ${d.previous})` : ''}`, d.at_us));
   }
   // New instances, one event per 5-minute cluster (a rollout starts several at once).
-  const starts = inp.deployments
-    .flatMap((r) => (r.service_name === inp.service && r.service_instance_id !== null && r.first_us >= inp.lookFrom + BUCKET_US ? [{ id: r.service_instance_id, at: r.first_us }] : []))
-    .sort((a, b) => a.at - b.at);
+  const starts = startedInstances(inp.deployments, inp.service, inp.lookFrom);
   const seen = new Set<string>();
   let cluster: { id: string; at: number }[] = [];
   const flush = () => {

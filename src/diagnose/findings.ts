@@ -267,6 +267,8 @@ const EVIDENCE_TEXT: Record<Evidence['what'], (e: Evidence) => string> = {
   warning_logs: (e) => `warning logs per request ${round(e.before, 3)} → ${round(e.after, 3)}`,
   calls_rise: (e) => `calls to it from ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (retries)`,
   calls_drop: (e) => `its calls to ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (a path it stopped taking)`,
+  saturation: (e) => `${e.peer} ${round(e.before, 3)} → ${round(e.after, 3)}`,
+  restarts: (e) => `${e.peer} ${round(e.before, 0)} → ${round(e.after, 0)} (restarted)`,
 };
 
 /**
@@ -284,8 +286,11 @@ function structureFindings(inp: FindingInputs): Finding[] {
     const w = { from: Math.min(b.from, e.onset), to: b.to };
     const latency = e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait';
     const logs = e.what === 'error_logs' || e.what === 'warning_logs';
-    const kind = latency ? (s.service === inp.root && e.what === 'own_latency' ? 'latency_regression' : e.what === 'caller_wait' ? 'saturation' : 'dependency_failure') : logs ? 'log_error_burst' : 'call_pattern_change';
-    const lead = e.what === 'own_latency' ? LEADS.ownTime(w, s.service) : e.what === 'wire_latency' ? LEADS.callWaits(w, e.peer!, s.service) : e.what === 'caller_wait' ? LEADS.callWaits(w, s.service, e.peer!) : logs ? LEADS.errorLogs(w, s.service) : e.what === 'calls_rise' ? LEADS.callWaits(w, e.peer!, s.service) : LEADS.callWaits(w, s.service, e.peer!);
+    const resource = e.what === 'saturation' || e.what === 'restarts';
+    // A caller that waits on every callee, with its CPU up: saturation.
+    const starved = e.what === 'caller_wait' || (resource && s.evidence.some((x) => x.what === 'caller_wait' || x.what === 'own_latency'));
+    const kind = starved || resource ? 'saturation' : latency ? (s.service === inp.root && e.what === 'own_latency' ? 'latency_regression' : 'dependency_failure') : logs ? 'log_error_burst' : 'call_pattern_change';
+    const lead = resource ? LEADS.resourceGauges(w, s.service) : e.what === 'own_latency' ? LEADS.ownTime(w, s.service) : e.what === 'wire_latency' ? LEADS.callWaits(w, e.peer!, s.service) : e.what === 'caller_wait' ? LEADS.callWaits(w, s.service, e.peer!) : logs ? LEADS.errorLogs(w, s.service) : e.what === 'calls_rise' ? LEADS.callWaits(w, e.peer!, s.service) : LEADS.callWaits(w, s.service, e.peer!);
     const more = s.evidence.slice(1, 3).map((x) => EVIDENCE_TEXT[x.what](x));
     const share = latency && root.after > root.before ? `; ${Math.round(Math.min(1, e.weight) * 100)}% of ${inp.root}'s extra ${ms(root.after - root.before)} per request` : '';
     out.push({
@@ -294,7 +299,7 @@ function structureFindings(inp: FindingInputs): Finding[] {
       summary: `${s.service}: ${EVIDENCE_TEXT[e.what](e)}${share}, since ${isoFromUs(e.onset)}${more.length ? `; also ${more.join('; ')}` : ''}`,
       service: s.service,
       operation: null,
-      signal: latency ? 'latency_p95' : logs ? 'error_log_rate' : 'trace_shape',
+      signal: latency ? 'latency_p95' : logs ? 'error_log_rate' : resource ? 'resource_saturation' : 'trace_shape',
       before: round(e.before, 3),
       after: round(e.after, 3),
       score: 0.3 + 0.65 * s.score,

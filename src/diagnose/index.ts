@@ -168,7 +168,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     anomalies: shared.anomalies,
     coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
     firstSeen: (s) => ctx.deps.services()[s]?.[0],
-    structure: analyseStructure(shared.callTree, shared.logLevels, service, b.from, b.to),
+    structure: analyseStructure(shared.callTree, shared.logLevels, shared.gauges, service, b.from, b.to),
   });
   const newPatterns = myLogs
     .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))

@@ -32,15 +32,20 @@ export const LEADS = {
     `SELECT ${SPAN_COLS} FROM ${SPANS.name} WHERE trace_id = ${sqlString(traceId)} AND timestamp >= ${sqlTimestamp(w.from - HOUR_US)} AND timestamp < ${sqlTimestamp(w.to + HOUR_US)} ORDER BY timestamp`,
   /** The slowest spans of a service by the time they spend on their own (beyond their children). */
   ownTime: (w: Win, service: string) =>
-    `SELECT p.timestamp, p.trace_id, p.span_id, p.operation, p.duration_us, p.duration_us - coalesce(sum(c.duration_us), 0) AS own_us FROM ${SPANS.name} AS p ` +
-    `LEFT JOIN ${SPANS.name} AS c ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id AND c.timestamp >= ${sqlTimestamp(w.from)} AND c.timestamp < ${sqlTimestamp(w.to + HOUR_US)} ` +
-    `WHERE p.${svc(service)} AND p.timestamp >= ${sqlTimestamp(w.from)} AND p.timestamp < ${sqlTimestamp(w.to)} GROUP BY ALL ORDER BY own_us DESC LIMIT 100`,
+    `SELECT p.timestamp, p.trace_id, p.span_id, p.operation, p.duration_us, p.duration_us - coalesce(c.children_us, 0) AS own_us FROM ${SPANS.name} AS p ` +
+    `LEFT JOIN (SELECT trace_id, parent_span_id, sum(duration_us) AS children_us FROM ${SPANS.name} WHERE timestamp >= ${sqlTimestamp(w.from)} AND timestamp < ${sqlTimestamp(w.to + HOUR_US)} GROUP BY trace_id, parent_span_id) AS c ` +
+    `ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id WHERE p.${svc(service)} AND p.timestamp >= ${sqlTimestamp(w.from)} AND p.timestamp < ${sqlTimestamp(w.to)} ORDER BY own_us DESC LIMIT 100`,
   /** Calls from one service to another with the time the caller waited beyond the callee's own span (wire and queue). */
   callWaits: (w: Win, caller: string, callee: string) =>
     `SELECT p.timestamp, p.trace_id, p.span_id, p.k8s_pod_name AS caller_pod, c.k8s_pod_name AS callee_pod, p.duration_us AS call_us, c.duration_us AS callee_us, p.duration_us - c.duration_us AS wait_us ` +
     `FROM ${SPANS.name} AS p JOIN ${SPANS.name} AS c ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id ` +
     `WHERE p.${svc(caller)} AND c.service_name = ${sqlString(callee)} AND p.timestamp >= ${sqlTimestamp(w.from)} AND p.timestamp < ${sqlTimestamp(w.to)} ` +
     `AND c.timestamp >= ${sqlTimestamp(w.from)} AND c.timestamp < ${sqlTimestamp(w.to + HOUR_US)} ORDER BY wait_us DESC LIMIT 100`,
+  /** A service's CPU, memory and restart gauges per pod and minute. */
+  resourceGauges: (w: Win, service: string) =>
+    `SELECT date_trunc('minute', timestamp) AS minute, k8s_pod_name, service_instance_id, metric_name, avg(value) AS value FROM ${METRICS_GAUGE.name} ` +
+    `WHERE ${svc(service)} AND ${time({ from: w.from - HOUR_US, to: w.to })} AND (metric_name ILIKE '%cpu%' OR metric_name ILIKE '%mem%' OR metric_name ILIKE '%restart%') ` +
+    `GROUP BY ALL ORDER BY metric_name, k8s_pod_name, minute LIMIT 2000`,
   allSpans: (w: Win, service: string) => `SELECT ${SPAN_COLS} FROM ${SPANS.name} WHERE ${svc(service)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 1000`,
   allLogs: (w: Win, service: string) => `SELECT ${LOG_COLS} FROM ${LOGS.name} WHERE ${svc(service)} AND ${time(w)} ORDER BY timestamp DESC LIMIT 1000`,
   errorLogs: (w: Win, service: string) => `SELECT ${LOG_COLS} FROM ${LOGS.name} WHERE ${svc(service)} AND is_error AND ${time(w)} ORDER BY timestamp DESC LIMIT 200`,

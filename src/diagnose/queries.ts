@@ -130,6 +130,14 @@ export interface CallTreeRow {
   sll: number;
   sd: number;
 }
+export interface GaugeRow {
+  service_name: string;
+  pod: string;
+  metric_name: string;
+  /** Start of the minute, µs. */
+  minute: number;
+  value: number;
+}
 export interface LogLevelRow {
   service_name: string;
   bin: number;
@@ -418,6 +426,22 @@ export const STATEMENTS = {
     }),
   ),
 
+  /**
+   * Resource gauges per service, pod and minute over [lo, hi): CPU, memory and restarts, by the
+   * Kubernetes, container and process conventions' names or plain names like them (gauge.ts says which).
+   */
+  resourceGauges: statement(
+    (lo: number, hi: number) =>
+      [METRICS_GAUGE, METRICS_SUM]
+        .map(
+          (t) =>
+            `SELECT service_name, coalesce(k8s_pod_name, service_instance_id, '') AS pod, metric_name, epoch_us(timestamp) // ${MINUTE_US} * ${MINUTE_US} AS minute, avg(value) AS value ` +
+            `FROM ${t.name} WHERE ${between(lo, hi)} AND regexp_matches(lower(metric_name), '(cpu|mem|restart)') GROUP BY ALL`,
+        )
+        .join(' UNION ALL '),
+    (r): GaugeRow => ({ service_name: String(r['service_name']), pod: String(r['pod']), metric_name: String(r['metric_name']), minute: Number(r['minute']), value: num(r['value']) }),
+  ),
+
   /** Log records per service and fine bin over [lo, hi): all, errors, warnings, and those tied to a trace. */
   logLevels: statement(
     (lo: number, hi: number, binUs: number) =>
@@ -698,6 +722,7 @@ export interface SharedRows {
   /** The call tree and log levels in fine bins over the look-back and window (structure.ts). */
   callTree: CallTreeRow[];
   logLevels: LogLevelRow[];
+  gauges: GaugeRow[];
 }
 
 /** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
@@ -743,7 +768,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     const mod = Math.max(1, Math.ceil((n * (b.to - lo)) / Math.max(1, b.to - b.from) / STRUCTURE_SAMPLE_SPANS));
     return run(reads, S.callTree, lo, b.to, STRUCTURE_BIN_US, mod);
   })();
-  const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies, callTree, logLevels] = await Promise.all([
+  const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies, callTree, logLevels, gauges] = await Promise.all([
     run(reads, S.windowOps, b),
     run(reads, S.windowErrors, b),
     run(reads, S.errorTypesFirstSeen, b, dirty),
@@ -758,6 +783,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     run(reads, S.anomalies, b),
     callTreeRows,
     run(reads, S.logLevels, lo, b.to, STRUCTURE_BIN_US),
+    run(reads, S.resourceGauges, lo, b.to),
   ]);
   return {
     windowOps,
@@ -774,6 +800,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     anomalies,
     callTree,
     logLevels,
+    gauges,
   };
 }
 

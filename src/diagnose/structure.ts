@@ -19,7 +19,8 @@
 // rise point at their service.
 import { compareSegments, segmentSeries, type Bin, type Segment } from './onset.js';
 import { amountWeight, poissonSurprise, surpriseWeight } from './stats.js';
-import { STRUCTURE_BIN_US, type CallTreeRow, type LogLevelRow } from './queries.js';
+import { STRUCTURE_BIN_US, type CallTreeRow, type GaugeRow, type LogLevelRow } from './queries.js';
+import { gaugeShifts } from './gauges.js';
 /** An onset up to this long before the window's start still counts as the window's. */
 const ONSET_SLACK_US = 60_000_000;
 
@@ -159,8 +160,8 @@ function welch(b: Agg, a: Agg): { z: number; mb: number; ma: number } {
 export interface Evidence {
   service: string;
   /** What it rests on. */
-  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_drop';
-  /** The other end of an edge (wire time, calls). */
+  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_drop' | 'saturation' | 'restarts';
+  /** The other end of an edge (wire time, calls); the gauge and pod of a resource shift. */
   peer: string | null;
   /** Per call or per request, before and after (µs for time; records or calls per request otherwise). */
   before: number;
@@ -358,8 +359,31 @@ function logEvidence(rows: readonly LogLevelRow[], rootBins: ReadonlyMap<number,
   return out;
 }
 
+/** A pod's CPU or memory that rose at the onset, or restarts: corroboration for its service. */
+function resourceEvidence(gauges: readonly GaugeRow[], onset: number, to: number): Evidence[] {
+  const seen = new Set<string>();
+  const out: Evidence[] = [];
+  for (const g of gaugeShifts(gauges, onset, to)) {
+    const key = `${g.service}\u0000${g.kind}`;
+    if (seen.has(key)) continue; // the strongest pod of each service and kind
+    seen.add(key);
+    const restarts = g.kind === 'restarts';
+    out.push({
+      service: g.service,
+      what: restarts ? 'restarts' : 'saturation',
+      peer: `${g.metric} of ${g.pod || g.service}`,
+      before: g.before,
+      after: g.after,
+      surprise: zSurprise(g.z),
+      weight: restarts ? 0.5 : 0.45 * Math.min(1, (g.z - 3) / 6),
+      onset,
+    });
+  }
+  return out;
+}
+
 /** Everything the call tree and the log levels say about the diagnosed service's change, by service. */
-export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonly LogLevelRow[], root: string, from: number, to: number): StructureResult {
+export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonly LogLevelRow[], gauges: readonly GaugeRow[], root: string, from: number, to: number): StructureResult {
   const { comps, rootBins } = components(callTree, root);
   const rootSplit = splitSeries(binsOf(rootBins, 'd'), from, to);
   if (!rootSplit || !rootSplit.before.length) return { root: null, services: [] };
@@ -370,7 +394,12 @@ export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonl
   const changes = [...comps.values()].map((c) => componentChange(c, rootBins, from, to)).filter((c): c is Change => c !== null);
   // The root's split for counts: a window that starts at the onset is judged from its start.
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
-  const evidence = [...latencyEvidence(changes, root_.after - root_.before), ...callEvidence(comps, rootBins, root, countSplit), ...logEvidence(logs, rootBins, from, to)];
+  const evidence = [
+    ...latencyEvidence(changes, root_.after - root_.before),
+    ...callEvidence(comps, rootBins, root, countSplit),
+    ...logEvidence(logs, rootBins, from, to),
+    ...resourceEvidence(gauges, countSplit.onset, to),
+  ];
   const by = new Map<string, Evidence[]>();
   for (const e of evidence) (by.get(e.service) ?? by.set(e.service, []).get(e.service)!).push(e);
   const services = [...by].map(([service, ev]) => {

@@ -70,6 +70,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     anomalies: [],
     callTree: [],
     logLevels: [],
+    gauges: [],
   };
   const model = buildModel(shared, bounds, baseBuckets, new Set(ops.map((o) => o.service)));
   const above = latencyCandidates(model).map((o) => ({ service_name: o.service, operation: o.operation, above: ops.find((x) => x.service === o.service && x.operation === o.operation)?.above ?? Math.round(o.n * 0.05) }));

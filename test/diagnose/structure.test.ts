@@ -143,7 +143,7 @@ const slowCPod = (at: number): Fault => ({ at, addMs: (c) => (c.callee === 'C' &
 
 describe('analyseStructure', () => {
   it('blames a callee that only its callers see slow (wire time from two callers)', () => {
-    const res = analyseStructure(simulate({ seed: 1, topo: FAN_IN, faults: [slowCPod(FROM)] }), [], 'gateway', FROM, TO);
+    const res = analyseStructure(simulate({ seed: 1, topo: FAN_IN, faults: [slowCPod(FROM)] }), [], [], 'gateway', FROM, TO);
     expect(res.root!.after).toBeGreaterThan(res.root!.before * 1.5);
     expect(top(res)?.service).toBe('C');
     expect(whats(res, 'C')).toContain('wire_latency');
@@ -158,7 +158,7 @@ describe('analyseStructure', () => {
     };
     const starved = (c: Ctx) => c.service === 'S' && c.pod === 1;
     const fault: Fault = { at: FROM, addMs: (c) => (starved(c) && c.callee ? 80 : 0), mul: (c) => (starved(c) && !c.callee ? 2 : 1) };
-    const res = analyseStructure(simulate({ seed: 2, topo, faults: [fault] }), [], 'gateway', FROM, TO);
+    const res = analyseStructure(simulate({ seed: 2, topo, faults: [fault] }), [], [], 'gateway', FROM, TO);
     expect(top(res)?.service).toBe('S');
     expect(whats(res, 'S').some((w) => w === 'caller_wait' || w === 'own_latency')).toBe(true);
     expect(whats(res, 'C1')).not.toContain('wire_latency');
@@ -177,7 +177,7 @@ describe('analyseStructure', () => {
       addMs: (c) => (c.service === 'P' && c.callee === 'Q' && c.calleePod === 0 ? 100 : 0),
       mul: (c) => (c.service === 'P' && !c.callee ? 1.6 : 1),
     };
-    const res = analyseStructure(simulate({ seed: 3, topo, faults: [fault] }), [], 'gateway', FROM, TO);
+    const res = analyseStructure(simulate({ seed: 3, topo, faults: [fault] }), [], [], 'gateway', FROM, TO);
     expect(top(res)?.service).toBe('Q');
     expect(whats(res, 'Q')).toContain('wire_latency');
     expect(whats(res, 'P')).toContain('own_latency');
@@ -195,7 +195,7 @@ describe('analyseStructure', () => {
       { at: FROM - 10 * MIN, until: FROM - 6 * MIN, mul: cOwn(10) },
       { at: FROM, mul: cOwn(2.5) },
     ];
-    const res = analyseStructure(simulate({ seed: 4, topo, faults }), [], 'gateway', FROM, TO);
+    const res = analyseStructure(simulate({ seed: 4, topo, faults }), [], [], 'gateway', FROM, TO);
     expect(top(res)?.service).toBe('C');
     const ev = top(res)!.evidence.find((e) => e.what === 'own_latency')!;
     expect(ev).toBeDefined();
@@ -214,7 +214,7 @@ describe('analyseStructure', () => {
       billing: { pods: 3, ownMs: 10 },
     };
     const fault: Fault = { at: FROM, calls: (a, b) => (a === 'gateway' && b === 'pricing' ? 2 : 1) };
-    const res = analyseStructure(simulate({ seed: 5, topo, faults: [fault] }), [], 'gateway', FROM, TO);
+    const res = analyseStructure(simulate({ seed: 5, topo, faults: [fault] }), [], [], 'gateway', FROM, TO);
     const rank = (s: string) => res.services.findIndex((x) => x.service === s);
     const rise = res.services.find((s) => s.service === 'pricing')?.evidence.find((e) => e.what === 'calls_rise');
     expect(rise).toBeDefined();
@@ -231,7 +231,7 @@ describe('analyseStructure', () => {
   it('finds a service whose error logs jump, and not one with a steady share of errors', () => {
     const calls = simulate({ seed: 6, topo: FAN_IN });
     const logs = [...logRows(60, 'B', (t) => (t >= FROM ? 8 : 0.2)), ...logRows(61, 'A', () => 6)];
-    const res = analyseStructure(calls, logs, 'gateway', FROM, TO);
+    const res = analyseStructure(calls, logs, [], 'gateway', FROM, TO);
     expect(top(res)?.service).toBe('B');
     expect(whats(res, 'B')).toContain('error_logs');
     expect(whats(res, 'A')).not.toContain('error_logs');
@@ -240,7 +240,7 @@ describe('analyseStructure', () => {
   it('finds the onset inside a long window', () => {
     const onset = FROM + 7 * MIN;
     const to = FROM + 15 * MIN;
-    const res = analyseStructure(simulate({ seed: 7, topo: FAN_IN, end: to, faults: [slowCPod(onset)] }), [], 'gateway', FROM, to);
+    const res = analyseStructure(simulate({ seed: 7, topo: FAN_IN, end: to, faults: [slowCPod(onset)] }), [], [], 'gateway', FROM, to);
     expect(res.root!.found).toBe(true);
     expect(Math.abs(res.root!.onset - onset)).toBeLessThanOrEqual(30 * SEC);
     expect(top(res)?.service).toBe('C');
@@ -249,9 +249,9 @@ describe('analyseStructure', () => {
 
   it('gives the same culprit wherever the window falls on the bin grid', () => {
     const shift = 150 * SEC;
-    const a = analyseStructure(simulate({ seed: 8, topo: FAN_IN, faults: [slowCPod(FROM)] }), [], 'gateway', FROM, TO);
+    const a = analyseStructure(simulate({ seed: 8, topo: FAN_IN, faults: [slowCPod(FROM)] }), [], [], 'gateway', FROM, TO);
     const rows = simulate({ seed: 8, topo: FAN_IN, end: TO + shift, faults: [slowCPod(FROM + shift)] });
-    const b = analyseStructure(rows, [], 'gateway', FROM + shift, TO + shift);
+    const b = analyseStructure(rows, [], [], 'gateway', FROM + shift, TO + shift);
     expect(top(a)?.service).toBe('C');
     expect(top(b)?.service).toBe(top(a)?.service);
     expect(whats(b, 'C')).toContain('wire_latency');
@@ -265,7 +265,7 @@ describe('analyseStructure', () => {
       N: { pods: 3, ownMs: 10, sigma: 0.9, outliers: 0.01 },
     };
     for (const seed of [9, 10, 11]) {
-      const res = analyseStructure(simulate({ seed, topo }), [], 'gateway', FROM, TO);
+      const res = analyseStructure(simulate({ seed, topo }), [], [], 'gateway', FROM, TO);
       expect(res.root).not.toBeNull();
       for (const s of res.services) expect(s.score, `${s.service} (seed ${seed})`).toBeLessThan(0.5);
     }

@@ -76,6 +76,7 @@ export interface Finding {
   before?: number | null;
   after?: number | null;
   score?: number;
+  drill_down_sql?: string;
 }
 
 export interface DiagnoseAnswer {
