@@ -266,6 +266,7 @@ const EVIDENCE_TEXT: Record<Evidence['what'], (e: Evidence) => string> = {
   error_logs: (e) => `error logs per request ${round(e.before, 3)} → ${round(e.after, 3)}`,
   warning_logs: (e) => `warning logs per request ${round(e.before, 3)} → ${round(e.after, 3)}`,
   calls_rise: (e) => `calls to it from ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (retries)`,
+  calls_new: (e) => `it began calling ${e.peer}: ${round(e.before, 2)} → ${round(e.after, 2)} per request (a new path)`,
   calls_drop: (e) => `its calls to ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (a path it stopped taking)`,
   saturation: (e) => `${e.peer} ${round(e.before, 3)} → ${round(e.after, 3)}`,
   restarts: (e) => `${e.peer} ${round(e.before, 0)} → ${round(e.after, 0)} (restarted)`,

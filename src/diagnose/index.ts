@@ -7,7 +7,7 @@ import type { ServiceSpans } from '../store/batch.js';
 import { DiagnoseTimeout, STATEMENTS as S, bucketStart, readShared, run, type Bounds, type Reader, type SharedRows, type TemplateRow, type WindowLogRow } from './queries.js';
 import { applyExceedances, buildModel, downstream, latencyCandidates, type Model, type OpStat } from './model.js';
 import { buildFindings } from './findings.js';
-import { analyseStructure } from './structure.js';
+import { prepareStructure, structureFor, type PreparedStructure } from './structure.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
 import {
   CAPS,
@@ -82,6 +82,8 @@ interface Context {
   templates: Map<number, TemplateRow>;
   deploys: DeployEvent[];
   newErrors: ReturnType<typeof newErrorTypes>;
+  /** The call tree, log levels and gauges, prepared once for every service of the call. */
+  structure: PreparedStructure;
 }
 
 /** Whether the store has anything of `service` to diagnose: it reported, and the window holds its telemetry or calls to it. */
@@ -168,7 +170,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     anomalies: shared.anomalies,
     coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
     firstSeen: (s) => ctx.deps.services()[s]?.[0],
-    structure: analyseStructure(shared.callTree, shared.logLevels, shared.gauges, service, b.from, b.to),
+    structure: structureFor(ctx.structure, service),
   });
   const newPatterns = myLogs
     .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))
@@ -244,6 +246,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       templates: new Map(templateRows.map((r) => [r.template_id, r])),
       deploys: findDeploys(shared.deployments, bounds.lookFrom),
       newErrors: newErrorTypes(shared, bounds),
+      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to),
     };
   } catch (err) {
     for (const s of req.services) response.errors[s] = failure(err);

@@ -160,7 +160,7 @@ function welch(b: Agg, a: Agg): { z: number; mb: number; ma: number } {
 export interface Evidence {
   service: string;
   /** What it rests on. */
-  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_drop' | 'saturation' | 'restarts';
+  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_new' | 'calls_drop' | 'saturation' | 'restarts';
   /** The other end of an edge (wire time, calls); the gauge and pod of a resource shift. */
   peer: string | null;
   /** Per call or per request, before and after (µs for time; records or calls per request otherwise). */
@@ -180,12 +180,25 @@ export interface StructureResult {
   services: { service: string; score: number; latency: number; evidence: Evidence[] }[];
 }
 
-/** The components of the call tree and the diagnosed service's requests per bin. */
-export function components(rows: readonly CallTreeRow[], root: string): { comps: Map<string, Component>; rootBins: Map<number, Agg> } {
+/** The call tree's components and every service's requests per bin, read once for every service of a diagnosis. */
+export interface PreparedStructure {
+  from: number;
+  to: number;
+  comps: Map<string, Component>;
+  /** Entry spans (requests received) per service and bin. */
+  entries: Map<string, Map<number, Agg>>;
+  logs: readonly LogLevelRow[];
+  gauges: readonly GaugeRow[];
+  /** Each component's split, and each service's log splits, found once (they do not depend on the service diagnosed). */
+  splits: Map<Component, Split | null>;
+  logSplits: Map<string, Split | null>;
+}
+
+export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly LogLevelRow[], gauges: readonly GaugeRow[], from: number, to: number): PreparedStructure {
   const comps = new Map<string, Component>();
-  const rootBins = new Map<number, Agg>();
+  const entries = new Map<string, Map<number, Agg>>();
   for (const r of rows) {
-    if (r.entry && r.service === root) addTo(rootBins, r.bin, r);
+    if (r.entry) addTo(entries.get(r.service) ?? entries.set(r.service, new Map()).get(r.service)!, r.bin, r);
     const wire = r.callee !== null && r.callee !== r.service;
     const key = wire ? `wire\u0000${r.service}\u0000${r.callee}` : `self\u0000${r.service}`;
     let c = comps.get(key);
@@ -194,7 +207,12 @@ export function components(rows: readonly CallTreeRow[], root: string): { comps:
     const pod = wire ? `${r.pod}\u0000${r.callee_pod ?? ''}` : r.pod;
     addTo(c.pods.get(pod) ?? c.pods.set(pod, new Map()).get(pod)!, r.bin, r);
   }
-  return { comps, rootBins };
+  return { from, to, comps, entries, logs, gauges, splits: new Map(), logSplits: new Map() };
+}
+
+function componentSplit(p: PreparedStructure, c: Component): Split | null {
+  if (!p.splits.has(c)) p.splits.set(c, splitSeries(binsOf(c.bins, 'x'), p.from, p.to));
+  return p.splits.get(c)!;
 }
 
 interface Change {
@@ -208,8 +226,8 @@ interface Change {
 }
 
 /** A component's change since its onset: per call (Welch) and per request of the diagnosed service. */
-function componentChange(c: Component, rootBins: ReadonlyMap<number, Agg>, from: number, to: number): Change | null {
-  const split = splitSeries(binsOf(c.bins, 'x'), from, to);
+function componentChange(p: PreparedStructure, c: Component, rootBins: ReadonlyMap<number, Agg>): Change | null {
+  const split = componentSplit(p, c);
   if (!split || !split.before.length || !split.after.length) return null;
   const b = sumOver(c.bins, split.before);
   const a = sumOver(c.bins, split.after);
@@ -313,11 +331,14 @@ function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyM
     const effect = Math.min(1, Math.abs(Math.log2(ratio)) / 0.5);
     if (surprise < SURE || Math.abs(na - expected) < 5 || effect < 0.3) continue;
     // Counts are few in a short window: the weight grows from a surprise of 2 (p = 0.01) on.
-    const weight = (rise ? 0.9 : 0.45) * Math.min(1, Math.max(0, (surprise - 2) / 7)) * effect;
+    // A rise on an edge the caller already used is retries, the callee's doing; an edge that was
+    // (nearly) unused is a new path (a fallback), taken where the change happens: the caller.
+    const retries = rise && nb >= 3;
+    const weight = (retries ? 0.9 : 0.45) * Math.min(1, Math.max(0, (surprise - 2) / 7)) * effect;
     out.push({
-      service: rise ? c.callee! : c.service,
-      what: rise ? 'calls_rise' : 'calls_drop',
-      peer: rise ? c.service : c.callee,
+      service: retries ? c.callee! : c.service,
+      what: retries ? 'calls_rise' : rise ? 'calls_new' : 'calls_drop',
+      peer: retries ? c.service : c.callee,
       before: nb / rb,
       after: na / ra,
       surprise,
@@ -329,16 +350,20 @@ function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyM
 }
 
 /** Error and warning logs per request of the diagnosed service, per service, each judged on its own split. */
-function logEvidence(rows: readonly LogLevelRow[], rootBins: ReadonlyMap<number, Agg>, from: number, to: number): Evidence[] {
+function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): Evidence[] {
   const byService = new Map<string, Map<number, LogLevelRow>>();
-  for (const r of rows) (byService.get(r.service_name) ?? byService.set(r.service_name, new Map()).get(r.service_name)!).set(r.bin, r);
+  for (const r of p.logs) (byService.get(r.service_name) ?? byService.set(r.service_name, new Map()).get(r.service_name)!).set(r.bin, r);
   const out: Evidence[] = [];
   for (const [service, bins] of byService) {
     for (const level of ['error', 'warning'] as const) {
       const count = (r: LogLevelRow) => (level === 'error' ? r.k : r.w);
       // The error level as a rate of the service's records: its onset and stable baseline.
-      const series: Bin[] = [...bins.values()].sort((a, b) => a.bin - b.bin).map((r) => ({ t: r.bin, n: r.n, errors: count(r), sumLog: 0, sumLog2: 0 }));
-      const split = splitSeries(series, from, to);
+      const key = `${service}\u0000${level}`;
+      if (!p.logSplits.has(key)) {
+        const series: Bin[] = [...bins.values()].sort((a, b) => a.bin - b.bin).map((r) => ({ t: r.bin, n: r.n, errors: count(r), sumLog: 0, sumLog2: 0 }));
+        p.logSplits.set(key, splitSeries(series, p.from, p.to));
+      }
+      const split = p.logSplits.get(key)!;
       if (!split || !split.before.length) continue;
       const sum = (ts: readonly number[]) => ts.reduce((s, t) => s + (bins.get(t) ? count(bins.get(t)!) : 0), 0);
       const kb = sum(split.before);
@@ -382,23 +407,24 @@ function resourceEvidence(gauges: readonly GaugeRow[], onset: number, to: number
   return out;
 }
 
-/** Everything the call tree and the log levels say about the diagnosed service's change, by service. */
-export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonly LogLevelRow[], gauges: readonly GaugeRow[], root: string, from: number, to: number): StructureResult {
-  const { comps, rootBins } = components(callTree, root);
+/** Everything the call tree, the log levels and the gauges say about `root`'s change, by service. */
+export function structureFor(p: PreparedStructure, root: string): StructureResult {
+  const { from, to } = p;
+  const rootBins = p.entries.get(root) ?? new Map<number, Agg>();
   const rootSplit = splitSeries(binsOf(rootBins, 'd'), from, to);
   if (!rootSplit || !rootSplit.before.length) return { root: null, services: [] };
   const rb = sumOver(rootBins, rootSplit.before);
   const ra = sumOver(rootBins, rootSplit.after);
   if (rb.n < 5 || ra.n < 5) return { root: null, services: [] };
   const root_ = { before: rb.sd / rb.n, after: ra.sd / ra.n, onset: rootSplit.onset, found: rootSplit.found, requests: ra.n };
-  const changes = [...comps.values()].map((c) => componentChange(c, rootBins, from, to)).filter((c): c is Change => c !== null);
+  const changes = [...p.comps.values()].map((c) => componentChange(p, c, rootBins)).filter((c): c is Change => c !== null);
   // The root's split for counts: a window that starts at the onset is judged from its start.
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
   const evidence = [
     ...latencyEvidence(changes, root_.after - root_.before),
-    ...callEvidence(comps, rootBins, root, countSplit),
-    ...logEvidence(logs, rootBins, from, to),
-    ...resourceEvidence(gauges, countSplit.onset, to),
+    ...callEvidence(p.comps, rootBins, root, countSplit),
+    ...logEvidence(p, rootBins),
+    ...resourceEvidence(p.gauges, countSplit.onset, to),
   ];
   const by = new Map<string, Evidence[]>();
   for (const e of evidence) (by.get(e.service) ?? by.set(e.service, []).get(e.service)!).push(e);
@@ -407,11 +433,16 @@ export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonl
     // Latency shares add up (own work and the wire blamed on it); other kinds of evidence corroborate.
     const latency = Math.min(1, ev.filter((e) => e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait').reduce((s, e) => s + e.weight * surpriseWeight(e.surprise), 0));
     const others = ev.filter((e) => e.what !== 'own_latency' && e.what !== 'wire_latency' && e.what !== 'caller_wait').map((e) => e.weight);
-    const score = 1 - [latency, ...others].reduce((p, w) => p * (1 - Math.min(0.99, w)), 1);
+    const score = 1 - [latency, ...others].reduce((prod, w) => prod * (1 - Math.min(0.99, w)), 1);
     return { service, score, latency, evidence: ev };
   });
   services.sort((x, y) => y.score - x.score || x.service.localeCompare(y.service));
   return { root: root_, services };
+}
+
+/** The analysis of one service from the rows (prepareStructure, then structureFor). */
+export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonly LogLevelRow[], gauges: readonly GaugeRow[], root: string, from: number, to: number): StructureResult {
+  return structureFor(prepareStructure(callTree, logs, gauges, from, to), root);
 }
 
 export type { Segment };
