@@ -115,6 +115,9 @@ const diagnosisBlock = obj({
     undefined,
     { description: 'what the window is compared with: at least 4 times the window and an hour, before the onset of the current regime' },
   ),
+  onset: nobject(
+    'when the diagnosed service\'s requests changed, found from them in 10-second bins (null without enough requests on both sides): at_ts/at_iso, found_in_data (false: no change point since a minute before the window, so the window\'s start stands), baseline_from_ts/iso and baseline_to_ts/iso (the most recent stable stretch before it, earlier incidents left out), mean_duration_before_us, mean_duration_after_us, requests_after',
+  ),
   call_graph_sampled: nobject('null when the call graph (dependents, which service each call reaches) was joined over the whole window; {last_seconds, counts_scaled_by} when the window held over 200,000 spans and only its most recent slice was joined (dependents\' counts scaled up; dependencies are counted by the service\'s own client spans either way)'),
 });
 

@@ -7,6 +7,7 @@ import { addSample, computeLogCounters, newSlotStats, slotLabels, type SlotStats
 import type { DiagnosisEvent, ServiceIdentity } from './events.js';
 import { finishCounts, type Finding } from './findings.js';
 import { LEADS } from './leads.js';
+import type { StructureResult } from './structure.js';
 import type { Model, OpStat } from './model.js';
 import type {
   AnomalyRow,
@@ -400,6 +401,8 @@ export interface BlockParts {
   profiles: ReturnType<typeof profileHotSpots>;
   genAi: ReturnType<typeof genAiModels>;
   baseline: { from: number; to: number; cut: boolean };
+  /** The diagnosed service's onset found from its requests in fine bins, and the stable stretch before it. */
+  onset: StructureResult['root'];
   edgeScale: number;
 }
 
@@ -448,6 +451,20 @@ export function assembleBlock(p: BlockParts): Record<string, unknown> {
       buckets: Math.round((p.baseline.to - p.baseline.from) / BUCKET_US),
       ends_at_onset: p.baseline.cut,
     },
+    onset: p.onset
+      ? {
+          at_ts: p.onset.onset,
+          at_iso: isoFromUs(p.onset.onset),
+          found_in_data: p.onset.found,
+          baseline_from_ts: p.onset.baselineFrom,
+          baseline_from_iso: isoFromUs(p.onset.baselineFrom),
+          baseline_to_ts: p.onset.baselineTo,
+          baseline_to_iso: isoFromUs(p.onset.baselineTo),
+          mean_duration_before_us: round(p.onset.before, 1),
+          mean_duration_after_us: round(p.onset.after, 1),
+          requests_after: p.onset.requests,
+        }
+      : null,
     call_graph_sampled: p.edgeScale > 1 ? { last_seconds: Math.round((b.to - b.from) / 1e6 / p.edgeScale), counts_scaled_by: Math.round(p.edgeScale * 100) / 100 } : null,
   };
   return fitBlock(block);

@@ -156,6 +156,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     metricSeries,
     profileSamples: profileRows.reduce((s, r) => s + r.samples, 0),
   });
+  const structure = structureFor(ctx.structure, service);
   const findings = buildFindings({
     model: m,
     root: service,
@@ -170,7 +171,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     anomalies: shared.anomalies,
     coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
     firstSeen: (s) => ctx.deps.services()[s]?.[0],
-    structure: structureFor(ctx.structure, service),
+    structure,
   });
   const newPatterns = myLogs
     .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))
@@ -213,6 +214,7 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
     profiles: profileHotSpots(shared.profiles, service),
     genAi: genAiModels(shared.genAi, service),
     baseline: { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
+    onset: structure.root,
     edgeScale: shared.edgeScale,
   });
 }

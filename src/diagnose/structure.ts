@@ -175,7 +175,7 @@ export interface Evidence {
 
 export interface StructureResult {
   /** The diagnosed service's requests: mean duration before and after its onset (µs), and the onset. */
-  root: { before: number; after: number; onset: number; found: boolean; requests: number } | null;
+  root: { before: number; after: number; onset: number; found: boolean; requests: number; baselineFrom: number; baselineTo: number } | null;
   /** Evidence by service, strongest first; `score` in [0, 1], `latency` the part of it that explains extra time. */
   services: { service: string; score: number; latency: number; evidence: Evidence[] }[];
 }
@@ -416,7 +416,15 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   const rb = sumOver(rootBins, rootSplit.before);
   const ra = sumOver(rootBins, rootSplit.after);
   if (rb.n < 5 || ra.n < 5) return { root: null, services: [] };
-  const root_ = { before: rb.sd / rb.n, after: ra.sd / ra.n, onset: rootSplit.onset, found: rootSplit.found, requests: ra.n };
+  const root_ = {
+    before: rb.sd / rb.n,
+    after: ra.sd / ra.n,
+    onset: rootSplit.onset,
+    found: rootSplit.found,
+    requests: ra.n,
+    baselineFrom: rootSplit.before[0]!,
+    baselineTo: rootSplit.before[rootSplit.before.length - 1]! + STRUCTURE_BIN_US,
+  };
   const changes = [...p.comps.values()].map((c) => componentChange(p, c, rootBins)).filter((c): c is Change => c !== null);
   // The root's split for counts: a window that starts at the onset is judged from its start.
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };

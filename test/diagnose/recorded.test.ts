@@ -49,6 +49,13 @@ describe('diagnosis on recorded-style telemetry', () => {
     const waits = lead.rows.map((r) => Number(r['wait_us']));
     expect(waits[0]).toBeGreaterThan(50_000);
     expect([...waits].sort((a, b) => b - a)).toEqual(waits);
+    // The block reports the onset it found and the stable stretch before it.
+    const e = plan.expectation;
+    const res = await fetch(`${srv.api}/v1/diagnose`, { method: 'POST', body: JSON.stringify({ services: [e.entry], from_ts: e.window!.fromUs, to_ts: e.window!.toUs }) });
+    const onset = ((await res.json()) as { results: Record<string, { onset: { at_ts: number; baseline_from_ts: number; baseline_to_ts: number } }> }).results[e.entry]!.onset;
+    expect(Math.abs(onset.at_ts - plan.onsetUs)).toBeLessThan(30_000_000);
+    expect(onset.baseline_to_ts).toBeLessThanOrEqual(onset.at_ts + 10_000_000);
+    expect(onset.baseline_to_ts - onset.baseline_from_ts).toBeGreaterThan(10 * 60_000_000);
   }, 120_000);
 
   it('an exception seen only in ERROR lines is blamed on the service that logs them, with the level read from the body', async () => {
