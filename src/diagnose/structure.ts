@@ -24,17 +24,8 @@ import { gaugeShifts } from './gauges.js';
 /** An onset up to this long before the window's start still counts as the window's. */
 const ONSET_SLACK_US = 60_000_000;
 
-interface Agg {
-  n: number;
-  k: number;
-  sx: number;
-  sxx: number;
-  slx: number;
-  sllx: number;
-  sl: number;
-  sll: number;
-  sd: number;
-}
+/** The sums of a group of spans (a row of the call tree, or several added up). */
+type Agg = Pick<CallTreeRow, 'n' | 'k' | 'sx' | 'sxx' | 'slx' | 'sllx' | 'sl' | 'sll' | 'sd'>;
 
 const emptyAgg = (): Agg => ({ n: 0, k: 0, sx: 0, sxx: 0, slx: 0, sllx: 0, sl: 0, sll: 0, sd: 0 });
 function addAgg(a: Agg, r: Agg): void {

@@ -3,20 +3,11 @@
 // series, and the same answer wherever the bin grid falls.
 import { describe, expect, it } from 'vitest';
 import { findOnset, segmentSeries, type Bin } from '../../src/diagnose/onset.js';
+import { rng } from '../../bench/lib/rng.js';
 
 const SEC = 1_000_000;
 const T0 = 1_800_000_000 * SEC;
 
-/** Deterministic uniform [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const normal = (r: () => number) => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
 
 interface Regime {

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { analyseStructure, splitSeries, zSurprise, type StructureResult } from '../../src/diagnose/structure.js';
 import type { Bin } from '../../src/diagnose/onset.js';
 import type { CallTreeRow, LogLevelRow } from '../../src/diagnose/queries.js';
+import { rng } from '../../bench/lib/rng.js';
 
 const SEC = 1_000_000;
 const MIN = 60 * SEC;
@@ -18,16 +19,6 @@ const FROM = 1_800_000_000 * SEC;
 const TO = FROM + 3 * MIN;
 const HISTORY = 60 * MIN;
 
-/** Deterministic uniform [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const normal = (r: () => number) => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
 function poisson(r: () => number, lambda: number): number {
   const l = Math.exp(-lambda);
