@@ -340,6 +340,23 @@ function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyM
   return out;
 }
 
+/**
+ * Records and requests of a baseline with its worst fifth of minutes left out: a short burst the
+ * segmentation could not tell from noise (a few records a minute) must not raise the bar a new
+ * one is judged against.
+ */
+function trimmedBaseline(bins: readonly number[], records: (ts: readonly number[]) => number, requests: (ts: readonly number[]) => number): { k: number; requests: number } {
+  const byMinute = new Map<number, number[]>();
+  for (const t of bins) {
+    const m = Math.floor(t / 60_000_000);
+    (byMinute.get(m) ?? byMinute.set(m, []).get(m)!).push(t);
+  }
+  const minutes = [...byMinute.values()].map((ts) => ({ k: records(ts), r: requests(ts) }));
+  minutes.sort((a, b) => a.k / Math.max(1, a.r) - b.k / Math.max(1, b.r));
+  const keep = minutes.length >= 5 ? minutes.slice(0, minutes.length - Math.floor(minutes.length / 5)) : minutes;
+  return { k: keep.reduce((s, m) => s + m.k, 0), requests: keep.reduce((s, m) => s + m.r, 0) };
+}
+
 /** Error and warning logs per request of the diagnosed service, per service, each judged on its own split. */
 function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): Evidence[] {
   const byService = new Map<string, Map<number, LogLevelRow>>();
@@ -357,9 +374,8 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
       const split = p.logSplits.get(key)!;
       if (!split || !split.before.length) continue;
       const sum = (ts: readonly number[]) => ts.reduce((s, t) => s + (bins.get(t) ? count(bins.get(t)!) : 0), 0);
-      const kb = sum(split.before);
+      const { k: kb, requests: rb } = trimmedBaseline(split.before, sum, (ts) => sumOver(rootBins, ts).n);
       const ka = sum(split.after);
-      const rb = sumOver(rootBins, split.before).n;
       const ra = sumOver(rootBins, split.after).n;
       if (rb < 5 || ra < 5) continue;
       const expected = (kb / rb) * ra;
