@@ -21,7 +21,7 @@ export type Row = Record<string, unknown>;
 /** Width of the call tree's and log levels' fine bins, µs. */
 export const STRUCTURE_BIN_US = 10_000_000;
 /** Spans the call tree joins at most, about: past it, whole traces are sampled. */
-export const STRUCTURE_SAMPLE_SPANS = 150_000;
+export const STRUCTURE_SAMPLE_SPANS = 60_000;
 
 /**
  * Where the call tree and log levels are read from: a stable stretch before an onset needs tens of
@@ -111,7 +111,7 @@ export interface EdgeRow {
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
 export interface CallTreeRow {
   service: string;
-  /** Pod or instance ('' when the resource names neither). */
+  /** Pod or instance of a call's caller ('' for own work, kept per service, or when the resource names neither). */
   pod: string;
   /** The service a call span reaches (null: the service's own work). */
   callee: string | null;
@@ -142,10 +142,9 @@ export interface LogLevelRow {
   service_name: string;
   bin: number;
   n: number;
-  /** Errors, warnings, errors carrying a trace id. */
+  /** Errors, warnings. */
   k: number;
   w: number;
-  kt: number;
 }
 /** Resource identity of a service: empty strings read as null. */
 export interface DeploymentRow {
@@ -399,11 +398,11 @@ export const STATEMENTS = {
         `WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`;
       return (
         `WITH s AS MATERIALIZED (${spans}), ` +
-        `kids AS (SELECT pid, sum(d) AS cd, count(DISTINCT service) AS ns, min(service) AS cs, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid) ` +
-        `SELECT service, pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
+        `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid) ` +
+        `SELECT service, CASE WHEN callee IS NULL THEN '' ELSE pod END AS pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
         `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd FROM (` +
         `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
-        `CASE WHEN k.ns = 1 AND k.cs <> p.service THEN k.cs END AS callee, CASE WHEN k.ns = 1 AND k.cs <> p.service THEN k.cpod END AS callee_pod ` +
+        `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs END AS callee, CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod END AS callee_pod ` +
         `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid) GROUP BY ALL`
       );
     },
@@ -442,12 +441,12 @@ export const STATEMENTS = {
     (r): GaugeRow => ({ service_name: String(r['service_name']), pod: String(r['pod']), metric_name: String(r['metric_name']), minute: Number(r['minute']), value: num(r['value']) }),
   ),
 
-  /** Log records per service and fine bin over [lo, hi): all, errors, warnings, and those tied to a trace. */
+  /** Log records per service and fine bin over [lo, hi): all, errors, warnings. */
   logLevels: statement(
     (lo: number, hi: number, binUs: number) =>
-      `SELECT service_name, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, count(*) AS n, count_if(is_error) AS k, count_if(severity_number BETWEEN 13 AND 16) AS w, ` +
-      `count_if(is_error AND trace_id IS NOT NULL AND trace_id <> '') AS kt FROM ${LOGS.name} WHERE ${between(lo, hi)} GROUP BY ALL`,
-    (r): LogLevelRow => ({ service_name: String(r['service_name']), bin: Number(r['bin']), n: num(r['n']), k: num(r['k']), w: num(r['w']), kt: num(r['kt']) }),
+      `SELECT service_name, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, count(*) AS n, count_if(is_error) AS k, count_if(severity_number BETWEEN 13 AND 16) AS w ` +
+      `FROM ${LOGS.name} WHERE ${between(lo, hi)} GROUP BY ALL`,
+    (r): LogLevelRow => ({ service_name: String(r['service_name']), bin: Number(r['bin']), n: num(r['n']), k: num(r['k']), w: num(r['w']) }),
   ),
 
   /** Versions, images, instances and pods per service, first and last seen, over the look-back and window. */

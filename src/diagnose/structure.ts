@@ -47,7 +47,7 @@ export interface Component {
   service: string;
   callee: string | null;
   bins: Map<number, Agg>;
-  /** Per pod (self) or `callerPod\0calleePod` (wire). */
+  /** Per `callerPod\0calleePod` (wire; own work is read per service, not per pod). */
   pods: Map<string, Map<number, Agg>>;
 }
 
@@ -202,8 +202,20 @@ export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly Lo
 }
 
 function componentSplit(p: PreparedStructure, c: Component): Split | null {
-  if (!p.splits.has(c)) p.splits.set(c, splitSeries(binsOf(c.bins, 'x'), p.from, p.to));
+  if (!p.splits.has(c)) p.splits.set(c, mayHaveWorsened(c, p.from) ? splitSeries(binsOf(c.bins, 'x'), p.from, p.to) : null);
   return p.splits.get(c)!;
+}
+
+/**
+ * Whether a component's time since a minute before the window is at least a tenth above its time
+ * before (by mean or by typical value): the cheap test that spares segmenting the rest.
+ */
+function mayHaveWorsened(c: Component, from: number): boolean {
+  const b = emptyAgg();
+  const a = emptyAgg();
+  for (const [t, x] of c.bins) addAgg(t >= from - ONSET_SLACK_US ? a : b, x);
+  if (b.n === 0 || a.n === 0) return false;
+  return a.sx / a.n >= 1.1 * (b.sx / b.n) || a.slx / a.n - b.slx / b.n >= Math.log(1.1);
 }
 
 interface Change {
@@ -369,7 +381,11 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
       const key = `${service}\u0000${level}`;
       if (!p.logSplits.has(key)) {
         const series: Bin[] = [...bins.values()].sort((a, b) => a.bin - b.bin).map((r) => ({ t: r.bin, n: r.n, errors: count(r), sumLog: 0, sumLog2: 0 }));
-        p.logSplits.set(key, splitSeries(series, p.from, p.to));
+        // Segmented only when the level's share of records since the window began is up by a tenth or more.
+        const share = (side: Bin[]) => side.reduce((x, r) => x + r.errors, 0) / Math.max(1, side.reduce((x, r) => x + r.n, 0));
+        const after = series.filter((r) => r.t >= p.from - ONSET_SLACK_US);
+        const rose = after.some((r) => r.errors > 0) && share(after) >= 1.1 * share(series.filter((r) => r.t < p.from - ONSET_SLACK_US));
+        p.logSplits.set(key, rose ? splitSeries(series, p.from, p.to) : null);
       }
       const split = p.logSplits.get(key)!;
       if (!split || !split.before.length) continue;
@@ -383,8 +399,7 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
       const excess = ka - expected;
       const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
       if (surprise < SURE || excess < 3 || effect <= 0) continue;
-      const tied = level === 'error' ? split.after.reduce((s, t) => s + (bins.get(t)?.kt ?? 0), 0) / Math.max(1, ka) : 1;
-      const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, 8) * (0.5 + 0.5 * effect) * (0.8 + 0.2 * tied);
+      const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, 8) * (0.5 + 0.5 * effect);
       out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: kb / rb, after: ka / ra, surprise, weight, onset: split.onset });
     }
   }

@@ -114,7 +114,7 @@ function logRows(seed: number, service: string, rate: (t: number) => number, sta
   const out: LogLevelRow[] = [];
   for (let bin = start; bin < end; bin += BIN) {
     const k = poisson(r, rate(bin));
-    out.push({ service_name: service, bin, n: 200 + k, k, w: 0, kt: k });
+    out.push({ service_name: service, bin, n: 200 + k, k, w: 0 });
   }
   return out;
 }
