@@ -21,14 +21,21 @@ export type Row = Record<string, unknown>;
 /** Width of the call tree's and log levels' fine bins, µs. */
 export const STRUCTURE_BIN_US = 10_000_000;
 /** Spans the call tree joins at most, about: past it, whole traces are sampled. */
-export const STRUCTURE_SAMPLE_SPANS = 60_000;
+export const STRUCTURE_SAMPLE_SPANS = 30_000;
+
+/** Rows the call tree and log levels scan at most, about, when the store is busy. */
+export const STRUCTURE_SCAN_ROWS = 1_500_000;
 
 /**
- * Where the call tree and log levels are read from: a stable stretch before an onset needs tens of
- * minutes, not the whole look-back (at least 30 minutes, or twice the window).
+ * Where the call tree and log levels are read from, given the window's spans: a stable stretch
+ * before an onset needs tens of minutes, not the whole look-back — 30 minutes (or twice the window)
+ * before it, less for a busy store (about STRUCTURE_SCAN_ROWS in all, never under 5 minutes).
  */
-export function structureFrom(b: Bounds): number {
-  return Math.max(b.lookFrom, b.from - Math.max(30 * MINUTE_US, 2 * (b.to - b.from)));
+export function structureFrom(b: Bounds, windowSpans: number): number {
+  const w = b.to - b.from;
+  const longest = Math.max(30 * MINUTE_US, 2 * w);
+  const affordable = windowSpans > 0 ? (STRUCTURE_SCAN_ROWS / windowSpans) * w - w : longest;
+  return Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
 }
 
 /**
@@ -760,10 +767,10 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     const slice = n > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
     return { rows: await run(reads, S.edges, b, slice), scale: slice < w ? w / slice : 1 };
   })();
-  const lo = structureFrom(b);
+  const structureRange = windowCount.then((n) => ({ n, lo: structureFrom(b, n) }));
   const callTreeRows = (async () => {
     // Whole traces, one in `mod`, so that about STRUCTURE_SAMPLE_SPANS are joined (estimated from the window's rate).
-    const n = await windowCount;
+    const { n, lo } = await structureRange;
     const mod = Math.max(1, Math.ceil((n * (b.to - lo)) / Math.max(1, b.to - b.from) / STRUCTURE_SAMPLE_SPANS));
     return run(reads, S.callTree, lo, b.to, STRUCTURE_BIN_US, mod);
   })();
@@ -781,8 +788,8 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
     callTreeRows,
-    run(reads, S.logLevels, lo, b.to, STRUCTURE_BIN_US),
-    run(reads, S.resourceGauges, lo, b.to),
+    structureRange.then(({ lo }) => run(reads, S.logLevels, lo, b.to, STRUCTURE_BIN_US)),
+    structureRange.then(({ lo }) => run(reads, S.resourceGauges, lo, b.to)),
   ]);
   return {
     windowOps,
