@@ -21,7 +21,7 @@ import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
 import { settingDefault } from '../src/core/config.js';
 import { boundsFor } from '../src/diagnose/index.js';
-import { SQL, EDGE_SAMPLE_SPANS } from '../src/diagnose/queries.js';
+import { SQL, EDGE_SAMPLE_SPANS, STRUCTURE_BIN_US, structureRead } from '../src/diagnose/queries.js';
 import { BUCKET_US } from '../src/core/time.js';
 import { sqlString, sqlTimestamp } from '../src/store/sql.js';
 
@@ -214,7 +214,12 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
     // spans; the rollups with no bucket left open (the server's pass closed them all).
     const n = Number((await c.runAndReadAll(`SELECT count(*) FROM svc_spans WHERE timestamp >= ${sqlTimestamp(b.from)} AND timestamp < ${sqlTimestamp(b.to)}`)).getRows()[0]![0]);
     const w = b.to - b.from;
+    // The structure reads over the range and trace sample readShared picks for this window.
+    const { lo, mod } = structureRead(b, n);
     const args: Record<string, unknown[]> = {
+      callTree: [lo, b.to, STRUCTURE_BIN_US, mod],
+      logLevels: [lo, b.to, STRUCTURE_BIN_US],
+      resourceGauges: [lo, b.to],
       edges: [b, n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w],
       deployments: [b, []],
       errorTypesFirstSeen: [b, []],

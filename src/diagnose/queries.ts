@@ -27,15 +27,17 @@ export const STRUCTURE_SAMPLE_SPANS = 30_000;
 export const STRUCTURE_SCAN_ROWS = 1_500_000;
 
 /**
- * Where the call tree and log levels are read from, given the window's spans: a stable stretch
- * before an onset needs tens of minutes, not the whole look-back — 30 minutes (or twice the window)
- * before it, less for a busy store (about STRUCTURE_SCAN_ROWS in all, never under 5 minutes).
+ * Where the call tree and log levels are read from, given the window's spans, and the trace sample:
+ * a stable stretch before an onset needs tens of minutes, not the whole look-back — 30 minutes (or
+ * twice the window) before it, less for a busy store (about STRUCTURE_SCAN_ROWS in all, never under
+ * 5 minutes); whole traces, one in `mod`, so that about STRUCTURE_SAMPLE_SPANS are joined.
  */
-export function structureFrom(b: Bounds, windowSpans: number): number {
+export function structureRead(b: Bounds, windowSpans: number): { lo: number; mod: number } {
   const w = b.to - b.from;
   const longest = Math.max(30 * MINUTE_US, 2 * w);
   const affordable = windowSpans > 0 ? (STRUCTURE_SCAN_ROWS / windowSpans) * w - w : longest;
-  return Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
+  const lo = Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
+  return { lo, mod: Math.max(1, Math.ceil((windowSpans * (b.to - lo)) / Math.max(1, w) / STRUCTURE_SAMPLE_SPANS)) };
 }
 
 /**
@@ -767,13 +769,8 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     const slice = n > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
     return { rows: await run(reads, S.edges, b, slice), scale: slice < w ? w / slice : 1 };
   })();
-  const structureRange = windowCount.then((n) => ({ n, lo: structureFrom(b, n) }));
-  const callTreeRows = (async () => {
-    // Whole traces, one in `mod`, so that about STRUCTURE_SAMPLE_SPANS are joined (estimated from the window's rate).
-    const { n, lo } = await structureRange;
-    const mod = Math.max(1, Math.ceil((n * (b.to - lo)) / Math.max(1, b.to - b.from) / STRUCTURE_SAMPLE_SPANS));
-    return run(reads, S.callTree, lo, b.to, STRUCTURE_BIN_US, mod);
-  })();
+  const structureRange = windowCount.then((n) => structureRead(b, n));
+  const callTreeRows = structureRange.then(({ lo, mod }) => run(reads, S.callTree, lo, b.to, STRUCTURE_BIN_US, mod));
   const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies, callTree, logLevels, gauges] = await Promise.all([
     run(reads, S.windowOps, b),
     run(reads, S.windowErrors, b),
