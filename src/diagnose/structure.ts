@@ -1,7 +1,7 @@
-// What the call tree says: where the diagnosed service's extra time, failures and changed paths
+// What the call tree says: where the diagnosed service's extra time, error logs and changed paths
 // come from, read from trace structure alone (spans need ids, service, pod, start and end; kinds,
-// status and peer attributes only help). Pure functions of the fine-binned rows (STATEMENTS.callTree
-// and STATEMENTS.logLevels).
+// status and peer attributes only help). Pure functions of the fine-binned rows (STATEMENTS.callTree,
+// logLevels and resourceGauges).
 //
 // Every span's time beyond its children is a component: a span whose children are all in one other
 // service is a call, and its extra time is that edge's wire and queue time; any other span's extra
@@ -15,12 +15,13 @@
 // callee's (a slow network or queue in front of it, whatever its own spans say); on calls from one
 // caller to several callees it is the caller's (starved of CPU, paused, out of connections); on a
 // single edge, the pod it concentrates on decides. Calls per request that rise on an edge (retries)
-// point at the callee, calls that stop point at the caller; error and warning logs per request that
-// rise point at their service.
-import { compareSegments, segmentSeries, type Bin, type Segment } from './onset.js';
+// point at the callee, calls that stop or start anew point at the caller; error and warning logs per
+// request that rise point at their service; resource gauges that shift at the onset corroborate.
+import { compareSegments, segmentSeries, type Bin } from './onset.js';
 import { amountWeight, poissonSurprise, surpriseWeight } from './stats.js';
 import { STRUCTURE_BIN_US, type CallTreeRow, type GaugeRow, type LogLevelRow } from './queries.js';
 import { gaugeShifts } from './gauges.js';
+
 /** An onset up to this long before the window's start still counts as the window's. */
 const ONSET_SLACK_US = 60_000_000;
 
@@ -39,7 +40,9 @@ function addAgg(a: Agg, r: Agg): void {
   a.sll += r.sll;
   a.sd += r.sd;
 }
-const addTo = (m: Map<number, Agg>, bin: number, r: Agg) => addAgg(m.get(bin) ?? m.set(bin, emptyAgg()).get(bin)!, r);
+/** The value of `key`, made and stored first when absent. */
+const getOrMake = <K, V>(m: Map<K, V>, key: K, make: () => V): V => m.get(key) ?? m.set(key, make()).get(key)!;
+const addTo = (m: Map<number, Agg>, bin: number, r: Agg) => addAgg(getOrMake(m, bin, emptyAgg), r);
 
 /** One place where time is spent: a service's own work, or the wire of calls from one service to another. */
 export interface Component {
@@ -189,14 +192,14 @@ export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly Lo
   const comps = new Map<string, Component>();
   const entries = new Map<string, Map<number, Agg>>();
   for (const r of rows) {
-    if (r.entry) addTo(entries.get(r.service) ?? entries.set(r.service, new Map()).get(r.service)!, r.bin, r);
+    if (r.entry) addTo(getOrMake(entries, r.service, () => new Map()), r.bin, r);
     const wire = r.callee !== null && r.callee !== r.service;
     const key = wire ? `wire\u0000${r.service}\u0000${r.callee}` : `self\u0000${r.service}`;
     let c = comps.get(key);
     if (!c) comps.set(key, (c = { kind: wire ? 'wire' : 'self', service: r.service, callee: wire ? r.callee : null, bins: new Map(), pods: new Map() }));
     addTo(c.bins, r.bin, r);
     const pod = wire ? `${r.pod}\u0000${r.callee_pod ?? ''}` : r.pod;
-    addTo(c.pods.get(pod) ?? c.pods.set(pod, new Map()).get(pod)!, r.bin, r);
+    addTo(getOrMake(c.pods, pod, () => new Map()), r.bin, r);
   }
   return { from, to, comps, entries, logs, gauges, splits: new Map(), logSplits: new Map() };
 }
@@ -278,8 +281,8 @@ function latencyEvidence(changes: readonly Change[], rootDelta: number): Evidenc
   const callersOf = new Map<string, Set<string>>();
   const calleesOf = new Map<string, Set<string>>();
   for (const w of wires) {
-    (callersOf.get(w.comp.callee!) ?? callersOf.set(w.comp.callee!, new Set()).get(w.comp.callee!)!).add(w.comp.service);
-    (calleesOf.get(w.comp.service) ?? calleesOf.set(w.comp.service, new Set()).get(w.comp.service)!).add(w.comp.callee!);
+    getOrMake(callersOf, w.comp.callee!, () => new Set()).add(w.comp.service);
+    getOrMake(calleesOf, w.comp.service, () => new Set()).add(w.comp.callee!);
   }
   const selfWorse = new Set(worse.filter((c) => c.comp.kind === 'self').map((c) => c.comp.service));
   const out: Evidence[] = [];
@@ -318,7 +321,7 @@ function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyM
   // Calls into each service per request, before and after: the caller's own change.
   const inbound = new Map<string, { nb: number; na: number }>();
   for (const e of edges) {
-    const cur = inbound.get(e.c.callee!) ?? inbound.set(e.c.callee!, { nb: 0, na: 0 }).get(e.c.callee!)!;
+    const cur = getOrMake(inbound, e.c.callee!, () => ({ nb: 0, na: 0 }));
     cur.nb += e.nb;
     cur.na += e.na;
   }
@@ -361,7 +364,7 @@ function trimmedBaseline(bins: readonly number[], records: (ts: readonly number[
   const byMinute = new Map<number, number[]>();
   for (const t of bins) {
     const m = Math.floor(t / 60_000_000);
-    (byMinute.get(m) ?? byMinute.set(m, []).get(m)!).push(t);
+    getOrMake(byMinute, m, () => []).push(t);
   }
   const minutes = [...byMinute.values()].map((ts) => ({ k: records(ts), r: requests(ts) }));
   minutes.sort((a, b) => a.k / Math.max(1, a.r) - b.k / Math.max(1, b.r));
@@ -372,7 +375,7 @@ function trimmedBaseline(bins: readonly number[], records: (ts: readonly number[
 /** Error and warning logs per request of the diagnosed service, per service, each judged on its own split. */
 function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): Evidence[] {
   const byService = new Map<string, Map<number, LogLevelRow>>();
-  for (const r of p.logs) (byService.get(r.service_name) ?? byService.set(r.service_name, new Map()).get(r.service_name)!).set(r.bin, r);
+  for (const r of p.logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
   const out: Evidence[] = [];
   for (const [service, bins] of byService) {
     for (const level of ['error', 'warning'] as const) {
@@ -457,7 +460,7 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
     ...resourceEvidence(p.gauges, countSplit.onset, to),
   ];
   const by = new Map<string, Evidence[]>();
-  for (const e of evidence) (by.get(e.service) ?? by.set(e.service, []).get(e.service)!).push(e);
+  for (const e of evidence) getOrMake(by, e.service, () => []).push(e);
   const services = [...by].map(([service, ev]) => {
     ev.sort((x, y) => y.weight - x.weight || x.what.localeCompare(y.what));
     // Latency shares add up (own work and the wire blamed on it); other kinds of evidence corroborate.
@@ -475,4 +478,3 @@ export function analyseStructure(callTree: readonly CallTreeRow[], logs: readonl
   return structureFor(prepareStructure(callTree, logs, gauges, from, to), root);
 }
 
-export type { Segment };
