@@ -272,6 +272,23 @@ const EVIDENCE_TEXT: Record<Evidence['what'], (e: Evidence) => string> = {
   restarts: (e) => `${e.peer} ${round(e.before, 0)} → ${round(e.after, 0)} (restarted)`,
 };
 
+type Win = { from: number; to: number };
+// Calls into the blamed service (its peer is the caller) or out of it (its peer is the callee).
+const callsIn = (w: Win, service: string, e: Evidence) => LEADS.callWaits(w, e.peer!, service);
+const callsOut = (w: Win, service: string, e: Evidence) => LEADS.callWaits(w, service, e.peer!);
+const EVIDENCE_LEAD: Record<Evidence['what'], (w: Win, service: string, e: Evidence) => string> = {
+  own_latency: (w, service) => LEADS.ownTime(w, service),
+  wire_latency: callsIn,
+  calls_rise: callsIn,
+  caller_wait: callsOut,
+  calls_new: callsOut,
+  calls_drop: callsOut,
+  error_logs: (w, service) => LEADS.errorLogs(w, service),
+  warning_logs: (w, service) => LEADS.errorLogs(w, service),
+  saturation: (w, service) => LEADS.resourceGauges(w, service),
+  restarts: (w, service) => LEADS.resourceGauges(w, service),
+};
+
 /**
  * One finding per service the call tree and log levels point at: what its change explains of the
  * diagnosed service's change, since the onset found in the data.
@@ -291,7 +308,6 @@ function structureFindings(inp: FindingInputs): Finding[] {
     // A caller that waits on every callee, with its CPU up: saturation.
     const starved = e.what === 'caller_wait' || (resource && s.evidence.some((x) => x.what === 'caller_wait' || x.what === 'own_latency'));
     const kind = starved || resource ? 'saturation' : latency ? (s.service === inp.root && e.what === 'own_latency' ? 'latency_regression' : 'dependency_failure') : logs ? 'log_error_burst' : 'call_pattern_change';
-    const lead = resource ? LEADS.resourceGauges(w, s.service) : e.what === 'own_latency' ? LEADS.ownTime(w, s.service) : e.what === 'wire_latency' ? LEADS.callWaits(w, e.peer!, s.service) : e.what === 'caller_wait' ? LEADS.callWaits(w, s.service, e.peer!) : logs ? LEADS.errorLogs(w, s.service) : e.what === 'calls_rise' ? LEADS.callWaits(w, e.peer!, s.service) : LEADS.callWaits(w, s.service, e.peer!);
     const more = s.evidence.slice(1, 3).map((x) => EVIDENCE_TEXT[x.what](x));
     const share = latency && root.after > root.before ? `; ${Math.round(Math.min(1, e.weight) * 100)}% of ${inp.root}'s extra ${ms(root.after - root.before)} per request` : '';
     out.push({
@@ -304,7 +320,7 @@ function structureFindings(inp: FindingInputs): Finding[] {
       before: round(e.before, 3),
       after: round(e.after, 3),
       score: 0.3 + 0.65 * s.score,
-      drill_down_sql: lead,
+      drill_down_sql: EVIDENCE_LEAD[e.what](w, s.service, e),
     });
   }
   return out;

@@ -181,7 +181,8 @@ export interface PreparedStructure {
   comps: Map<string, Component>;
   /** Entry spans (requests received) per service and bin. */
   entries: Map<string, Map<number, Agg>>;
-  logs: readonly LogLevelRow[];
+  /** Log level counts per service and bin. */
+  logs: Map<string, Map<number, LogLevelRow>>;
   gauges: readonly GaugeRow[];
   /** Each component's split, and each service's log splits, found once (they do not depend on the service diagnosed). */
   splits: Map<Component, Split | null>;
@@ -201,7 +202,9 @@ export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly Lo
     const pod = wire ? `${r.pod}\u0000${r.callee_pod ?? ''}` : r.pod;
     addTo(getOrMake(c.pods, pod, () => new Map()), r.bin, r);
   }
-  return { from, to, comps, entries, logs, gauges, splits: new Map(), logSplits: new Map() };
+  const byService = new Map<string, Map<number, LogLevelRow>>();
+  for (const r of logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
+  return { from, to, comps, entries, logs: byService, gauges, splits: new Map(), logSplits: new Map() };
 }
 
 function componentSplit(p: PreparedStructure, c: Component): Split | null {
@@ -374,10 +377,8 @@ function trimmedBaseline(bins: readonly number[], records: (ts: readonly number[
 
 /** Error and warning logs per request of the diagnosed service, per service, each judged on its own split. */
 function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): Evidence[] {
-  const byService = new Map<string, Map<number, LogLevelRow>>();
-  for (const r of p.logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
   const out: Evidence[] = [];
-  for (const [service, bins] of byService) {
+  for (const [service, bins] of p.logs) {
     for (const level of ['error', 'warning'] as const) {
       const count = (r: LogLevelRow) => (level === 'error' ? r.k : r.w);
       // The error level as a rate of the service's records: its onset and stable baseline.
