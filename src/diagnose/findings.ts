@@ -18,7 +18,7 @@ import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { LEADS } from './leads.js';
 import { newInstances, type DeployEvent } from './events.js';
 import { groupShifts, incidentId } from '../detect/incidents.js';
-import type { Evidence, StructureResult } from './structure.js';
+import { explainsTime, type Evidence, type StructureResult } from './structure.js';
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
@@ -302,7 +302,7 @@ function structureFindings(inp: FindingInputs): Finding[] {
     if (s.score < 0.1) continue;
     const e = s.evidence[0]!;
     const w = { from: Math.min(b.from, e.onset), to: b.to };
-    const latency = e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait';
+    const latency = explainsTime(e);
     const logs = e.what === 'error_logs' || e.what === 'warning_logs';
     const resource = e.what === 'saturation' || e.what === 'restarts';
     // A caller that waits on every callee, with its CPU up: saturation.

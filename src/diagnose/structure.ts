@@ -167,6 +167,9 @@ export interface Evidence {
   onset: number;
 }
 
+/** Evidence that is a share of the diagnosed service's extra time (own work, or waiting on a call). */
+export const explainsTime = (e: Evidence) => e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait';
+
 export interface StructureResult {
   /** The diagnosed service's requests: mean duration before and after its onset (µs), and the onset. */
   root: { before: number; after: number; onset: number; found: boolean; requests: number; baselineFrom: number; baselineTo: number } | null;
@@ -465,8 +468,8 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   const services = [...by].map(([service, ev]) => {
     ev.sort((x, y) => y.weight - x.weight || x.what.localeCompare(y.what));
     // Latency shares add up (own work and the wire blamed on it); other kinds of evidence corroborate.
-    const latency = Math.min(1, ev.filter((e) => e.what === 'own_latency' || e.what === 'wire_latency' || e.what === 'caller_wait').reduce((s, e) => s + e.weight * surpriseWeight(e.surprise), 0));
-    const others = ev.filter((e) => e.what !== 'own_latency' && e.what !== 'wire_latency' && e.what !== 'caller_wait').map((e) => e.weight);
+    const latency = Math.min(1, ev.filter(explainsTime).reduce((s, e) => s + e.weight * surpriseWeight(e.surprise), 0));
+    const others = ev.filter((e) => !explainsTime(e)).map((e) => e.weight);
     const score = 1 - [latency, ...others].reduce((prod, w) => prod * (1 - Math.min(0.99, w)), 1);
     return { service, score, latency, evidence: ev };
   });
