@@ -21,8 +21,8 @@ import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
 import { settingDefault } from '../src/core/config.js';
 import { boundsFor } from '../src/diagnose/index.js';
-import { SQL, EDGE_SAMPLE_SPANS, STRUCTURE_BIN_US, structureRead } from '../src/diagnose/queries.js';
-import { BUCKET_US } from '../src/core/time.js';
+import { SQL, EDGE_SAMPLE_SPANS, structureRead } from '../src/diagnose/queries.js';
+import { BUCKET_US, FINE_BIN_US } from '../src/core/time.js';
 import { sqlString, sqlTimestamp } from '../src/store/sql.js';
 
 // The ingest runs are shorter than bench:ingest's default 30 s: the figure wanted is a ratio.
@@ -217,8 +217,8 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
     // The structure reads over the range and trace sample readShared picks for this window.
     const { lo, mod } = structureRead(b, n);
     const args: Record<string, unknown[]> = {
-      callTree: [lo, b.to, STRUCTURE_BIN_US, mod],
-      logLevels: [lo, b.to, STRUCTURE_BIN_US],
+      callTree: [lo, b.to, FINE_BIN_US, mod],
+      logLevels: [lo, b.to, []],
       resourceGauges: [lo, b.to],
       edges: [b, n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w],
       deployments: [b, []],

@@ -1,10 +1,10 @@
 // The per-bucket facts a diagnosis reads over its look-back (store/schema.ts ROLLUP_TABLES): which
-// versions, images, instances and pods each service ran on, which error types it raised, and its
-// model calls by finish reason. The detection pass writes them for the buckets it closes, with the
+// versions, images, instances and pods each service ran on, which error types it raised, its
+// model calls by finish reason, and its log records by level in fine bins. The detection pass writes them for the buckets it closes, with the
 // same statements the diagnosis runs over raw telemetry for the buckets not closed yet, so both
 // sources agree by construction.
-import { ERROR_TYPES_5M, GEN_AI_5M, RESOURCES_5M, SPANS, type Table } from '../store/schema.js';
-import { BUCKET_US } from '../core/time.js';
+import { ERROR_TYPES_5M, GEN_AI_5M, LOG_LEVELS_10S, LOGS, RESOURCES_5M, SPANS, type Table } from '../store/schema.js';
+import { BUCKET_US, FINE_BIN_US } from '../core/time.js';
 
 export interface Rollup {
   table: Table;
@@ -37,7 +37,15 @@ export const GEN_AI_ROLLUP: Rollup = {
     `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${within(lo, hi)} GROUP BY ALL`,
 };
 
-export const ROLLUPS: readonly Rollup[] = [RESOURCES_ROLLUP, ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP];
+/** Severity 13–16 is WARN in the OpenTelemetry log data model. */
+export const LOG_LEVELS_ROLLUP: Rollup = {
+  table: LOG_LEVELS_10S,
+  aggregate: (lo, hi) =>
+    `SELECT make_timestamp(epoch_us(timestamp) // ${FINE_BIN_US} * ${FINE_BIN_US}) AS timestamp, service_name, count(*), count_if(is_error), count_if(severity_number BETWEEN 13 AND 16) ` +
+    `FROM ${LOGS.name} WHERE ${within(lo, hi)} GROUP BY ALL`,
+};
+
+export const ROLLUPS: readonly Rollup[] = [RESOURCES_ROLLUP, ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, LOG_LEVELS_ROLLUP];
 
 /** Statements that (re)compute the rollups of [lo, hi), bucket-aligned TIMESTAMP literals. */
 export function rebuildRollupsSql(lo: string, hi: string): string[] {

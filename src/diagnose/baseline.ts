@@ -6,34 +6,29 @@
 // (a likelihood ratio, required to beat "the regime began in the window" by a clear margin) — and
 // the baseline is the stretch before it, never shorter than MIN_BASE_BUCKETS.
 import { weightedMedian } from './stats.js';
-import type { SeriesRow } from './queries.js';
+import type { Bucket, SeriesRows } from './queries.js';
 import { BUCKET_US } from '../core/time.js';
 
 export const MIN_BASE_BUCKETS = 3;
 /** Natural-log likelihood margin a split inside the look-back needs over "the change is in the window". */
 const ONSET_MARGIN = 8;
 
-export interface Bucket {
-  t: number;
-  value: number;
-  n: number;
-  k: number;
-}
+export type { Bucket };
 
 /** Series rows grouped by signal → `service\0entity` → buckets sorted by time. */
 export type SeriesIndex = Map<string, Map<string, Bucket[]>>;
 
 export const seriesKey = (service: string, entity: string) => `${service}\u0000${entity}`;
 
-export function indexSeries(rows: readonly SeriesRow[]): SeriesIndex {
+export function indexSeries(rows: readonly SeriesRows[]): SeriesIndex {
   const out: SeriesIndex = new Map();
   for (const r of rows) {
     let bySignal = out.get(r.signal);
     if (!bySignal) out.set(r.signal, (bySignal = new Map()));
     const key = seriesKey(r.service_name, r.operation);
-    let l = bySignal.get(key);
-    if (!l) bySignal.set(key, (l = []));
-    l.push({ t: r.t, value: r.value, n: r.n, k: r.k });
+    const l = bySignal.get(key);
+    if (l) l.push(...r.buckets);
+    else bySignal.set(key, r.buckets);
   }
   for (const bySignal of out.values()) for (const l of bySignal.values()) l.sort((a, b) => a.t - b.t);
   return out;

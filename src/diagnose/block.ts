@@ -485,8 +485,13 @@ export function fitBlock<T extends Record<string, unknown>>(block: T, limit = MA
     () => b['events'] as unknown[],
     () => b['findings'] as unknown[],
   ];
+  // Measured again only after a cut: a 60 KiB block costs ~1.5 ms to serialise.
+  let bytes = size();
   for (const list of lists) {
-    while (size() > limit && list().length > 1) list().splice(Math.max(1, Math.floor(list().length / 2)));
+    while (bytes > limit && list().length > 1) {
+      list().splice(Math.max(1, Math.floor(list().length / 2)));
+      bytes = size();
+    }
   }
   return block;
 }

@@ -12,14 +12,12 @@
 import { DeadlineExceeded, readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, LOGS_RESOLVED, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
-import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
-import { BUCKET_US, MINUTE_US, bucketRuns } from '../core/time.js';
+import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, LOG_LEVELS_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
+import { BUCKET_US, FINE_BIN_US, MINUTE_US, bucketRuns } from '../core/time.js';
 import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 export type Row = Record<string, unknown>;
 
-/** Width of the call tree's and log levels' fine bins, µs. */
-export const STRUCTURE_BIN_US = 10_000_000;
 /** Spans the call tree joins at most, about: past it, whole traces are sampled. */
 export const STRUCTURE_SAMPLE_SPANS = 30_000;
 
@@ -36,7 +34,8 @@ export function structureRead(b: Bounds, windowSpans: number): { lo: number; mod
   const w = b.to - b.from;
   const longest = Math.max(30 * MINUTE_US, 2 * w);
   const affordable = windowSpans > 0 ? (STRUCTURE_SCAN_ROWS / windowSpans) * w - w : longest;
-  const lo = Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
+  const reach = Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
+  const lo = Math.ceil(reach / FINE_BIN_US) * FINE_BIN_US; // whole fine bins, as the log levels' rollup keeps them
   return { lo, mod: Math.max(1, Math.ceil((windowSpans * (b.to - lo)) / Math.max(1, w) / STRUCTURE_SAMPLE_SPANS)) };
 }
 
@@ -101,14 +100,19 @@ export interface ErrorTypeFirstSeenRow {
   error_type: string;
   first_us: number;
 }
-export interface SeriesRow {
-  service_name: string;
-  operation: string;
-  signal: string;
+/** One bucket of a 5-minute series. */
+export interface Bucket {
   t: number;
   value: number;
   n: number;
   k: number;
+}
+/** One series, its buckets in no particular order (a series read persisted and raw comes in two parts). */
+export interface SeriesRows {
+  service_name: string;
+  operation: string;
+  signal: string;
+  buckets: Bucket[];
 }
 export interface EdgeRow {
   caller: string;
@@ -117,6 +121,9 @@ export interface EdgeRow {
   n: number;
   k: number;
 }
+/** The numeric columns of a call-tree row. */
+const CALL_TREE_SUMS = ['bin', 'n', 'k', 'sx', 'sxx', 'slx', 'sllx', 'sl', 'sll', 'sd'] as const;
+
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
 export interface CallTreeRow {
   service: string;
@@ -349,8 +356,8 @@ export const STATEMENTS = {
   /** The persisted series before the window. */
   series: statement(
     (b: Bounds) =>
-      `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM ${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}`,
-    (r) => seriesRow(r),
+      `SELECT service_name, operation, signal, ${SERIES_LISTS} FROM ${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))} GROUP BY ALL`,
+    (r) => seriesRows(r),
   ),
 
   /** Buckets of the look-back and window the detection pass has not closed (their series and rollups are read raw). */
@@ -363,8 +370,8 @@ export const STATEMENTS = {
   /** The series' own aggregates over raw telemetry for buckets [lo, hi) the pass has not closed. */
   rawSeries: statement(
     (lo: number, hi: number) =>
-      `SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM (${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')})`,
-    (r) => seriesRow(r),
+      `SELECT service_name, operation, signal, ${SERIES_LISTS} FROM (${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')}) GROUP BY ALL`,
+    (r) => seriesRows(r),
   ),
 
   /** Spans in the window (how much of it the edge join reads). */
@@ -405,33 +412,35 @@ export const STATEMENTS = {
         `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
         `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin FROM ${SPANS.name} ` +
         `WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`;
+      // One row per group, its bins and sums as lists (see SERIES_LISTS): 4,000 rows of four strings cost ~10 ms to decode.
       return (
         `WITH s AS MATERIALIZED (${spans}), ` +
-        `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid) ` +
-        `SELECT service, CASE WHEN callee IS NULL THEN '' ELSE pod END AS pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
+        `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid), ` +
+        `t AS (SELECT service, CASE WHEN callee IS NULL THEN '' ELSE pod END AS pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
         `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd FROM (` +
         `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
         `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs END AS callee, CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod END AS callee_pod ` +
-        `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid) GROUP BY ALL`
+        `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid) GROUP BY ALL) ` +
+        `SELECT service, pod, callee, callee_pod, entry, ${CALL_TREE_SUMS.map((c) => `list(${c}) AS ${c}`).join(', ')} FROM t GROUP BY ALL`
       );
     },
-    (r): CallTreeRow => ({
-      service: String(r['service']),
-      pod: String(r['pod']),
-      callee: textOrNull(r['callee']),
-      callee_pod: textOrNull(r['callee_pod']),
-      entry: Boolean(r['entry']),
-      bin: Number(r['bin']),
-      n: num(r['n']),
-      k: num(r['k']),
-      sx: num(r['sx']),
-      sxx: num(r['sxx']),
-      slx: num(r['slx']),
-      sllx: num(r['sllx']),
-      sl: num(r['sl']),
-      sll: num(r['sll']),
-      sd: num(r['sd']),
-    }),
+    (r): CallTreeRow[] => {
+      const [bin, n, k, sx, sxx, slx, sllx, sl, sll, sd] = CALL_TREE_SUMS.map((c) => r[c] as unknown[]) as unknown[][] as [unknown[], ...unknown[][]];
+      const group = { service: String(r['service']), pod: String(r['pod']), callee: textOrNull(r['callee']), callee_pod: textOrNull(r['callee_pod']), entry: Boolean(r['entry']) };
+      return bin.map((b, i) => ({
+        ...group,
+        bin: Number(b),
+        n: num(n![i]),
+        k: num(k![i]),
+        sx: num(sx![i]),
+        sxx: num(sxx![i]),
+        slx: num(slx![i]),
+        sllx: num(sllx![i]),
+        sl: num(sl![i]),
+        sll: num(sll![i]),
+        sd: num(sd![i]),
+      }));
+    },
   ),
 
   /**
@@ -450,11 +459,11 @@ export const STATEMENTS = {
     (r): GaugeRow => ({ service_name: String(r['service_name']), pod: String(r['pod']), metric_name: String(r['metric_name']), minute: Number(r['minute']), value: num(r['value']) }),
   ),
 
-  /** Log records per service and fine bin over [lo, hi): all, errors, warnings. */
+  /** Log records per service and fine bin over [lo, hi) (lo on the fine grid): all, errors, warnings; closed buckets from their rollup. */
   logLevels: statement(
-    (lo: number, hi: number, binUs: number) =>
-      `SELECT service_name, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, count(*) AS n, count_if(is_error) AS k, count_if(severity_number BETWEEN 13 AND 16) AS w ` +
-      `FROM ${LOGS.name} WHERE ${between(lo, hi)} GROUP BY ALL`,
+    (lo: number, hi: number, dirty: readonly number[]) =>
+      `SELECT service_name, epoch_us(timestamp) AS bin, sum(n) AS n, sum(k) AS k, sum(w) AS w FROM (${fromRollup(LOG_LEVELS_ROLLUP, lo, hi, dirty)}) ` +
+      `WHERE timestamp >= ${sqlTimestamp(lo)} GROUP BY ALL`,
     (r): LogLevelRow => ({ service_name: String(r['service_name']), bin: Number(r['bin']), n: num(r['n']), k: num(r['k']), w: num(r['w']) }),
   ),
 
@@ -678,15 +687,17 @@ export const STATEMENTS = {
   ),
 };
 
-function seriesRow(r: Row): SeriesRow {
+// A series comes as lists, one row per series: a row per bucket cost ~50 ms a call in decoding
+// its three strings (14,000 rows in bench:diagnose) and the garbage after it.
+const SERIES_LISTS = `list(epoch_us(timestamp)) AS t, list(value) AS value, list(n) AS n, list(k) AS k`;
+
+function seriesRows(r: Row): SeriesRows {
+  const [t, value, n, k] = (['t', 'value', 'n', 'k'] as const).map((c) => r[c] as unknown[]) as [unknown[], unknown[], unknown[], unknown[]];
   return {
     service_name: String(r['service_name']),
     operation: String(r['operation']),
     signal: String(r['signal']),
-    t: Number(r['t']),
-    value: Number(r['value']),
-    n: num(r['n']),
-    k: num(r['k']),
+    buckets: t.map((ti, i) => ({ t: Number(ti), value: Number(value[i]), n: num(n[i]), k: num(k[i]) })),
   };
 }
 
@@ -717,7 +728,7 @@ export interface SharedRows {
   windowOps: WindowOpRow[];
   windowErrors: WindowErrorRow[];
   errorTypesFirstSeen: ErrorTypeFirstSeenRow[];
-  series: SeriesRow[];
+  series: SeriesRows[];
   edges: EdgeRow[];
   /** Edge counts from a slice of the window are scaled up by this (1: the whole window). */
   edgeScale: number;
@@ -729,6 +740,8 @@ export interface SharedRows {
   anomalies: AnomalyRow[];
   /** The call tree and log levels in fine bins over the look-back and window (structure.ts). */
   callTree: CallTreeRow[];
+  /** The call tree holds one trace in this many (structureRead). */
+  traceSample: number;
   logLevels: LogLevelRow[];
   gauges: GaugeRow[];
 }
@@ -758,50 +771,47 @@ export async function run<P extends unknown[], T>(r: Reader, s: Statement<P, T>,
 /** Runs the shared statements concurrently. */
 export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> {
   const S = STATEMENTS;
-  const dirty = await run(reads, S.dirtyBuckets, b);
+  // Two cheap reads first, then the rest longest first: the pool serves reads in the order asked,
+  // and a long read asked last would run alone at the end of the call.
+  const [dirty, windowSpans] = await Promise.all([run(reads, S.dirtyBuckets, b), run(reads, S.windowSpans, b).then(([c]) => c?.n ?? 0)]);
   const seriesDirty = dirty.filter((d) => d * BUCKET_US < bucketStart(b.from));
-  const windowCount = run(reads, S.windowSpans, b).then(([c]) => c?.n ?? 0);
-  const edgeRows = (async () => {
-    // The join's cost grows with the window's spans: past EDGE_SAMPLE_SPANS it runs on the most
-    // recent slice of the window that holds about that many (at least a minute).
-    const n = await windowCount;
-    const w = b.to - b.from;
-    const slice = n > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w;
-    return { rows: await run(reads, S.edges, b, slice), scale: slice < w ? w / slice : 1 };
-  })();
-  const structureRange = windowCount.then((n) => structureRead(b, n));
-  const callTreeRows = structureRange.then(({ lo, mod }) => run(reads, S.callTree, lo, b.to, STRUCTURE_BIN_US, mod));
-  const [windowOps, windowErrors, errorTypesFirstSeen, series, rawSeries, edges, deployments, windowLogs, profiles, genAi, genAiBefore, anomalies, callTree, logLevels, gauges] = await Promise.all([
+  const structure = structureRead(b, windowSpans);
+  // The edge join's cost grows with the window's spans: past EDGE_SAMPLE_SPANS it runs on the most
+  // recent slice of the window that holds about that many (at least a minute).
+  const w = b.to - b.from;
+  const slice = windowSpans > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / windowSpans)) : w;
+  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies] = await Promise.all([
     run(reads, S.windowOps, b),
+    run(reads, S.callTree, structure.lo, b.to, FINE_BIN_US, structure.mod),
+    run(reads, S.logLevels, structure.lo, b.to, dirty),
+    run(reads, S.edges, b, slice),
+    run(reads, S.windowLogs, b),
+    run(reads, S.genAiWindow, b),
     run(reads, S.windowErrors, b),
-    run(reads, S.errorTypesFirstSeen, b, dirty),
     run(reads, S.series, b),
     Promise.all(bucketRuns(seriesDirty).map(([lo, hi]) => run(reads, S.rawSeries, lo, hi))),
-    edgeRows,
-    run(reads, S.deployments, b, dirty),
-    run(reads, S.windowLogs, b),
+    run(reads, S.resourceGauges, structure.lo, b.to),
     run(reads, S.profiles, b),
-    run(reads, S.genAiWindow, b),
+    run(reads, S.errorTypesFirstSeen, b, dirty),
+    run(reads, S.deployments, b, dirty),
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
-    callTreeRows,
-    structureRange.then(({ lo }) => run(reads, S.logLevels, lo, b.to, STRUCTURE_BIN_US)),
-    structureRange.then(({ lo }) => run(reads, S.resourceGauges, lo, b.to)),
   ]);
   return {
     windowOps,
     windowErrors,
     errorTypesFirstSeen,
     series: [...series, ...rawSeries.flat()],
-    edges: edges.rows,
-    edgeScale: edges.scale,
+    edges,
+    edgeScale: slice < w ? w / slice : 1,
     deployments,
     windowLogs,
     profiles,
     genAi,
     genAiBefore,
     anomalies,
-    callTree,
+    callTree: callTree.flat(),
+    traceSample: structure.mod,
     logLevels,
     gauges,
   };

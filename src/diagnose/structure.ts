@@ -19,7 +19,8 @@
 // request that rise point at their service; resource gauges that shift at the onset corroborate.
 import { compareSegments, segmentSeries, type Bin } from './onset.js';
 import { amountWeight, poissonSurprise, surpriseWeight } from './stats.js';
-import { STRUCTURE_BIN_US, type CallTreeRow, type GaugeRow, type LogLevelRow } from './queries.js';
+import { FINE_BIN_US } from '../core/time.js';
+import type { CallTreeRow, GaugeRow, LogLevelRow } from './queries.js';
 import { gaugeShifts } from './gauges.js';
 
 /** An onset up to this long before the window's start still counts as the window's. */
@@ -109,7 +110,7 @@ export function coarsen(bins: readonly Bin[]): Bin[] {
   const median = counts[counts.length >> 1] ?? 0;
   const g = Math.min(MAX_MERGE, Math.max(1, Math.ceil(MIN_PER_BIN / Math.max(1, median))));
   if (g === 1) return [...bins];
-  const width = g * STRUCTURE_BIN_US;
+  const width = g * FINE_BIN_US;
   const out = new Map<number, Bin>();
   for (const b of bins) {
     const t = Math.floor(b.t / width) * width;
@@ -186,13 +187,15 @@ export interface PreparedStructure {
   entries: Map<string, Map<number, Agg>>;
   /** Log level counts per service and bin. */
   logs: Map<string, Map<number, LogLevelRow>>;
+  /** The call tree holds one trace in this many (its counts are of those; log counts are of all). */
+  traceSample: number;
   gauges: readonly GaugeRow[];
   /** Each component's split, and each service's log splits, found once (they do not depend on the service diagnosed). */
   splits: Map<Component, Split | null>;
   logSplits: Map<string, Split | null>;
 }
 
-export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly LogLevelRow[], gauges: readonly GaugeRow[], from: number, to: number): PreparedStructure {
+export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly LogLevelRow[], gauges: readonly GaugeRow[], from: number, to: number, traceSample = 1): PreparedStructure {
   const comps = new Map<string, Component>();
   const entries = new Map<string, Map<number, Agg>>();
   for (const r of rows) {
@@ -207,7 +210,7 @@ export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly Lo
   }
   const byService = new Map<string, Map<number, LogLevelRow>>();
   for (const r of logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
-  return { from, to, comps, entries, logs: byService, gauges, splits: new Map(), logSplits: new Map() };
+  return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map() };
 }
 
 function componentSplit(p: PreparedStructure, c: Component): Split | null {
@@ -407,7 +410,9 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
       const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
       if (surprise < SURE || excess < 3 || effect <= 0) continue;
       const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, 8) * (0.5 + 0.5 * effect);
-      out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: kb / rb, after: ka / ra, surprise, weight, onset: split.onset });
+      // Records per request: the requests counted are of the sampled traces.
+      const perRequest = (k: number, r: number) => k / (r * p.traceSample);
+      out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: perRequest(kb, rb), after: perRequest(ka, ra), surprise, weight, onset: split.onset });
     }
   }
   return out;
@@ -452,7 +457,7 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
     found: rootSplit.found,
     requests: ra.n,
     baselineFrom: rootSplit.before[0]!,
-    baselineTo: rootSplit.before[rootSplit.before.length - 1]! + STRUCTURE_BIN_US,
+    baselineTo: rootSplit.before[rootSplit.before.length - 1]! + FINE_BIN_US,
   };
   const changes = [...p.comps.values()].map((c) => componentChange(p, c, rootBins)).filter((c): c is Change => c !== null);
   // The root's split for counts: a window that starts at the onset is judged from its start.

@@ -344,7 +344,20 @@ export const GEN_AI_5M: Table = {
   ],
 };
 
-export const ROLLUP_TABLES: readonly Table[] = [RESOURCES_5M, ERROR_TYPES_5M, GEN_AI_5M];
+/** Log records per service and 10-second bin (core/time.ts FINE_BIN_US): all, errors, warnings. */
+export const LOG_LEVELS_10S: Table = {
+  name: 'svc_log_levels_10s',
+  retentionColumn: 'timestamp',
+  columns: [
+    c('timestamp', 'TIMESTAMP', true), // bin start
+    c('service_name', 'VARCHAR', true),
+    c('n', 'BIGINT', true),
+    c('k', 'BIGINT', true),
+    c('w', 'BIGINT', true),
+  ],
+};
+
+export const ROLLUP_TABLES: readonly Table[] = [RESOURCES_5M, ERROR_TYPES_5M, GEN_AI_5M, LOG_LEVELS_10S];
 
 /** 5-minute buckets (index = floor(µs / 300 s)) that received data since the detection pass last closed them. */
 export const DIRTY_BUCKETS: Table = {

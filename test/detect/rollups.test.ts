@@ -5,8 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/db.js';
 import { rebuildSeriesSql } from '../../src/detect/signals.js';
 import { ERROR_TYPES_ROLLUP, ROLLUPS } from '../../src/detect/rollups.js';
+import { STATEMENTS } from '../../src/diagnose/queries.js';
 import { readRows } from '../../src/store/readers.js';
-import { DIRTY_BUCKETS, ROLLUP_TABLES, SPANS } from '../../src/store/schema.js';
+import { DIRTY_BUCKETS, LOGS, ROLLUP_TABLES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';
 import { sqlTimestamp } from '../../src/store/sql.js';
 
@@ -29,6 +30,11 @@ async function storeWithSpans(): Promise<{ store: Store; dir: string }> {
       `CASE WHEN i > 600 THEN '2.0' ELSE '1.0' END, CASE WHEN i > 600 THEN 'pod-b' ELSE 'pod-a' END, CASE WHEN i > 600 THEN 'pod-b' ELSE 'pod-a' END, ` +
       `CASE WHEN i % 3 = 0 THEN 'gpt' END, CASE WHEN i % 3 = 0 THEN (CASE WHEN i % 2 = 0 THEN '["stop"]' ELSE '["length"]' END) END FROM range(900) AS t(i)`,
   );
+  // Their logs: one record a second and service, an ERROR every 7th, a WARN every 5th.
+  await store.writer.run(
+    `INSERT INTO ${LOGS.name} (timestamp, service_name, severity_number, is_error) SELECT make_timestamp(${B0 * B} + i * 1000000), CASE WHEN i % 3 = 0 THEN 'llm' ELSE 'pay' END, ` +
+      `CASE WHEN i % 7 = 0 THEN 17 WHEN i % 5 = 0 THEN 13 ELSE 9 END, i % 7 = 0 FROM range(900) AS t(i)`,
+  );
   return { store, dir: t.dir };
 }
 
@@ -50,6 +56,24 @@ describe('rollups', () => {
     // Rebuilding the same buckets again replaces, never duplicates.
     for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
     expect(sorted(await readRows(store.writer, `SELECT * FROM svc_error_types_5m`))).toEqual(sorted(await readRows(store.writer, ERROR_TYPES_ROLLUP.aggregate(sqlTimestamp(B0 * B), sqlTimestamp((B0 + 3) * B)))));
+  });
+
+  it('the diagnosis reads log levels from the rollup of closed buckets and from raw rows of open ones, as raw rows alone give them', async () => {
+    const { store } = await storeWithSpans();
+    cleanups.push(() => store.close());
+    for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
+    // Records arrive late for the last bucket: it is open again, its rollup stale.
+    await store.writer.run(`INSERT INTO ${LOGS.name} (timestamp, service_name, severity_number, is_error) SELECT make_timestamp(${(B0 + 2) * B} + i * 3000000), 'pay', 17, true FROM range(50) AS t(i)`);
+    const lo = B0 * B + 40_000_000; // not on a bucket's edge
+    const hi = (B0 + 3) * B;
+    const levels = (sql: string) => readRows(store.writer, sql).then((rows) => sorted(rows.map(STATEMENTS.logLevels.decode)));
+    // The truth, written out: records, errors and WARN (severity 13–16) per service and 10 s bin.
+    const raw =
+      `SELECT service_name, epoch_us(timestamp) // 10000000 * 10000000 AS bin, count(*) AS n, count_if(is_error) AS k, count_if(severity_number BETWEEN 13 AND 16) AS w ` +
+      `FROM ${LOGS.name} WHERE timestamp >= ${sqlTimestamp(lo)} AND timestamp < ${sqlTimestamp(hi)} GROUP BY ALL`;
+    expect(await levels(STATEMENTS.logLevels.sql(lo, hi, [B0 + 2]))).toEqual(await levels(raw));
+    // Without the bucket marked open, the stale rollup would be read: the late records are missing.
+    expect(await levels(STATEMENTS.logLevels.sql(lo, hi, []))).not.toEqual(await levels(STATEMENTS.logLevels.sql(lo, hi, [B0 + 2])));
   });
 
   it('a store from before the rollups gets its closed buckets reopened for the next pass', async () => {

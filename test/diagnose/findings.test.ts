@@ -28,6 +28,18 @@ interface Op {
   silent?: boolean;
 }
 
+/** Bucket rows as the series statement returns them: one row per series, each column a list. */
+function seriesAsStored(rows: Row[]): Row[] {
+  const out = new Map<string, Row & Record<'t' | 'value' | 'n' | 'k', unknown[]>>();
+  for (const r of rows) {
+    const key = `${String(r['service_name'])}\0${String(r['operation'])}\0${String(r['signal'])}`;
+    const g = out.get(key) ?? { service_name: r['service_name'], operation: r['operation'], signal: r['signal'], t: [], value: [], n: [], k: [] };
+    out.set(key, g);
+    for (const c of ['t', 'value', 'n', 'k'] as const) g[c].push(r[c]);
+  }
+  return [...out.values()];
+}
+
 function scenario(ops: Op[], edges: [string, string, string][], deployments: Row[] = [], extra: Partial<FindingInputs> = {}) {
   const windowOps: Row[] = [];
   const series: Row[] = [];
@@ -59,7 +71,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     windowOps: windowOps.map(STATEMENTS.windowOps.decode),
     windowErrors: [],
     errorTypesFirstSeen: [],
-    series: series.map(STATEMENTS.series.decode),
+    series: seriesAsStored(series).map(STATEMENTS.series.decode),
     edges: edges.map(([caller, caller_operation, callee]) => STATEMENTS.edges.decode({ caller, caller_operation, callee, n: 100, k: 0 })),
     edgeScale: 1,
     deployments: [],
@@ -69,6 +81,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     genAiBefore: [],
     anomalies: [],
     callTree: [],
+    traceSample: 1,
     logLevels: [],
     gauges: [],
   };

@@ -7,7 +7,7 @@
 // rows are `entry` rows (the requests the service received). Faults act from an onset (µs) on: they
 // add wire time, multiply own work, or multiply calls per request. Everything is seeded (mulberry32).
 import { describe, expect, it } from 'vitest';
-import { analyseStructure, splitSeries, zSurprise, type StructureResult } from '../../src/diagnose/structure.js';
+import { analyseStructure, prepareStructure, splitSeries, structureFor, zSurprise, type StructureResult } from '../../src/diagnose/structure.js';
 import type { Bin } from '../../src/diagnose/onset.js';
 import type { CallTreeRow, LogLevelRow } from '../../src/diagnose/queries.js';
 import { rng } from '../../bench/lib/rng.js';
@@ -226,6 +226,18 @@ describe('analyseStructure', () => {
     expect(top(res)?.service).toBe('B');
     expect(whats(res, 'B')).toContain('error_logs');
     expect(whats(res, 'A')).not.toContain('error_logs');
+  });
+
+  it('counts log records per request of every trace when the call tree holds one trace in four', () => {
+    const calls = simulate({ seed: 6, topo: FAN_IN });
+    const logs = logRows(60, 'B', (t) => (t >= FROM ? 8 : 0.2));
+    const evidence = (sample: number) =>
+      structureFor(prepareStructure(calls, logs, [], FROM, TO, sample), 'gateway').services.find((s) => s.service === 'B')?.evidence.find((e) => e.what === 'error_logs');
+    const all = evidence(1)!;
+    const sampled = evidence(4)!;
+    expect(sampled.after).toBeCloseTo(all.after / 4, 9);
+    expect(sampled.before).toBeCloseTo(all.before / 4, 9);
+    expect(sampled.surprise).toBe(all.surprise);
   });
 
   it('finds the onset inside a long window', () => {
