@@ -164,11 +164,14 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
 
   // Leads in proportion to the symptom: once the call tree says where the diagnosed service's change
   // comes from, a latency finding weighs by its service's part in it, however sure its own test is.
+  // How much the call tree's word counts grows with its strongest evidence (none below 0.1, all from
+  // 0.3): at low traffic the evidence is weaker but still says where the time went.
   const st = inp.structure;
   const top = st.services[0]?.score ?? 0;
-  if (top >= 0.3) {
+  const trust = clamp01((top - 0.1) / 0.2);
+  if (trust > 0) {
     const part = new Map(st.services.map((x) => [x.service, x.latency / top]));
-    for (const f of out) if (f.signal === 'latency_p95') f.score *= 0.35 + 0.65 * (part.get(f.service) ?? 0);
+    for (const f of out) if (f.signal === 'latency_p95') f.score *= 1 - trust * (0.65 - 0.65 * (part.get(f.service) ?? 0));
   }
   out.push(...structureFindings(inp));
 
