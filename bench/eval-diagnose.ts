@@ -18,7 +18,8 @@
 // most this many), EVAL_MAX_SPANS (each case's span budget, default 130,000 for generated cases and
 // 40,000 for recorded ones: lower is less traffic), EVAL_OUT (write the per-case results as JSON to
 // this file). Recorded cases: EVAL_SHAPES (comma-separated shapes, default all; `none` for none),
-// EVAL_PER_SHAPE (cases per shape, default 10), EVAL_RECORDED_SEED (first seed, default 1000).
+// EVAL_PER_SHAPE (cases per shape, default 10), EVAL_RECORDED_SEED (first seed, default 1000),
+// EVAL_SERVICES (services in a recorded case's topology, fewest-most, default 8-11; e.g. 36-44).
 // EVAL_PER_KIND=0 EVAL_CONTROLS=0 runs the recorded cases alone, EVAL_SHAPES=none the generated alone.
 import { writeFileSync } from 'node:fs';
 import {
@@ -71,6 +72,8 @@ const kinds = env['EVAL_KINDS']
     })
   : undefined;
 const maxSpans = env['EVAL_MAX_SPANS'] ? Number(env['EVAL_MAX_SPANS']) : undefined;
+const services = env['EVAL_SERVICES'] ? (env['EVAL_SERVICES'].split('-').map(Number) as [number, number]) : undefined;
+if (services && !(services.length === 2 && services[0]! >= 3 && services[1]! >= services[0]! && services[1]! <= 47)) throw new Error(`EVAL_SERVICES: fewest-most between 3 and 47, e.g. 36-44 (got ${env['EVAL_SERVICES']})`);
 const shapes =
   env['EVAL_SHAPES'] === 'none'
     ? []
@@ -89,7 +92,7 @@ const cases: Case[] = [
     ...(kinds ? { kinds } : {}),
   }).map((spec): Case => ({ suite: 'generated', spec: maxSpans ? { ...spec, maxSpans } : spec })),
   ...(shapes.length ? recordedCaseList({ baseSeed: Number(env['EVAL_RECORDED_SEED'] ?? 1000), perShape: Number(env['EVAL_PER_SHAPE'] ?? 10), shapes }) : []).map(
-    (spec): Case => ({ suite: 'recorded', spec: maxSpans ? { ...spec, maxSpans } : spec }),
+    (spec): Case => ({ suite: 'recorded', spec: { ...spec, ...(maxSpans ? { maxSpans } : {}), ...(services ? { services } : {}) } }),
   ),
 ].slice(0, env['EVAL_CASES'] ? Number(env['EVAL_CASES']) : undefined);
 

@@ -38,7 +38,7 @@ async function storeWithSpans(): Promise<{ store: Store; dir: string }> {
   return { store, dir: t.dir };
 }
 
-const sorted = (rows: Record<string, unknown>[]) => rows.map((r) => JSON.stringify(Object.values(r), (_k, v) => (typeof v === 'bigint' ? Number(v) : v))).sort();
+const sorted = (rows: readonly object[]) => rows.map((r) => JSON.stringify(Object.values(r), (_k, v) => (typeof v === 'bigint' ? Number(v) : v))).sort();
 
 describe('rollups', () => {
   it('the pass writes what the aggregate gives over raw spans', async () => {

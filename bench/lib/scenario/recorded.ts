@@ -37,6 +37,8 @@ export interface RecordedSpec {
   shape: RecordedShape;
   /** Span budget of the case (default 40,000): sets the request rate. */
   maxSpans?: number;
+  /** Services in the topology, fewest and most (default 8–11). */
+  services?: readonly [number, number];
 }
 
 /** A generated case's expectation with what recorded shapes add; an empty `signals` takes any non-null signal (the right one is ambiguous). */
@@ -169,19 +171,19 @@ function detailOf(p: RecordedPlan): string {
 }
 
 /** The seed's topology, or the first one after it where a service below the entry calls two or more services. */
-function starvable(seed: number): Topology {
+function starvable(seed: number, size?: readonly [number, number]): Topology {
   for (let k = 0; k < 50; k++) {
-    const t = buildTopology(seed + k * 7919);
+    const t = buildTopology(seed + k * 7919, size);
     if (t.services.some((s) => s.level > 0 && s.name !== t.noisy && calleesOf(t, s.name).length >= 2)) return t;
   }
-  return buildTopology(seed);
+  return buildTopology(seed, size);
 }
 
 /** One recorded-style case relative to the clock `nowUs`. */
 export function planRecorded(spec: RecordedSpec, nowUs: number): RecordedPlan {
   // grid_shift cases come in pairs on one data seed; the odd one moves the onset 150 s along the grid.
   const dataSeed = spec.shape === 'grid_shift' ? spec.seed - (spec.seed % 2) : spec.seed;
-  const topology = spec.shape === 'cpu_starved' ? starvable(dataSeed) : buildTopology(dataSeed);
+  const topology = spec.shape === 'cpu_starved' ? starvable(dataSeed, spec.services) : buildTopology(dataSeed, spec.services);
   const r = rng(dataSeed * 92821 + RECORDED_SHAPES.indexOf(spec.shape) * 7 + 3);
   const chosen = EFFECT_OF[spec.shape];
   const effect: RecordedEffect = chosen === 'latency_or_exception' ? (r() < 0.5 ? 'self_latency' : 'exception') : chosen;

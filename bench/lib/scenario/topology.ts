@@ -90,6 +90,11 @@ const SERVICE_POOL = [
   'recommendations', 'notifications', 'reviews', 'ledger', 'fraud', 'accounts', 'checkout', 'quotes',
   'profiles', 'media', 'tax', 'coupons', 'billing', 'assistant', 'geo', 'currency',
 ];
+// Names a large topology adds (EVAL_SERVICES): a default-sized one draws from SERVICE_POOL alone, so its seeds keep their topologies.
+const MORE_SERVICES = [
+  'stations', 'routes', 'trains', 'seats', 'tickets', 'contacts', 'food', 'consign', 'insurance', 'travel',
+  'config', 'security', 'verification', 'rebook', 'cancel', 'admin', 'news', 'avatar', 'delivery', 'voucher',
+];
 const NAMESPACES = ['shop', 'prod', 'commerce', 'platform'];
 const LLM_CHOICES = [
   { provider: 'openai', host: 'api.openai.com', models: ['gpt-4o-mini', 'gpt-4.1', 'gpt-4o'] },
@@ -166,13 +171,17 @@ export const serviceOf = (t: Topology, name: string): ServiceNode => {
   return s;
 };
 
-/** The topology of a seed: 8-11 services, 2-4 levels below the entry, one DB host, one LLM caller, one noisy service. */
-export function buildTopology(seed: number): Topology {
+/**
+ * The topology of a seed: 8-11 services (or `size`, up to 47), 2-4 levels below the entry (3-6
+ * past 11 services), one DB host, one LLM caller, one noisy service.
+ */
+export function buildTopology(seed: number, size: readonly [number, number] = [8, 11]): Topology {
   const r = rng(seed * 7919 + 17);
-  const n = intBetween(r, 8, 11);
-  const depth = intBetween(r, 2, 4);
+  const n = intBetween(r, size[0], size[1]);
+  const large = n > 11;
+  const depth = large ? intBetween(r, 3, 6) : intBetween(r, 2, 4);
   const entryName = pick(r, ENTRY_NAMES);
-  const names = shuffled(r, SERVICE_POOL).slice(0, n - 1);
+  const names = shuffled(r, large ? [...SERVICE_POOL, ...MORE_SERVICES] : SERVICE_POOL).slice(0, n - 1);
   // Levels 1..depth each get one service; the rest lean towards shallow levels (wide fan-out near the top).
   const level = new Map<string, number>();
   names.forEach((nm, i) => level.set(nm, i < depth ? i + 1 : Math.min(depth, 1 + Math.floor(r() * r() * depth) + (r() < 0.3 ? 1 : 0))));
@@ -199,8 +208,9 @@ export function buildTopology(seed: number): Topology {
     edges.push({ caller: caller.name, callee: callee.name, protocol: callee.protocol });
   };
   for (const s of services) if (s.level > 0) addEdge(pick(r, byLevel(s.level - 1)), s);
-  // A shared dependency (two callers), as auth or pricing often are.
-  if (r() < 0.7) {
+  // A shared dependency (two callers), as auth or pricing often are; a large system has several.
+  for (let i = 0; i < (large ? Math.floor(n / 6) : 1); i++) {
+    if (r() >= 0.7) continue;
     const deep = services.filter((s) => s.level >= 2);
     if (deep.length) {
       const callee = pick(r, deep);
