@@ -2,7 +2,8 @@
 // each case is generated and loaded once into a kept data directory (ITER_DIR, default
 // /tmp/tds-iter), then every run only restarts a server on it and diagnoses. The default window is
 // pinned to the clock the case was loaded at. ITER_SHAPES, ITER_PER_SHAPE (default 2), ITER_SEED
-// (default 1000) pick the cases, or ITER_CASES (shape-seed,…); ITER_RELOAD=1 loads them again.
+// (default 1000) pick the cases, or ITER_CASES (shape-seed,…); ITER_SERVICES sizes the topologies as
+// EVAL_SERVICES does (e.g. 36-44); ITER_RELOAD=1 loads them again.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildServer } from './lib/server.js';
@@ -12,9 +13,12 @@ const env = process.env;
 const root = env['ITER_DIR'] ?? '/tmp/tds-iter';
 const shapes = (env['ITER_SHAPES'] ? env['ITER_SHAPES'].split(',') : RECORDED_SHAPES) as RecordedShape[];
 // ITER_CASES=shape-seed,… names cases directly (as eval:diagnose numbers them).
-const specs = env['ITER_CASES']
-  ? env['ITER_CASES'].split(',').map((c) => ({ shape: c.slice(0, c.lastIndexOf('-')) as RecordedShape, seed: Number(c.slice(c.lastIndexOf('-') + 1)) }))
-  : recordedCaseList({ baseSeed: Number(env['ITER_SEED'] ?? 1000), perShape: Number(env['ITER_PER_SHAPE'] ?? 2), shapes });
+const services = env['ITER_SERVICES'] ? (env['ITER_SERVICES'].split('-').map(Number) as [number, number]) : undefined;
+const specs = (
+  env['ITER_CASES']
+    ? env['ITER_CASES'].split(',').map((c) => ({ shape: c.slice(0, c.lastIndexOf('-')) as RecordedShape, seed: Number(c.slice(c.lastIndexOf('-') + 1)) }))
+    : recordedCaseList({ baseSeed: Number(env['ITER_SEED'] ?? 1000), perShape: Number(env['ITER_PER_SHAPE'] ?? 2), shapes })
+).map((spec) => (services ? { ...spec, services } : spec));
 const verbose = env['ITER_VERBOSE'] === '1';
 
 interface Saved {
@@ -25,7 +29,7 @@ let hits = 0;
 let hits3 = 0;
 const rows: string[] = [];
 for (const spec of specs) {
-  const dir = join(root, `${spec.shape}-${spec.seed}`);
+  const dir = join(root, `${spec.shape}-${spec.seed}${services ? `-s${services.join('-')}` : ''}`);
   const meta = join(dir, 'case.json');
   if (env['ITER_RELOAD'] === '1' || !existsSync(meta)) {
     rmSync(dir, { recursive: true, force: true });

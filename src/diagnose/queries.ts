@@ -18,7 +18,7 @@ import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 export type Row = Record<string, unknown>;
 
-/** Spans the call tree joins at most, about: past it, whole traces are sampled. */
+/** Spans the call tree joins, about, when busier: whole traces are sampled to between this and twice it. */
 export const STRUCTURE_SAMPLE_SPANS = 30_000;
 
 /** Rows the call tree and log levels scan at most, about, when the store is busy. */
@@ -36,7 +36,8 @@ export function structureRead(b: Bounds, windowSpans: number): { lo: number; mod
   const affordable = windowSpans > 0 ? (STRUCTURE_SCAN_ROWS / windowSpans) * w - w : longest;
   const reach = Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
   const lo = Math.ceil(reach / FINE_BIN_US) * FINE_BIN_US; // whole fine bins, as the log levels' rollup keeps them
-  return { lo, mod: Math.max(1, Math.ceil((windowSpans * (b.to - lo)) / Math.max(1, w) / STRUCTURE_SAMPLE_SPANS)) };
+  // Floored: a sample is taken only when it at least halves the join (scarce data is not thinned).
+  return { lo, mod: Math.max(1, Math.floor((windowSpans * (b.to - lo)) / Math.max(1, w) / STRUCTURE_SAMPLE_SPANS)) };
 }
 
 /**

@@ -404,8 +404,10 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
       const ka = sum(split.after);
       const ra = sumOver(rootBins, split.after).n;
       if (rb < 5 || ra < 5) continue;
-      const expected = (kb / rb) * ra;
-      const surprise = poissonSurprise(ka, Math.max(expected, 0.5));
+      // Half a record of prior: a baseline without one still bounds the rate by how long it was,
+      // so four errors in 40 requests after none in 400 are news, after none in 10 they are not.
+      const expected = ((kb + 0.5) / rb) * ra;
+      const surprise = poissonSurprise(ka, expected);
       const excess = ka - expected;
       const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
       if (surprise < SURE || excess < 3 || effect <= 0) continue;
