@@ -239,6 +239,37 @@ function quoteEnd(p: usize, q: i32, end: i32): i32 {
   }
   return -1;
 }
+@inline function isUpper(c: i32): bool { return <u32>(c - 65) <= 25; }
+/** reference.ts isRequestLine: `METHOD target [PROTO/version]` inside quotes splits into its words. */
+function isRequestLine(p: usize, s: i32, e: i32): bool {
+  let i = s;
+  if (isStar(p, i, e)) i += 3;
+  else {
+    while (i < e && isUpper(ch(p, i))) i++;
+    if (i - s < 3 || i - s > 10) return false;
+  }
+  if (i >= e || ch(p, i) != 32) return false;
+  i++;
+  const ts = i;
+  while (i < e && ch(p, i) != 32) i++;
+  if (i == ts) return false;
+  const c0 = ch(p, ts);
+  let url = false;
+  if (isAlpha(c0)) {
+    for (let k = ts; k + 3 <= i; k++) {
+      if (ch(p, k) == 58 && ch(p, k + 1) == 47 && ch(p, k + 2) == 47) { url = true; break; }
+    }
+  }
+  if (!(c0 == 47 || c0 == 42 || isStar(p, ts, i) || url)) return false;
+  for (let k = ts; k < i; k++) if (isSep(ch(p, k))) return false;
+  if (i == e) return true;
+  i++;
+  const ps = i;
+  while (i < e && isUpper(ch(p, i))) i++;
+  if (i == ps || i >= e || ch(p, i) != 47 || i + 1 >= e) return false;
+  for (let k = i + 1; k < e; k++) if (isSep(ch(p, k))) return false;
+  return true;
+}
 @inline function tokenEnd(p: usize, s: i32, end: i32): i32 {
   let i = s;
   tokQs = -1;
@@ -250,7 +281,7 @@ function quoteEnd(p: usize, q: i32, end: i32): i32 {
     if (i >= end || isSep(ch(p, i))) break;
     if (tokQs < 0 && (i == s || ch(p, i - 1) == 61 || ch(p, i - 1) == 58)) {
       const j = quoteEnd(p, i, end);
-      if (j > 0) {
+      if (j > 0 && !(i == s && isRequestLine(p, i + 1, j))) {
         tokQs = i - s;
         tokQe = j - s;
         i = j + 1;
@@ -926,8 +957,9 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
 
 /** reference.ts isWord: two or more letters and nothing else. */
 function isWordTok(p: usize, len: i32): bool {
-  if (len < 2) return false;
-  for (let i = 0; i < len; i++) if (!isAlpha(ch(p, i))) return false;
+  const s = len > 0 && ch(p, 0) == 34 ? 1 : 0;
+  if (len - s < 2) return false;
+  for (let i = s; i < len; i++) if (!isAlpha(ch(p, i))) return false;
   return true;
 }
 
@@ -981,6 +1013,84 @@ function family(leaf: Array<Tpl>, tpl: Tpl, p: i32): void {
     for (let i = 0; i < tpl.ntok && same; i++) if (i != p && unchecked(u.th[i]) != unchecked(tpl.th[i])) same = false;
     if (same) fam.push(u);
   }
+}
+
+/** reference.ts similarity of t to the current line: sEq / sDen (non-wildcard positions), sWild. */
+let sEq: i64 = 0;
+let sDen: i64 = 1;
+let sWild: i32 = 0;
+function simOf(t: Tpl, ntok: i32): void {
+  const mb = changetype<usize>(mbuf);
+  const pp = changetype<usize>(t.pat);
+  let eq = 0;
+  let wild = 0;
+  for (let i = 0; i < ntok; i++) {
+    const kind = unchecked(t.kind[i]);
+    if (kind == 1) wild++;
+    else if (unchecked(t.th[i]) == unchecked(lH[i])) eq++;
+    else if (kind == 2 && globMatch(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+    else if (sameKey(pp + <usize>unchecked(t.ts[i]), unchecked(t.eqAt[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+    else if (unchecked(t.kv[i]) != 0 && unchecked(t.th[i - 1]) == unchecked(lH[i - 1])) eq++;
+  }
+  const den = ntok - wild;
+  sEq = den == 0 ? 1 : <i64>eq;
+  sDen = den == 0 ? 1 : <i64>den;
+  sWild = wild;
+}
+@inline function accepts(eq: i64, den: i64): bool {
+  return eq * SIM_DEN >= simNum * den || (den - eq <= 1 && eq >= 2);
+}
+
+/** reference.ts diffs: positions t does not cover in the current line (dN), those holding a word in both (dWords, the last at dWordAt). */
+let dN: i32 = 0;
+let dWords: i32 = 0;
+let dWordAt: i32 = -1;
+function diffsOf(t: Tpl, ntok: i32): void {
+  const mb = changetype<usize>(mbuf);
+  const pp = changetype<usize>(t.pat);
+  dN = 0;
+  dWords = 0;
+  dWordAt = -1;
+  for (let i = 0; i < ntok; i++) {
+    const kind = unchecked(t.kind[i]);
+    if (kind == 1 || unchecked(t.th[i]) == unchecked(lH[i])) continue;
+    const ta = pp + <usize>unchecked(t.ts[i]);
+    const la = mb + <usize>unchecked(lMS[i]);
+    if (kind == 2 && globMatch(ta, unchecked(t.tl[i]), la, unchecked(lML[i]))) continue;
+    dN++;
+    if (isWordTok(ta, unchecked(t.tl[i])) && isWordTok(la, unchecked(lML[i]))) {
+      dWords++;
+      dWordAt = i;
+    }
+  }
+}
+
+/** reference.ts sameWord: the leaf's template (not best) with the line's word at p that accepts the line and differs in no word. */
+function sameWord(leaf: Array<Tpl>, best: Tpl, ntok: i32, p: i32): Tpl | null {
+  let alt: Tpl | null = null;
+  let aEq: i64 = 0;
+  let aDen: i64 = 1;
+  let aWild: i32 = -1;
+  for (let j = 0; j < leaf.length; j++) {
+    const u = unchecked(leaf[j]);
+    if (u === best || unchecked(u.th[p]) != unchecked(lH[p])) continue;
+    simOf(u, ntok);
+    const eq = sEq;
+    const den = sDen;
+    const wild = sWild;
+    if (!accepts(eq, den)) continue;
+    diffsOf(u, ntok);
+    if (dWords > 0) continue;
+    const lhs = eq * aDen;
+    const rhs = aEq * den;
+    if (alt === null || lhs > rhs || (lhs == rhs && wild > aWild)) {
+      alt = u;
+      aEq = eq;
+      aDen = den;
+      aWild = wild;
+    }
+  }
+  return alt;
 }
 
 /** reference.ts reskeleton: tpl's skeleton became sk; a template that already holds it merges into tpl. */
@@ -1361,24 +1471,25 @@ export function mine(svc: i32, n: i32): void {
       let splitFrom: f64 = 0;
       let found: Tpl | null = null;
       if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
-        const bt: Tpl = best;
-        const bp = changetype<usize>(bt.pat);
-        // the positions the template does not cover yet
-        let nd = 0;
-        let p0 = -1;
-        for (let i = 0; i < ntok; i++) {
-          const kind = unchecked(bt.kind[i]);
-          if (kind == 1 || unchecked(bt.th[i]) == unchecked(lH[i])) continue;
-          if (kind == 2 && globMatch(bp + <usize>unchecked(bt.ts[i]), unchecked(bt.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) continue;
-          nd++;
-          if (p0 < 0) p0 = i;
-        }
+        let bt: Tpl = best;
+        // reference.ts: a word in both at one differing position is an enum-like constant, unless a
+        // template holding the line's word there takes the line
+        diffsOf(bt, ntok);
         let hasFamily = false;
-        if (nd == 1 && isWordTok(bp + <usize>unchecked(bt.ts[p0]), unchecked(bt.tl[p0])) && isWordTok(mb + <usize>unchecked(lMS[p0]), unchecked(lML[p0]))) {
-          family(s.leaves.get(key), bt, p0);
+        if (dWords == 1) {
+          family(s.leaves.get(key), bt, dWordAt);
           hasFamily = true;
-          if (fam.length < ENUM_MAX) splitFrom = bt.id;
+          if (fam.length < ENUM_MAX) {
+            const alt = sameWord(s.leaves.get(key), bt, ntok, dWordAt);
+            if (alt !== null) {
+              bt = alt;
+              diffsOf(bt, ntok);
+              hasFamily = false;
+            } else splitFrom = bt.id;
+          }
         }
+        const bp = changetype<usize>(bt.pat);
+        const nd = dN;
         if (splitFrom == 0) {
           found = bt;
           if (nd > 0) {

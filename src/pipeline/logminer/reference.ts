@@ -190,6 +190,42 @@ export function quoteEnd(t: string, q: number, end: number): number {
   return -1;
 }
 
+const isUpper = (c: number): boolean => c >= 65 && c <= 90;
+const isWild = (t: string, i: number, e: number): boolean =>
+  i + 3 <= e && t.charCodeAt(i) === 60 && t.charCodeAt(i + 1) === 42 && t.charCodeAt(i + 2) === 62;
+
+/**
+ * Is the quoted text [s, e) an HTTP-style request line: `METHOD target` or `METHOD target PROTO/version`,
+ * words apart by single spaces, the method 3 to 10 capitals, the target a path, `*`, a URL or `<*>`, the
+ * protocol capitals then '/' (`GET /x HTTP/1.1`)? Such a string is not one token: it splits into its
+ * words, so the method and protocol stay words (GET and POST are different events) while the target is
+ * masked as any path. A stored pattern (`"GET <*> HTTP/<*>"`, `"<*> <*> HTTP/<*>"`) splits the same way.
+ */
+export function isRequestLine(t: string, s: number, e: number): boolean {
+  // method
+  let i = s;
+  if (isWild(t, i, e)) i += 3;
+  else {
+    while (i < e && isUpper(t.charCodeAt(i))) i++;
+    if (i - s < 3 || i - s > 10) return false;
+  }
+  if (i >= e || t.charCodeAt(i) !== 32) return false;
+  // target
+  const ts = ++i;
+  while (i < e && t.charCodeAt(i) !== 32) i++;
+  if (i === ts) return false;
+  const c0 = t.charCodeAt(ts);
+  if (!(c0 === 47 || c0 === 42 || isWild(t, ts, i) || (isAlpha(c0) && t.slice(ts, i).includes('://')))) return false;
+  for (let k = ts; k < i; k++) if (isSep(t.charCodeAt(k))) return false;
+  if (i === e) return true;
+  // protocol
+  const ps = ++i;
+  while (i < e && isUpper(t.charCodeAt(i))) i++;
+  if (i === ps || i >= e || t.charCodeAt(i) !== 47 || i + 1 >= e) return false;
+  for (let k = i + 1; k < e; k++) if (isSep(t.charCodeAt(k))) return false;
+  return true;
+}
+
 /** End of the token starting at s (a non-separator): the first separator outside a quoted string. */
 export function tokenEnd(t: string, s: number, end: number): number {
   let i = s;
@@ -200,7 +236,7 @@ export function tokenEnd(t: string, s: number, end: number): number {
     if (isSep(c)) break;
     if (c === 34 && tokQs < 0 && (i === s || t.charCodeAt(i - 1) === 61 || t.charCodeAt(i - 1) === 58)) {
       const j = quoteEnd(t, i, end);
-      if (j > 0) {
+      if (j > 0 && !(i === s && isRequestLine(t, i + 1, j))) {
         tokQs = i - s;
         tokQe = j - s;
         i = j + 1;
@@ -438,10 +474,12 @@ export function tokenKind(t: string): number {
   return t.includes(WILDCARD) ? 2 : 0;
 }
 
-/** A word: two or more letters and nothing else (Started, create): what an enum-like position holds. */
+/** A word: two or more letters and nothing else (Started, create; "GET): what an enum-like position holds. */
 export function isWord(t: string): boolean {
-  if (t.length < 2) return false;
-  for (let i = 0; i < t.length; i++) if (!isAlpha(t.charCodeAt(i))) return false;
+  // the method of a quoted request line keeps its opening quote ("GET, "POST: isRequestLine)
+  const s = t.length > 0 && t.charCodeAt(0) === 34 ? 1 : 0;
+  if (t.length - s < 2) return false;
+  for (let i = s; i < t.length; i++) if (!isAlpha(t.charCodeAt(i))) return false;
   return true;
 }
 
@@ -1051,6 +1089,68 @@ export class ReferenceCore implements MinerCore {
     return out;
   }
 
+  /** Similarity of template t to line tokens lt as the leaf search computes it: [equal, non-wildcard, wildcards]. */
+  private similarity(t: RefTemplate, lt: string[]): [number, number, number] {
+    let eq = 0;
+    let wild = 0;
+    for (let i = 0; i < lt.length; i++) {
+      const tt = t.tokens[i]!;
+      const kind = t.kinds[i]!;
+      if (kind === 1) wild++;
+      else if (tt === lt[i] || (kind === 2 && globMatch(tt, lt[i]!)) || sameKey(tt, lt[i]!) || (t.values[i] && t.tokens[i - 1] === lt[i - 1])) eq++;
+    }
+    const den = lt.length - wild;
+    return den === 0 ? [1, 1, wild] : [eq, den, wild];
+  }
+
+  private accepts(eq: number, den: number): boolean {
+    return eq * SIM_DEN >= this.simNum * den || (den - eq <= 1 && eq >= 2);
+  }
+
+  /** The positions template t does not cover yet in line tokens lt: how many, and those holding a word in both (the last one's position). */
+  private diffs(t: RefTemplate, lt: string[]): { n: number; words: number; wordAt: number } {
+    let n = 0;
+    let words = 0;
+    let wordAt = -1;
+    for (let i = 0; i < lt.length; i++) {
+      const tt = t.tokens[i]!;
+      const kind = t.kinds[i]!;
+      if (kind === 1 || tt === lt[i] || (kind === 2 && globMatch(tt, lt[i]!))) continue;
+      n++;
+      if (isWord(tt) && isWord(lt[i]!)) {
+        words++;
+        wordAt = i;
+      }
+    }
+    return { n, words, wordAt };
+  }
+
+  /**
+   * The template of the leaf, other than best, that holds the line's word at p, accepts the line and
+   * differs from it in no other word: the event the line's word names. The most similar one (then
+   * more wildcards, then the older one), or undefined.
+   */
+  private sameWord(leaf: RefTemplate[], best: RefTemplate, lt: string[], p: number): RefTemplate | undefined {
+    let alt: RefTemplate | undefined;
+    let aEq = 0;
+    let aDen = 1;
+    let aWild = -1;
+    for (const u of leaf) {
+      if (u === best || u.tokens[p] !== lt[p]) continue;
+      const [eq, den, wild] = this.similarity(u, lt);
+      if (!this.accepts(eq, den) || this.diffs(u, lt).words > 0) continue;
+      const lhs = eq * aDen;
+      const rhs = aEq * den;
+      if (alt === undefined || lhs > rhs || (lhs === rhs && wild > aWild)) {
+        alt = u;
+        aEq = eq;
+        aDen = den;
+        aWild = wild;
+      }
+    }
+    return alt;
+  }
+
   /**
    * After tpl generalised, its skeleton may have changed: when a template of another length already
    * holds the new one, they are one event, so that one merges into tpl (tpl keeps its id, as in
@@ -1162,23 +1262,24 @@ export class ReferenceCore implements MinerCore {
         // accept at simNum/SIM_DEN, or when a single position differs and at least two agree
         let splitFrom = 0;
         if (best !== undefined && (bestEq * SIM_DEN >= this.simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
-          // the positions the template does not cover yet
-          let nd = 0;
-          let p = -1;
-          for (let i = 0; i < ntok; i++) {
-            const tt = best.tokens[i]!;
-            const kind = best.kinds[i]!;
-            if (kind === 1 || tt === line.tokens[i] || (kind === 2 && globMatch(tt, line.tokens[i]!))) continue;
-            nd++;
-            if (p < 0) p = i;
-          }
-          // one word differs: a constant of an enum-like position (its own template) until the
-          // position has held more than ENUM_MAX words, then a variable that merges them all
+          // one position holds a different word in both (among any other differences): a constant
+          // of an enum-like position (its own template) until the position has held more than
+          // ENUM_MAX words, then a variable that merges them all. A template of the leaf that holds
+          // the line's word there and accepts the line takes it instead (the same event).
+          let d = this.diffs(best, line.tokens);
           let family: RefTemplate[] | null = null;
-          if (nd === 1 && isWord(best.tokens[p]!) && isWord(line.tokens[p]!)) {
-            family = this.family(leaf!, best, p);
-            if (family.length < ENUM_MAX) splitFrom = best.id;
+          if (d.words === 1) {
+            family = this.family(leaf!, best, d.wordAt);
+            if (family.length < ENUM_MAX) {
+              const alt = this.sameWord(leaf!, best, line.tokens, d.wordAt);
+              if (alt !== undefined) {
+                best = alt;
+                d = this.diffs(alt, line.tokens);
+                family = null;
+              } else splitFrom = best.id;
+            }
           }
+          const nd = d.n;
           if (splitFrom === 0) {
             tpl = best;
             if (nd > 0) {

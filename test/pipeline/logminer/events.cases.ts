@@ -148,6 +148,42 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       ]);
     });
 
+    it('quoted request lines with different methods are different events; the target stays a variable', () => {
+      golden([
+        {
+          pattern: '<*> - <*> [<*> <*>] "GET <*> HTTP/<*>" <*> <*>',
+          lines: [
+            '192.0.2.10 - - [12/Jan/2025:08:00:01 +0100] "GET /catalog/item/7?ref=home HTTP/1.1" 200 5120',
+            '192.0.2.11 - maria [12/Jan/2025:08:00:02 +0100] "GET / HTTP/2.0" 304 0',
+            '198.51.100.3 - - [13/Jan/2025:23:59:59 +0100] "GET /static/css/site.min.css HTTP/1.1" 200 88211',
+          ],
+        },
+        {
+          pattern: '<*> - <*> [<*> <*>] "POST <*> HTTP/<*>" <*> <*>',
+          lines: [
+            '192.0.2.10 - - [12/Jan/2025:08:00:03 +0100] "POST /catalog/item/7/cart HTTP/1.1" 201 64',
+            '203.0.113.50 - joe [12/Jan/2025:08:01:00 +0100] "POST /login HTTP/1.1" 302 0',
+          ],
+        },
+        {
+          pattern: '<*> - - [<*> <*>] "DELETE <*> HTTP/<*>" <*> <*>',
+          lines: ['192.0.2.12 - - [12/Jan/2025:09:30:00 +0100] "DELETE /api/sessions/55 HTTP/1.1" 204 0'],
+        },
+        // a quoted request line after a key, and a quoted phrase that is no request line (one value)
+        {
+          pattern: 'upstream timed out, request: "PUT <*> HTTP/<*>", upstream: "http://<*>"',
+          lines: [
+            'upstream timed out, request: "PUT /files/report.csv HTTP/1.1", upstream: "http://10.0.3.2:8080/files/report.csv"',
+            'upstream timed out, request: "PUT /files/a HTTP/1.0", upstream: "http://10.0.3.9:8080/files/a"',
+          ],
+        },
+        {
+          pattern: 'alert raised: "<*>" severity <*>',
+          lines: ['alert raised: "disk 93% full on /data" severity 2', 'alert raised: "GET queue 40 behind" severity 3'],
+        },
+      ]);
+    });
+
     it('a word position with many values is a variable: its templates merge into the first, ids and counts kept', () => {
       const m = make();
       const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'alice'];
@@ -180,6 +216,8 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       'session opened for carol from 10.0.0.3 via ssh',
       'copied 12 files to backup-0',
       'copied 3 4 files to archive',
+      '10.0.0.1 - - [12/Jan/2025:08:00:01 +0100] "GET /a/1 HTTP/1.1" 200 12',
+      '10.0.0.2 - - [12/Jan/2025:08:00:02 +0100] "POST /a/1 HTTP/1.1" 201 3',
     ];
     const phase2 = [
       'replicas 10.0.0.1 10.0.0.2 in sync after 3s',
@@ -191,6 +229,9 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       'copied 5 files to tmp-1',
       'copied 2 9 files to tmp-3',
       'session opened for alice from 10.0.0.1 via ssh',
+      '10.0.0.3 - - [12/Jan/2025:08:00:03 +0100] "POST /b/2 HTTP/2.0" 201 4',
+      '10.0.0.4 - - [12/Jan/2025:08:00:04 +0100] "PUT /b/2 HTTP/1.1" 200 5',
+      '10.0.0.5 - - [12/Jan/2025:08:00:05 +0100] "GET /b/3 HTTP/1.1" 200 6',
     ];
 
     it('a restart between two phases gives the same ids, splits and merges as no restart', () => {

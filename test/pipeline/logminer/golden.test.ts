@@ -21,10 +21,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: 'b8e9944bcf40246f'
   },
   Spark: {
-    templates: 36,
-    ga: 0.9805,
+    templates: 35,
+    ga: 0.999,
     pa: 0.9225,
-    sha256: 'fc92f1756929a78f'
+    sha256: 'a5196473f2c9e49c'
   },
   Zookeeper: {
     templates: 56,
@@ -33,10 +33,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '60ef6d1525706c5e'
   },
   BGL: {
-    templates: 111,
-    ga: 0.9815,
-    pa: 0.9345,
-    sha256: 'db9daebe45c710ba'
+    templates: 112,
+    ga: 0.983,
+    pa: 0.936,
+    sha256: '4a6682ec81f9958b'
   },
   HPC: {
     templates: 46,
