@@ -10,7 +10,7 @@
 // yet (svc_dirty_buckets) are aggregated from raw telemetry with the very same statements the pass
 // uses, so a diagnosis works before any pass has run and agrees with the series after it.
 import { DeadlineExceeded, readRows, type ReadPool } from '../store/readers.js';
-import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, LOGS_RESOLVED, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
+import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, MERGE_CHAIN_SQL, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
 import { SIGNALS } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
 import { BUCKET_US, MINUTE_US, bucketRuns } from '../core/time.js';
@@ -479,11 +479,19 @@ export const STATEMENTS = {
     }),
   ),
 
-  /** Logs per service and template in the window; a template that merged into another counts as that one (one event once). */
+  /**
+   * Logs per service and template in the window; a template that merged into another counts as that
+   * one (one event once). Grouped by the raw template_id first, then the few groups are resolved
+   * through the merge chains of svc_log_templates (joining every line, as svc_logs_resolved does,
+   * cost twice the time).
+   */
   windowLogs: statement(
     (b: Bounds) =>
-      `SELECT service_name, resolved_template_id AS template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
-      `any_value(severity_text) AS severity_text FROM ${LOGS_RESOLVED.name} WHERE ${between(b.from, b.to)} GROUP BY ALL`,
+      `SELECT w.service_name, coalesce(m.resolved_template_id, w.template_id) AS template_id, sum(w.n) AS n, sum(w.k) AS k, min(w.first_us) AS first_us, ` +
+      `max(w.last_us) AS last_us, any_value(w.severity_text) AS severity_text FROM (` +
+      `SELECT service_name, template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
+      `any_value(severity_text) AS severity_text FROM ${LOGS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL` +
+      `) AS w LEFT JOIN (${MERGE_CHAIN_SQL}) AS m ON m.template_id = w.template_id GROUP BY ALL`,
     (r): WindowLogRow => ({
       service_name: String(r['service_name']),
       template_id: numOrNull(r['template_id']),
@@ -663,11 +671,19 @@ export const STATEMENTS = {
   ),
 
   /** Parameters of the newest records of each template in the window's last slice (the numeric slots behind log_counters). */
+  // The ids are resolved ones (windowLogs): the lines read are those of the ids and of the templates
+  // that merged into them, picked by raw template_id (the merge chains come from svc_log_templates).
   templateParams: statement(
-    (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) =>
-      `SELECT resolved_template_id AS template_id, epoch_us(timestamp) AS ts, template_params FROM ${LOGS_RESOLVED.name} WHERE service_name = ${sqlString(service)} ` +
-      `AND resolved_template_id IN (${ids.map((i) => Math.trunc(i)).join(', ')}) ` +
-      `AND template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to)} QUALIFY row_number() OVER (PARTITION BY resolved_template_id ORDER BY timestamp DESC) <= ${perTemplate}`,
+    (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) => {
+      const list = ids.map((i) => Math.trunc(i)).join(', ');
+      return (
+        `SELECT coalesce(m.resolved_template_id, l.template_id) AS template_id, epoch_us(l.timestamp) AS ts, l.template_params FROM ${LOGS.name} AS l ` +
+        `LEFT JOIN (${MERGE_CHAIN_SQL}) AS m ON m.template_id = l.template_id WHERE l.service_name = ${sqlString(service)} ` +
+        `AND l.template_id IN (SELECT unnest([${list}]) UNION ALL SELECT template_id FROM (${MERGE_CHAIN_SQL}) WHERE resolved_template_id IN (${list})) ` +
+        `AND l.template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to, 'l.timestamp')} ` +
+        `QUALIFY row_number() OVER (PARTITION BY coalesce(m.resolved_template_id, l.template_id) ORDER BY l.timestamp DESC) <= ${perTemplate}`
+      );
+    },
     (r): TemplateParamsRow => ({ template_id: Number(r['template_id']), ts: Number(r['ts']), template_params: String(r['template_params']) }),
   ),
 

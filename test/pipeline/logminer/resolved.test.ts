@@ -14,6 +14,7 @@ import { runQuery } from '../../../src/query/run.js';
 import { openStore, type Store } from '../../../src/store/db.js';
 import { sqlString } from '../../../src/store/sql.js';
 import { LOG_TEMPLATES } from '../../../src/store/schema.js';
+import { SQL, type Bounds } from '../../../src/diagnose/queries.js';
 
 // Three events. "copied": five file-set names make the position a variable (four templates merge into
 // the first), then that template, of five tokens, merges into the six-token one that reached the
@@ -31,6 +32,8 @@ const LINES = [
   'copied 2 9 files to tmp-3', // the six-token template generalises to the same skeleton: the five-token one merges into it
   'Job 9 Started',
 ];
+
+const T0 = 1_700_000_000_000_000;
 
 let dir: string;
 let store: Store;
@@ -56,7 +59,10 @@ beforeAll(async () => {
     await w.run(`INSERT OR REPLACE INTO ${LOG_TEMPLATES.name} (${cols.join(', ')}) VALUES (${vals.join(', ')})`);
   }
   for (let i = 0; i < LINES.length; i++) {
-    await w.run(`INSERT INTO svc_logs (timestamp, service_name, body, is_error, template_id) VALUES (make_timestamp(${1_700_000_000_000_000 + i}), 'svc', ${sqlString(LINES[i]!)}, false, ${ids[i]})`);
+    await w.run(
+      `INSERT INTO svc_logs (timestamp, service_name, body, is_error, template_id, template_params) ` +
+        `VALUES (make_timestamp(${T0 + i}), 'svc', ${sqlString(LINES[i]!)}, ${LINES[i]!.startsWith('Job')}, ${ids[i]}, '["${i}"]')`,
+    );
   }
   q = await prepareQueryConnection(store, { spoolDir: store.spoolDir });
 });
@@ -112,5 +118,29 @@ describe('the README example', () => {
       "WHERE l.timestamp >= TIMESTAMP '2023-11-14 00:00:00' GROUP BY 1 ORDER BY n DESC LIMIT 20";
     const got = await query(sql);
     expect(got.map((r) => [r.pattern, r.n])).toEqual([['copied <*> <*> files to <*>', 8], ['Job <*> Started', 2], ['Job <*> Stopped', 1]]);
+  });
+});
+
+describe('the diagnosis reads by raw template_id and resolves the merges itself', () => {
+  const b: Bounds = { from: T0 - 1_000_000, to: T0 + 1_000_000, lookFrom: T0 - 2_000_000, newSince: T0 - 1_000_000 };
+  const direct = async (sql: string) => (await q.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+
+  it('windowLogs counts each event once, as svc_logs_resolved does', async () => {
+    const want = await query(`SELECT resolved_template_id AS id, count(*) AS n, count_if(is_error) AS k FROM svc_logs_resolved GROUP BY ALL ORDER BY id`);
+    const got = await direct(`SELECT template_id AS id, n, k, first_us, last_us FROM (${SQL.windowLogs(b)}) ORDER BY id`);
+    expect(got.map((r) => [Number(r.id), Number(r.n), Number(r.k)])).toEqual(want.map((r) => [Number(r.id), Number(r.n), Number(r.k)]));
+    // the merged event spans the first to the last of its lines, whichever template they got at ingest
+    const copied = got.find((r) => Number(r.id) === ids[2])!;
+    expect([Number(copied.first_us), Number(copied.last_us)]).toEqual([T0, T0 + 9]);
+  });
+
+  it('templateParams reads the lines of the templates merged into the ids asked, newest first per event', async () => {
+    const six = ids[2]!;
+    const started = ids[4]!;
+    const all = await direct(SQL.templateParams(b, 'svc', [six, started], 200, 10_000_000));
+    expect(all.filter((r) => Number(r.template_id) === six).length).toBe(8);
+    expect(all.filter((r) => Number(r.template_id) === started).length).toBe(2);
+    const newest = await direct(SQL.templateParams(b, 'svc', [six], 3, 10_000_000));
+    expect(newest.map((r) => r.template_params).sort()).toEqual(['["6"]', '["8"]', '["9"]']);
   });
 });
