@@ -33,16 +33,16 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '60ef6d1525706c5e'
   },
   BGL: {
-    templates: 112,
-    ga: 0.983,
-    pa: 0.936,
-    sha256: '4a6682ec81f9958b'
+    templates: 111,
+    ga: 0.9825,
+    pa: 0.9355,
+    sha256: 'b9f73ee615fb8e1d'
   },
   HPC: {
-    templates: 46,
-    ga: 0.9055,
+    templates: 44,
+    ga: 0.9075,
     pa: 0.9025,
-    sha256: 'c30af96aeeb12926'
+    sha256: 'da9ee3da835b7f23'
   },
   Apache: {
     templates: 6,
