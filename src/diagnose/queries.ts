@@ -177,6 +177,8 @@ export interface WindowLogRow {
   first_us: number;
   last_us: number;
   severity_text: string | null;
+  /** ids of the templates that merged into template_id whose lines are counted here (usually none) */
+  merged_ids?: readonly number[];
 }
 export interface TemplateRow {
   template_id: number;
@@ -488,7 +490,7 @@ export const STATEMENTS = {
   windowLogs: statement(
     (b: Bounds) =>
       `SELECT w.service_name, coalesce(m.resolved_template_id, w.template_id) AS template_id, sum(w.n) AS n, sum(w.k) AS k, min(w.first_us) AS first_us, ` +
-      `max(w.last_us) AS last_us, any_value(w.severity_text) AS severity_text FROM (` +
+      `max(w.last_us) AS last_us, any_value(w.severity_text) AS severity_text, list(m.template_id) FILTER (WHERE m.template_id IS NOT NULL) AS merged_ids FROM (` +
       `SELECT service_name, template_id, count(*) AS n, count_if(is_error) AS k, min(epoch_us(timestamp)) AS first_us, max(epoch_us(timestamp)) AS last_us, ` +
       `any_value(severity_text) AS severity_text FROM ${LOGS.name} WHERE ${between(b.from, b.to)} GROUP BY ALL` +
       `) AS w LEFT JOIN (${MERGE_CHAIN_SQL}) AS m ON m.template_id = w.template_id GROUP BY ALL`,
@@ -500,6 +502,7 @@ export const STATEMENTS = {
       first_us: Number(r['first_us']),
       last_us: Number(r['last_us']),
       severity_text: textOrNull(r['severity_text']),
+      merged_ids: Array.isArray(r['merged_ids']) ? (r['merged_ids'] as unknown[]).map(Number) : [],
     }),
   ),
 
@@ -671,17 +674,20 @@ export const STATEMENTS = {
   ),
 
   /** Parameters of the newest records of each template in the window's last slice (the numeric slots behind log_counters). */
-  // The ids are resolved ones (windowLogs): the lines read are those of the ids and of the templates
-  // that merged into them, picked by raw template_id (the merge chains come from svc_log_templates).
+  // The ids are resolved ones (windowLogs); `mergedInto` maps the ids of templates merged into them
+  // (windowLogs merged_ids) to theirs: their lines are read by raw template_id (an IN list the scan
+  // filters on; a join to the merge chains per line cost twice the time) and reported as the id.
   templateParams: statement(
-    (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number) => {
-      const list = ids.map((i) => Math.trunc(i)).join(', ');
+    (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number, mergedInto: ReadonlyMap<number, number> = new Map()) => {
+      const raw = [...ids, ...mergedInto.keys()].map((i) => Math.trunc(i));
+      const id = mergedInto.size
+        ? `CASE template_id ${[...mergedInto].map(([from, to]) => `WHEN ${Math.trunc(from)} THEN ${Math.trunc(to)}`).join(' ')} ELSE template_id END`
+        : 'template_id';
+      // the id computed below the window: a CASE in its PARTITION BY cost a third more
       return (
-        `SELECT coalesce(m.resolved_template_id, l.template_id) AS template_id, epoch_us(l.timestamp) AS ts, l.template_params FROM ${LOGS.name} AS l ` +
-        `LEFT JOIN (${MERGE_CHAIN_SQL}) AS m ON m.template_id = l.template_id WHERE l.service_name = ${sqlString(service)} ` +
-        `AND l.template_id IN (SELECT unnest([${list}]) UNION ALL SELECT template_id FROM (${MERGE_CHAIN_SQL}) WHERE resolved_template_id IN (${list})) ` +
-        `AND l.template_params IS NOT NULL AND ${between(Math.max(b.from, b.to - sliceUs), b.to, 'l.timestamp')} ` +
-        `QUALIFY row_number() OVER (PARTITION BY coalesce(m.resolved_template_id, l.template_id) ORDER BY l.timestamp DESC) <= ${perTemplate}`
+        `SELECT id AS template_id, epoch_us(timestamp) AS ts, template_params FROM (SELECT ${id} AS id, timestamp, template_params FROM ${LOGS.name} ` +
+        `WHERE service_name = ${sqlString(service)} AND template_id IN (${raw.join(', ')}) AND template_params IS NOT NULL ` +
+        `AND ${between(Math.max(b.from, b.to - sliceUs), b.to)}) QUALIFY row_number() OVER (PARTITION BY id ORDER BY timestamp DESC) <= ${perTemplate}`
       );
     },
     (r): TemplateParamsRow => ({ template_id: Number(r['template_id']), ts: Number(r['ts']), template_params: String(r['template_params']) }),
