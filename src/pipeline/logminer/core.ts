@@ -32,7 +32,8 @@ export const PREFIX_TOKENS = 1;
 export const LEAF_MAX = 64;
 /**
  * Distinct words a position may hold as constants, one template each (`Job Started` / `Job Stopped`):
- * a further word there makes it a variable and the templates merge.
+ * a further word there makes it a variable and the templates merge. The same bound holds for
+ * phrases of plain words between shared tokens (`failed: connection refused`, `failed: no route to host`).
  */
 export const ENUM_MAX = 5;
 /** Default similarity threshold, as a fraction SIM_NUM / SIM_DEN, compared exactly in integers. */

@@ -10,7 +10,8 @@
 // the message out of JSON, logfmt, klog, multi-line and SQL-statement bodies (shared by both engines).
 //  1. Tokenise on whitespace/control bytes; look at MATCH_BYTES bytes and MAX_TOKENS tokens at most.
 //     A double-quoted string with spaces at a value position is one token (quoteEnd), so a quoted
-//     request line or User-Agent of any length keeps the token count fixed.
+//     message or User-Agent of any length keeps the token count fixed; a quoted request line at a
+//     token's start splits into its words (isRequestLine), so its method is a word.
 //  2. Mask variables by what they are, wherever they stand (maskToken): URLs (scheme kept), absolute
 //     paths, e-mail addresses, over-long tokens, IPv6 and MAC addresses and dates with a month name
 //     (masked whole), host names (a dotted name before ':port' or ending in a known TLD: masked
@@ -36,14 +37,19 @@
 //     (`user=root` + `user=guest` → `user=<*>`), else `<*>`. A template that generalised absorbs the
 //     templates of its leaf with its constants whose variables it now covers (absorb): a merge,
 //     reported so the store records it; the generalised template keeps its id.
-//     Enum-like words: when the only differing position holds a plain word in both (Started /
-//     Stopped), it is a constant and the line starts its own template (reported as split from the
+//     Enum-like words: when exactly one differing position holds a plain word in both (Started /
+//     Stopped), it is a constant: a template of the leaf with the line's word there that accepts the
+//     line takes it (sameWord), else the line starts its own template (reported as split from the
 //     match), as long as the leaf holds fewer than ENUM_MAX templates differing only there (family);
 //     the next word makes the position a variable: the match generalises and that family merges into it.
 //  5b. Variable length: a line no template of its length accepts joins the template with the same
 //     skeleton (constants in order, each run of variable tokens one mark: skeletonOf), whatever its
 //     length. When a template's skeleton changes as it generalises and a template of another length
 //     holds the new one, that one merges into it (reskeleton).
+//  5c. Still none: a template of another length under the same leading token whose `<*>` runs take
+//     the line's tokens, whatever they are (runCovers); else, when ENUM_MAX templates there share
+//     the line's leading and trailing tokens and differ from it in a run of plain words, the phrase
+//     is a variable: the oldest becomes those tokens around one `<*>` and the others merge (phrase).
 //  6. A JSON object body without a message field is templated on its keys and shape:
 //     `{"a":<*>,"b":{"c":<*>},"d":[<*>]}`, matched exactly.
 //  7. Bounded state: a leaf holds at most LEAF_MAX templates (bounding the comparisons per line) and
