@@ -265,7 +265,8 @@ function isRequestLine(p: usize, s: i32, e: i32): bool {
   if (i == e) return true;
   i++;
   const ps = i;
-  while (i < e && isUpper(ch(p, i))) i++;
+  if (isStar(p, i, e)) i += 3;
+  else while (i < e && isUpper(ch(p, i))) i++;
   if (i == ps || i >= e || ch(p, i) != 47 || i + 1 >= e) return false;
   for (let k = i + 1; k < e; k++) if (isSep(ch(p, k))) return false;
   return true;

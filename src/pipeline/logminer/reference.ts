@@ -224,9 +224,10 @@ export function isRequestLine(t: string, s: number, e: number): boolean {
   if (!(c0 === 47 || c0 === 42 || isWild(t, ts, i) || (isAlpha(c0) && t.slice(ts, i).includes('://')))) return false;
   for (let k = ts; k < i; k++) if (isSep(t.charCodeAt(k))) return false;
   if (i === e) return true;
-  // protocol
+  // protocol (as a stored pattern may hold it: `<*>/<*>` once two protocols were seen)
   const ps = ++i;
-  while (i < e && isUpper(t.charCodeAt(i))) i++;
+  if (isWild(t, i, e)) i += 3;
+  else while (i < e && isUpper(t.charCodeAt(i))) i++;
   if (i === ps || i >= e || t.charCodeAt(i) !== 47 || i + 1 >= e) return false;
   for (let k = i + 1; k < e; k++) if (isSep(t.charCodeAt(k))) return false;
   return true;

@@ -257,6 +257,18 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       ]);
     });
 
+    it('request lines of two protocols: the generalised request line splits the same way after a restart', () => {
+      const lines = ['10.0.0.1 "GET /a/1 HTTP/1.1" 200 served from cache', '10.0.0.2 "GET /a/2 RTSP/1.0" 200 served from cache', '10.0.0.3 "POST /a/2 HTTP/1.1" 201 served from cache'];
+      const m1 = make();
+      const r1 = m1.mineBatch('svc', lines);
+      expect(m1.template(r1.templateIds[0]!)!.pattern).toBe('<*> "GET <*> <*>/<*>" <*> served from cache');
+      const m2 = make();
+      m2.restore(m1.drainDirty());
+      const r2 = m2.mineBatch('svc', ['10.0.0.9 "GET /b HTTP/2.0" 304 served from cache', '10.0.0.9 "POST /b HTTP/2.0" 201 served from cache']);
+      expect(Array.from(r2.templateIds)).toEqual([r1.templateIds[0], r1.templateIds[2]]);
+      expect(r2.changed).toEqual([]);
+    });
+
     it('a word position with many values is a variable: its templates merge into the first, ids and counts kept', () => {
       const m = make();
       const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'alice'];
