@@ -673,10 +673,13 @@ export const STATEMENTS = {
     }),
   ),
 
-  /** Parameters of the newest records of each template in the window's last slice (the numeric slots behind log_counters). */
-  // The ids are resolved ones (windowLogs); `mergedInto` maps the ids of templates merged into them
-  // (windowLogs merged_ids) to theirs: their lines are read by raw template_id (an IN list the scan
-  // filters on; a join to the merge chains per line cost twice the time) and reported as the id.
+  /**
+   * Parameters of the newest records of each template in the window's last slice (the numeric slots
+   * behind log_counters). The ids are resolved ones (windowLogs); `mergedInto` maps the ids of the
+   * templates merged into them (windowLogs merged_ids) to theirs: their lines are read by raw
+   * template_id (an IN list the scan filters on; a join to the merge chains per line cost twice the
+   * time) and reported as the id.
+   */
   templateParams: statement(
     (b: Bounds, service: string, ids: readonly number[], perTemplate: number, sliceUs: number, mergedInto: ReadonlyMap<number, number> = new Map()) => {
       const raw = [...ids, ...mergedInto.keys()].map((i) => Math.trunc(i));
