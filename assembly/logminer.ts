@@ -1420,6 +1420,12 @@ function isPhraseWordTok(p: usize, len: i32): bool {
   }
   return true;
 }
+/** reference.ts constantsAround: constant tokens of t outside [a, b). */
+function constantsAround(t: Tpl, a: i32, b: i32): i32 {
+  let c = 0;
+  for (let i = 0; i < t.ntok; i++) if ((i < a || i >= b) && unchecked(t.kind[i]) == 0) c++;
+  return c;
+}
 /** reference.ts phraseRun over template t's tokens [a, b). */
 function tplPhrase(t: Tpl, a: i32, b: i32): bool {
   if (a >= b) return false;
@@ -1602,7 +1608,7 @@ function phrase(s: Svc, hl: Array<Tpl>, n: i32): Tpl | null {
     while (p < lim && coversTok(u, p, p)) p++;
     let q = 0;
     while (p + q < lim && coversTok(u, m - 1 - q, n - 1 - q)) q++;
-    if (p < 1 || p + q < 2 || !tplPhrase(u, p, m - q) || !linePhrase(p, n - q)) continue;
+    if (p < 1 || constantsAround(u, p, m - q) < 2 || !tplPhrase(u, p, m - q) || !linePhrase(p, n - q)) continue;
     sibT.push(u);
     sibP.push(p);
     sibQ.push(q);

@@ -918,6 +918,13 @@ export function isPhraseWord(t: string): boolean {
   return true;
 }
 
+/** Constant tokens of a template outside [a, b): the context a phrase needs two of (`Job <*> <phrase>` has one). */
+function constantsAround(kinds: number[], a: number, b: number): number {
+  let c = 0;
+  for (let i = 0; i < kinds.length; i++) if ((i < a || i >= b) && kinds[i] === 0) c++;
+  return c;
+}
+
 /** Are tokens [a, b) one or more plain words of a phrase? */
 function phraseRun(tokens: string[], a: number, b: number): boolean {
   if (a >= b) return false;
@@ -1258,7 +1265,7 @@ export class ReferenceCore implements MinerCore {
       while (p < lim && coversToken(u.tokens[p]!, u.kinds[p]!, lt[p]!)) p++;
       let q = 0;
       while (p + q < lim && coversToken(u.tokens[m - 1 - q]!, u.kinds[m - 1 - q]!, lt[n - 1 - q]!)) q++;
-      if (p < 1 || p + q < 2 || !phraseRun(u.tokens, p, m - q) || !phraseRun(lt, p, n - q)) continue;
+      if (p < 1 || constantsAround(u.kinds, p, m - q) < 2 || !phraseRun(u.tokens, p, m - q) || !phraseRun(lt, p, n - q)) continue;
       sib.push({ u, p, q });
     }
     if (sib.length < ENUM_MAX) return undefined;

@@ -189,6 +189,14 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       ], batch);
     });
 
+    it('a phrase needs two constant tokens around it: `Job <*> <phrase>` stays one event per phrase', () => {
+      const m = make();
+      const phrases = ['started', 'finished successfully', 'timed out after retries', 'was cancelled by the user', 'could not be scheduled anywhere', 'lost its lease to another node'];
+      const r = m.mineBatch('svc', phrases.map((p, i) => `Job ${100 + i} ${p}`));
+      expect(new Set(r.templateIds).size).toBe(phrases.length);
+      expect(r.evicted).toEqual([]);
+    });
+
     it('the merge keeps the oldest id, records the others as merged into it, and the phrase is one value', () => {
       const m = make();
       const r = m.mineBatch('svc', errors, { withParams: true });
