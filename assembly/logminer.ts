@@ -239,6 +239,38 @@ function quoteEnd(p: usize, q: i32, end: i32): i32 {
   }
   return -1;
 }
+@inline function isUpper(c: i32): bool { return <u32>(c - 65) <= 25; }
+/** reference.ts isRequestLine: `METHOD target [PROTO/version]` inside quotes splits into its words. */
+function isRequestLine(p: usize, s: i32, e: i32): bool {
+  let i = s;
+  if (isStar(p, i, e)) i += 3;
+  else {
+    while (i < e && isUpper(ch(p, i))) i++;
+    if (i - s < 3 || i - s > 10) return false;
+  }
+  if (i >= e || ch(p, i) != 32) return false;
+  i++;
+  const ts = i;
+  while (i < e && ch(p, i) != 32) i++;
+  if (i == ts) return false;
+  const c0 = ch(p, ts);
+  let url = false;
+  if (isAlpha(c0)) {
+    for (let k = ts; k + 3 <= i; k++) {
+      if (ch(p, k) == 58 && ch(p, k + 1) == 47 && ch(p, k + 2) == 47) { url = true; break; }
+    }
+  }
+  if (!(c0 == 47 || c0 == 42 || isStar(p, ts, i) || url)) return false;
+  for (let k = ts; k < i; k++) if (isSep(ch(p, k))) return false;
+  if (i == e) return true;
+  i++;
+  const ps = i;
+  if (isStar(p, i, e)) i += 3;
+  else while (i < e && isUpper(ch(p, i))) i++;
+  if (i == ps || i >= e || ch(p, i) != 47 || i + 1 >= e) return false;
+  for (let k = i + 1; k < e; k++) if (isSep(ch(p, k))) return false;
+  return true;
+}
 @inline function tokenEnd(p: usize, s: i32, end: i32): i32 {
   let i = s;
   tokQs = -1;
@@ -250,7 +282,7 @@ function quoteEnd(p: usize, q: i32, end: i32): i32 {
     if (i >= end || isSep(ch(p, i))) break;
     if (tokQs < 0 && (i == s || ch(p, i - 1) == 61 || ch(p, i - 1) == 58)) {
       const j = quoteEnd(p, i, end);
-      if (j > 0) {
+      if (j > 0 && !(i == s && isRequestLine(p, i + 1, j))) {
         tokQs = i - s;
         tokQe = j - s;
         i = j + 1;
@@ -798,6 +830,8 @@ class Svc {
   leaves: Map<u64, Array<Tpl>> = new Map<u64, Array<Tpl>>();
   shapes: Map<u64, Tpl> = new Map<u64, Tpl>();
   skels: Map<u64, Tpl> = new Map<u64, Tpl>();
+  /** reference.ts heads: leading-token key (headOf) → text templates of any length, the LEAF_MAX latest added */
+  heads: Map<u64, Array<Tpl>> = new Map<u64, Array<Tpl>>();
   head: Tpl | null = null; // least recently used
   tail: Tpl | null = null; // most recently used
   count: i32 = 0;
@@ -866,6 +900,15 @@ function retire(s: Svc, victim: Tpl, report: bool, into: f64): void {
     leaf.splice(k, 1);
     if (leaf.length == 0) s.leaves.delete(victim.key);
     if (victim.skel != 0 && s.skels.has(victim.skel) && s.skels.get(victim.skel) === victim) s.skels.delete(victim.skel);
+    const h = headOf(victim.key, victim.ntok);
+    if (h != 0 && s.heads.has(h)) {
+      const hl = s.heads.get(h);
+      const k = hl.indexOf(victim);
+      if (k >= 0) {
+        hl.splice(k, 1);
+        if (hl.length == 0) s.heads.delete(h);
+      }
+    }
   }
   pending.set(<u64>victim.id, victim);
   if (report) {
@@ -921,13 +964,21 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
       s.leaves.set(t.key, leaf);
     }
     if (t.skel != 0 && !s.skels.has(t.skel)) s.skels.set(t.skel, t);
+    const h = headOf(t.key, t.ntok);
+    if (h != 0) {
+      if (!s.heads.has(h)) s.heads.set(h, new Array<Tpl>());
+      const hl = s.heads.get(h);
+      hl.push(t);
+      if (hl.length > LEAF_MAX) hl.shift();
+    }
   }
 }
 
 /** reference.ts isWord: two or more letters and nothing else. */
 function isWordTok(p: usize, len: i32): bool {
-  if (len < 2) return false;
-  for (let i = 0; i < len; i++) if (!isAlpha(ch(p, i))) return false;
+  const s = len > 0 && ch(p, 0) == 34 ? 1 : 0;
+  if (len - s < 2) return false;
+  for (let i = s; i < len; i++) if (!isAlpha(ch(p, i))) return false;
   return true;
 }
 
@@ -981,6 +1032,84 @@ function family(leaf: Array<Tpl>, tpl: Tpl, p: i32): void {
     for (let i = 0; i < tpl.ntok && same; i++) if (i != p && unchecked(u.th[i]) != unchecked(tpl.th[i])) same = false;
     if (same) fam.push(u);
   }
+}
+
+/** reference.ts similarity of t to the current line: sEq / sDen (non-wildcard positions), sWild. */
+let sEq: i64 = 0;
+let sDen: i64 = 1;
+let sWild: i32 = 0;
+function simOf(t: Tpl, ntok: i32): void {
+  const mb = changetype<usize>(mbuf);
+  const pp = changetype<usize>(t.pat);
+  let eq = 0;
+  let wild = 0;
+  for (let i = 0; i < ntok; i++) {
+    const kind = unchecked(t.kind[i]);
+    if (kind == 1) wild++;
+    else if (unchecked(t.th[i]) == unchecked(lH[i])) eq++;
+    else if (kind == 2 && globMatch(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+    else if (sameKey(pp + <usize>unchecked(t.ts[i]), unchecked(t.eqAt[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) eq++;
+    else if (unchecked(t.kv[i]) != 0 && unchecked(t.th[i - 1]) == unchecked(lH[i - 1])) eq++;
+  }
+  const den = ntok - wild;
+  sEq = den == 0 ? 1 : <i64>eq;
+  sDen = den == 0 ? 1 : <i64>den;
+  sWild = wild;
+}
+@inline function accepts(eq: i64, den: i64): bool {
+  return eq * SIM_DEN >= simNum * den || (den - eq <= 1 && eq >= 2);
+}
+
+/** reference.ts diffs: positions t does not cover in the current line (dN), those holding a word in both (dWords, the last at dWordAt). */
+let dN: i32 = 0;
+let dWords: i32 = 0;
+let dWordAt: i32 = -1;
+function diffsOf(t: Tpl, ntok: i32): void {
+  const mb = changetype<usize>(mbuf);
+  const pp = changetype<usize>(t.pat);
+  dN = 0;
+  dWords = 0;
+  dWordAt = -1;
+  for (let i = 0; i < ntok; i++) {
+    const kind = unchecked(t.kind[i]);
+    if (kind == 1 || unchecked(t.th[i]) == unchecked(lH[i])) continue;
+    const ta = pp + <usize>unchecked(t.ts[i]);
+    const la = mb + <usize>unchecked(lMS[i]);
+    if (kind == 2 && globMatch(ta, unchecked(t.tl[i]), la, unchecked(lML[i]))) continue;
+    dN++;
+    if (isWordTok(ta, unchecked(t.tl[i])) && isWordTok(la, unchecked(lML[i]))) {
+      dWords++;
+      dWordAt = i;
+    }
+  }
+}
+
+/** reference.ts sameWord: the leaf's template (not best) with the line's word at p that accepts the line and differs in no word. */
+function sameWord(leaf: Array<Tpl>, best: Tpl, ntok: i32, p: i32): Tpl | null {
+  let alt: Tpl | null = null;
+  let aEq: i64 = 0;
+  let aDen: i64 = 1;
+  let aWild: i32 = -1;
+  for (let j = 0; j < leaf.length; j++) {
+    const u = unchecked(leaf[j]);
+    if (u === best || unchecked(u.th[p]) != unchecked(lH[p])) continue;
+    simOf(u, ntok);
+    const eq = sEq;
+    const den = sDen;
+    const wild = sWild;
+    if (!accepts(eq, den)) continue;
+    diffsOf(u, ntok);
+    if (dWords > 0) continue;
+    const lhs = eq * aDen;
+    const rhs = aEq * den;
+    if (alt === null || lhs > rhs || (lhs == rhs && wild > aWild)) {
+      alt = u;
+      aEq = eq;
+      aDen = den;
+      aWild = wild;
+    }
+  }
+  return alt;
 }
 
 /** reference.ts reskeleton: tpl's skeleton became sk; a template that already holds it merges into tpl. */
@@ -1082,6 +1211,10 @@ function tokenize(p: usize, realEnd: i32): void {
   }
 }
 
+const LEN_KEY: u64 = 0x9e3779b97f4a7c15;
+/** reference.ts headOf: the leaf key without its token count (0 for a template of no tokens: not listed). */
+@inline function headOf(key: u64, n: i32): u64 { return n == 0 ? 0 : key ^ (<u64>n * LEN_KEY); }
+
 /** Key of a leaf: token count and the leading tokens, each by its key alone when it is key=value. */
 function leafKey(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArray<i32>, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
   let k: u64 = 0xcbf29ce484222325;
@@ -1101,7 +1234,7 @@ function leafKey(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArra
     k = (k ^ t) * 0x100000001b3;
     k ^= k >>> 29;
   }
-  return k ^ (<u64>n * 0x9e3779b97f4a7c15);
+  return k ^ (<u64>n * LEN_KEY);
 }
 
 /** reference.ts sameKey: template token a (its '=' at k, or 0) and line token b have the same key and non-empty values. */
@@ -1273,6 +1406,274 @@ function skeletonParams(t: Tpl): void {
   }
 }
 
+/** reference.ts isPhraseWord: letters (an inner ' or - allowed), then at most one of . , ; : ! ? */
+function isPhraseWordTok(p: usize, len: i32): bool {
+  let n = len;
+  if (n > 1) {
+    const c = ch(p, n - 1);
+    if (c == 46 || c == 44 || c == 59 || c == 58 || c == 33 || c == 63) n--;
+  }
+  if (n == 0 || !isAlpha(ch(p, 0)) || !isAlpha(ch(p, n - 1))) return false;
+  for (let i = 1; i < n - 1; i++) {
+    const c = ch(p, i);
+    if (!isAlpha(c) && c != 39 && c != 45) return false;
+  }
+  return true;
+}
+/** reference.ts constantsAround: constant tokens of t outside [a, b). */
+function constantsAround(t: Tpl, a: i32, b: i32): i32 {
+  let c = 0;
+  for (let i = 0; i < t.ntok; i++) if ((i < a || i >= b) && unchecked(t.kind[i]) == 0) c++;
+  return c;
+}
+/** reference.ts phraseRun over template t's tokens [a, b). */
+function tplPhrase(t: Tpl, a: i32, b: i32): bool {
+  if (a >= b) return false;
+  const pp = changetype<usize>(t.pat);
+  for (let i = a; i < b; i++) if (!isPhraseWordTok(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]))) return false;
+  return true;
+}
+/** reference.ts phraseRun over the current line's tokens [a, b). */
+function linePhrase(a: i32, b: i32): bool {
+  if (a >= b) return false;
+  const mb = changetype<usize>(mbuf);
+  for (let i = a; i < b; i++) if (!isPhraseWordTok(mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) return false;
+  return true;
+}
+/** reference.ts coversToken: template t's token i takes line token j one for one. */
+function coversTok(t: Tpl, i: i32, j: i32): bool {
+  const kind = unchecked(t.kind[i]);
+  if (kind == 1 || unchecked(t.th[i]) == unchecked(lH[j])) return true;
+  const mb = changetype<usize>(mbuf);
+  const ta = changetype<usize>(t.pat) + <usize>unchecked(t.ts[i]);
+  if (kind == 2 && globMatch(ta, unchecked(t.tl[i]), mb + <usize>unchecked(lMS[j]), unchecked(lML[j]))) return true;
+  return sameKey(ta, unchecked(t.eqAt[i]), mb + <usize>unchecked(lMS[j]), unchecked(lML[j]));
+}
+
+// reference.ts runCovers: the alignment of the current line to a template whose <*> runs take one or more tokens
+const rAt = new StaticArray<i32>(MAX_TOKENS + 2);
+const rEnd = new StaticArray<i32>(MAX_TOKENS + 2);
+function runCovers(t: Tpl, n: i32): bool {
+  const m = t.ntok;
+  let i = 0;
+  let j = 0;
+  let starI = -1;
+  let starS = -1;
+  let starJ = 0;
+  while (j < n) {
+    if (i < m && unchecked(t.kind[i]) == 1) {
+      const rs = i;
+      while (i < m && unchecked(t.kind[i]) == 1) i++;
+      unchecked(rAt[j] = rs);
+      unchecked(rEnd[j] = i);
+      starI = i;
+      starS = rs;
+      starJ = ++j;
+    } else if (i < m && coversTok(t, i, j)) {
+      unchecked(rAt[j] = i);
+      unchecked(rEnd[j] = -1);
+      i++;
+      j++;
+    } else if (starI >= 0) {
+      unchecked(rAt[starJ] = starS);
+      unchecked(rEnd[starJ] = starI);
+      j = ++starJ;
+      i = starI;
+    } else return false;
+  }
+  return i == m;
+}
+/** coversTok with template u's token j in place of the line's. */
+function coversTokT(t: Tpl, i: i32, u: Tpl, j: i32): bool {
+  const kind = unchecked(t.kind[i]);
+  if (kind == 1 || unchecked(t.th[i]) == unchecked(u.th[j])) return true;
+  const ta = changetype<usize>(t.pat) + <usize>unchecked(t.ts[i]);
+  const ua = changetype<usize>(u.pat) + <usize>unchecked(u.ts[j]);
+  if (kind == 2 && globMatch(ta, unchecked(t.tl[i]), ua, unchecked(u.tl[j]))) return true;
+  return sameKey(ta, unchecked(t.eqAt[i]), ua, unchecked(u.tl[j]));
+}
+/** runCovers with template u's tokens in place of the line's (no alignment kept). */
+function runCoversTpl(t: Tpl, u: Tpl): bool {
+  const m = t.ntok;
+  const n = u.ntok;
+  let i = 0;
+  let j = 0;
+  let starI = -1;
+  let starJ = 0;
+  while (j < n) {
+    if (i < m && unchecked(t.kind[i]) == 1) {
+      while (i < m && unchecked(t.kind[i]) == 1) i++;
+      starI = i;
+      starJ = ++j;
+    } else if (i < m && coversTokT(t, i, u, j)) {
+      i++;
+      j++;
+    } else if (starI >= 0) {
+      j = ++starJ;
+      i = starI;
+    } else return false;
+  }
+  return i == m;
+}
+function constantsOf(t: Tpl): i32 {
+  let c = 0;
+  for (let i = 0; i < t.ntok; i++) if (unchecked(t.kind[i]) != 1) c++;
+  return c;
+}
+/** reference.ts tokenParam: line token j taken one for one by template t's token i (kind), reported at slot. */
+function tokenParam(t: Tpl, i: i32, kind: u8, j: i32, slot: i32): void {
+  if (kind == 0) return;
+  const off = unchecked(lRawS[j]);
+  const rl = unchecked(lRawL[j]);
+  const vs = unchecked(lVS[j]);
+  if (vs >= 0) addParam(slot, off + vs, off + unchecked(lVE[j]));
+  else if (kind == 1) addParam(slot, off, off + rl);
+  else {
+    const ta = changetype<usize>(t.pat) + <usize>unchecked(t.ts[i]);
+    const tlen = unchecked(t.tl[i]);
+    const lp = literalPrefix(ta, tlen);
+    const ls = literalSuffix(ta, tlen);
+    if (lp + ls < rl) addParam(slot, off + lp, off + rl - ls);
+    else addParam(slot, off, off + rl);
+  }
+}
+/** reference.ts runParams over the alignment runCovers left in rAt / rEnd. */
+function runParams(t: Tpl): void {
+  const n = lTrunc ? lN - 1 : lN;
+  let j = 0;
+  while (j < n) {
+    const i = unchecked(rAt[j]);
+    const re = unchecked(rEnd[j]);
+    if (re < 0) {
+      tokenParam(t, i, unchecked(t.kind[i]), j, i);
+      j++;
+      continue;
+    }
+    let je = j;
+    while (je < n && unchecked(rAt[je]) == i && unchecked(rEnd[je]) == re) je++;
+    for (let k = j; k < je; k++) {
+      if (i + (k - j) == re - 1 && je - k > 1) {
+        addParam(re - 1, unchecked(lRawS[k]), unchecked(lRawS[je - 1]) + unchecked(lRawL[je - 1]));
+        break;
+      }
+      tokenParam(t, i, 1, k, i + (k - j));
+    }
+    j = je;
+  }
+}
+
+/** reference.ts relength: template t takes the tokens in gbuf (gS / gL, n of them) and moves to the leaf of that length. */
+function relength(s: Svc, t: Tpl, n: i32): u64 {
+  const old = s.leaves.get(t.key);
+  old.splice(old.indexOf(t), 1);
+  if (old.length == 0) s.leaves.delete(t.key);
+  const head = headOf(t.key, t.ntok);
+  const nt = makeText(t.id, t.svc, n, changetype<usize>(gbuf), gS, gL);
+  t.ntok = n;
+  t.pat = nt.pat;
+  t.ts = nt.ts;
+  t.tl = nt.tl;
+  t.th = nt.th;
+  t.kind = nt.kind;
+  t.kv = nt.kv;
+  t.eqAt = nt.eqAt;
+  t.key = head ^ (<u64>n * LEN_KEY);
+  if (!s.leaves.has(t.key)) s.leaves.set(t.key, new Array<Tpl>());
+  let leaf = s.leaves.get(t.key);
+  if (leaf.length >= LEAF_MAX && mergeBudget > 0) {
+    let v = unchecked(leaf[0]);
+    for (let i = 1; i < leaf.length; i++) if (unchecked(leaf[i]).used < v.used) v = unchecked(leaf[i]);
+    mergeBudget--;
+    retire(s, v, true, 0);
+    if (!s.leaves.has(t.key)) s.leaves.set(t.key, new Array<Tpl>());
+    leaf = s.leaves.get(t.key);
+  }
+  leaf.push(t);
+  return nt.skel;
+}
+
+// reference.ts phrase: siblings of the current line in its head list
+const sibT = new Array<Tpl>();
+const sibP = new Array<i32>();
+const sibQ = new Array<i32>();
+function phrase(s: Svc, hl: Array<Tpl>, n: i32): Tpl | null {
+  sibT.length = 0;
+  sibP.length = 0;
+  sibQ.length = 0;
+  for (let k = 0; k < hl.length; k++) {
+    const u = unchecked(hl[k]);
+    const m = u.ntok;
+    const lim = (m < n ? m : n) - 1;
+    let p = 0;
+    while (p < lim && coversTok(u, p, p)) p++;
+    let q = 0;
+    while (p + q < lim && coversTok(u, m - 1 - q, n - 1 - q)) q++;
+    if (p < 1 || constantsAround(u, p, m - q) < 2 || !tplPhrase(u, p, m - q) || !linePhrase(p, n - q)) continue;
+    sibT.push(u);
+    sibP.push(p);
+    sibQ.push(q);
+  }
+  if (sibT.length < ENUM_MAX) return null;
+  let p = n;
+  let q = n;
+  for (let k = 0; k < sibT.length; k++) {
+    if (unchecked(sibP[k]) < p) p = unchecked(sibP[k]);
+    if (unchecked(sibQ[k]) < q) q = unchecked(sibQ[k]);
+  }
+  if (!linePhrase(p, n - q)) return null;
+  let sv: Tpl | null = null;
+  let members = 0;
+  for (let k = 0; k < sibT.length; k++) {
+    const u = unchecked(sibT[k]);
+    if (!tplPhrase(u, p, u.ntok - q)) continue;
+    members++;
+    if (sv === null || u.id < sv.id) sv = u;
+  }
+  if (sv === null || members < ENUM_MAX || mergeBudget < members) return null;
+  const v: Tpl = sv;
+  for (let k = 0; k < sibT.length; k++) {
+    const u = unchecked(sibT[k]);
+    if (u === v || !tplPhrase(u, p, u.ntok - q)) continue;
+    mergeBudget--;
+    retire(s, u, true, v.id);
+  }
+  // the shared tokens around one <*>, into gbuf
+  const m = v.ntok;
+  const need = v.pat.length + 8;
+  if (gbuf.length < need) gbuf = new StaticArray<u8>(need * 2);
+  const gb = changetype<usize>(gbuf);
+  const vp = changetype<usize>(v.pat);
+  let o = 0;
+  let nn = 0;
+  for (let i = 0; i < m; i++) {
+    if (i == p) {
+      unchecked(gS[nn] = o);
+      unchecked(gL[nn++] = 3);
+      store<u8>(gb + <usize>o, 60);
+      store<u8>(gb + <usize>o + 1, 42);
+      store<u8>(gb + <usize>o + 2, 62);
+      o += 3;
+    }
+    if (i >= p && i < m - q) continue;
+    const l = unchecked(v.tl[i]);
+    memory.copy(gb + <usize>o, vp + <usize>unchecked(v.ts[i]), <usize>l);
+    unchecked(gS[nn] = o);
+    unchecked(gL[nn++] = l);
+    o += l;
+  }
+  const sk = relength(s, v, nn);
+  absorb(s, v);
+  // reference.ts: templates of other lengths under the head that its run now covers merge into it
+  for (let k = hl.length - 1; k >= 0 && mergeBudget > 0; k--) {
+    const u = unchecked(hl[k]);
+    if (u === v || u.ntok == v.ntok || !runCoversTpl(v, u)) continue;
+    mergeBudget--;
+    retire(s, u, true, v.id);
+  }
+  reskeleton(s, v, sk);
+  return v;
+}
+
 function firstNonWs(p: usize, n: i32): i32 {
   for (let i = 0; i < n; i++) {
     const c = ch(p, i);
@@ -1361,24 +1762,25 @@ export function mine(svc: i32, n: i32): void {
       let splitFrom: f64 = 0;
       let found: Tpl | null = null;
       if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
-        const bt: Tpl = best;
-        const bp = changetype<usize>(bt.pat);
-        // the positions the template does not cover yet
-        let nd = 0;
-        let p0 = -1;
-        for (let i = 0; i < ntok; i++) {
-          const kind = unchecked(bt.kind[i]);
-          if (kind == 1 || unchecked(bt.th[i]) == unchecked(lH[i])) continue;
-          if (kind == 2 && globMatch(bp + <usize>unchecked(bt.ts[i]), unchecked(bt.tl[i]), mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) continue;
-          nd++;
-          if (p0 < 0) p0 = i;
-        }
+        let bt: Tpl = best;
+        // reference.ts: a word in both at one differing position is an enum-like constant, unless a
+        // template holding the line's word there takes the line
+        diffsOf(bt, ntok);
         let hasFamily = false;
-        if (nd == 1 && isWordTok(bp + <usize>unchecked(bt.ts[p0]), unchecked(bt.tl[p0])) && isWordTok(mb + <usize>unchecked(lMS[p0]), unchecked(lML[p0]))) {
-          family(s.leaves.get(key), bt, p0);
+        if (dWords == 1) {
+          family(s.leaves.get(key), bt, dWordAt);
           hasFamily = true;
-          if (fam.length < ENUM_MAX) splitFrom = bt.id;
+          if (fam.length < ENUM_MAX) {
+            const alt = sameWord(s.leaves.get(key), bt, ntok, dWordAt);
+            if (alt !== null) {
+              bt = alt;
+              diffsOf(bt, ntok);
+              hasFamily = false;
+            } else splitFrom = bt.id;
+          }
         }
+        const bp = changetype<usize>(bt.pat);
+        const nd = dN;
         if (splitFrom == 0) {
           found = bt;
           if (nd > 0) {
@@ -1441,6 +1843,35 @@ export function mine(svc: i32, n: i32): void {
           }
         }
       }
+      let byRun = false;
+      if (found === null && splitFrom == 0) {
+        // reference.ts: a template of another length whose <*> runs take the line, else a phrase family
+        const head = headOf(key, ntok);
+        if (head != 0 && s.heads.has(head)) {
+          const hl = s.heads.get(head);
+          let bestC = -1;
+          for (let k = 0; k < hl.length; k++) {
+            const u = unchecked(hl[k]);
+            if (u.ntok == ntok || !runCovers(u, ntok)) continue;
+            const c = constantsOf(u);
+            if (c > bestC || (c == bestC && u.id < changetype<Tpl>(found).id)) {
+              found = u;
+              bestC = c;
+            }
+          }
+          if (found === null) {
+            found = phrase(s, hl, ntok);
+            if (found !== null) flags |= FLAG_CHANGED;
+          }
+          if (found !== null) {
+            const f: Tpl = found;
+            byRun = true;
+            touch(s, f);
+            runCovers(f, ntok);
+            runParams(f);
+          }
+        }
+      }
       if (found === null) {
         const nt = makeText(nextIdV, svc, ntok, mb, lMS, lML);
         nextIdV += 1;
@@ -1450,7 +1881,7 @@ export function mine(svc: i32, n: i32): void {
         found = nt;
       }
       tpl = found;
-      if (!byLength) {
+      if (!byLength && !byRun) {
         const last = lTrunc ? ntok - 1 : ntok;
         const tp = changetype<usize>(tpl.pat);
         for (let i = 0; i < last && curPc < MAX_PARAMS; i++) {

@@ -97,6 +97,13 @@ function hasTelemetry(ctx: Context, service: string): boolean {
   );
 }
 
+/** Raw id → the id it merged into, for the templates merged into these rows' (their lines carry the raw id). */
+function mergedInto(rows: readonly WindowLogRow[]): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const r of rows) if (r.template_id !== null) for (const from of r.merged_ids ?? []) m.set(from, r.template_id);
+  return m;
+}
+
 /** The service's own reads: sample keys, then the sampled spans and logs whole, log parameters, metrics, counts. */
 async function readSamples(ctx: Context, service: string, ops: readonly OpStat[], myLogs: readonly WindowLogRow[]) {
   const b = ctx.model.bounds;
@@ -117,7 +124,7 @@ async function readSamples(ctx: Context, service: string, ops: readonly OpStat[]
     ops.length ? run(reads, S.exemplarSpanKeys, b, service, spanSlice) : [],
     myLogs.some((r) => r.k > 0) ? run(reads, S.errorLogKeys, b, service, CAPS.log_sample) : [],
     myLogs.length ? run(reads, S.newestLogKeys, b, service, CAPS.log_sample, logSlice) : [],
-    topTemplates.length ? run(reads, S.templateParams, b, service, topTemplates.map((r) => r.template_id ?? 0), 200, logSlice) : [],
+    topTemplates.length ? run(reads, S.templateParams, b, service, topTemplates.map((r) => r.template_id ?? 0), 200, logSlice, mergedInto(topTemplates)) : [],
     run(reads, S.metrics, b, service),
     run(reads, S.metricSeries, b, service),
     hasErrors ? run(reads, S.errorTraces, b, service) : [{ n: 0 }],

@@ -417,15 +417,23 @@ export interface View {
  * event: svc_log_templates.merged_into, possibly a chain of them) reads as the one it merged into, so
  * `GROUP BY resolved_template_id` counts an event once. template_id stays the id the line got at ingest.
  */
+/**
+ * (template_id, resolved_template_id) for every template that merged into another: the end of its
+ * merged_into chain (64 links at most). A query over svc_log_templates alone (small: one row per
+ * template), for the view below and for readers that group by the raw template_id first.
+ */
+export const MERGE_CHAIN_SQL =
+  `WITH RECURSIVE chain(template_id, into_id, depth) AS (` +
+  `SELECT template_id, merged_into, 1 FROM ${LOG_TEMPLATES.name} WHERE merged_into IS NOT NULL ` +
+  `UNION ALL SELECT c.template_id, t.merged_into, c.depth + 1 FROM chain AS c JOIN ${LOG_TEMPLATES.name} AS t ON t.template_id = c.into_id ` +
+  `WHERE t.merged_into IS NOT NULL AND c.depth < 64) ` +
+  `SELECT template_id, arg_max(into_id, depth) AS resolved_template_id FROM chain GROUP BY template_id`;
+
 export const LOGS_RESOLVED: View = {
   name: 'svc_logs_resolved',
   sql:
     `SELECT l.*, coalesce(m.resolved_template_id, l.template_id) AS resolved_template_id FROM ${LOGS.name} AS l LEFT JOIN (` +
-    `WITH RECURSIVE chain(template_id, into_id, depth) AS (` +
-    `SELECT template_id, merged_into, 1 FROM ${LOG_TEMPLATES.name} WHERE merged_into IS NOT NULL ` +
-    `UNION ALL SELECT c.template_id, t.merged_into, c.depth + 1 FROM chain AS c JOIN ${LOG_TEMPLATES.name} AS t ON t.template_id = c.into_id ` +
-    `WHERE t.merged_into IS NOT NULL AND c.depth < 64) ` +
-    `SELECT template_id, arg_max(into_id, depth) AS resolved_template_id FROM chain GROUP BY template_id` +
+    MERGE_CHAIN_SQL +
     `) AS m ON m.template_id = l.template_id`,
 };
 

@@ -9,7 +9,7 @@
 // (allocated once, grown by doubling), so nothing is copied per call apart from the UTF-8 encoding.
 
 /** Fixed algorithm constants. Changing one changes template ids for existing data: bump ENGINE_VERSION. */
-export const ENGINE_VERSION = 3;
+export const ENGINE_VERSION = 4;
 /** Bytes of a body looked at for matching; the rest is kept in the body but ignored. */
 export const MATCH_BYTES = 4096;
 /** Tokens of a body looked at for matching; a longer line ends in one synthetic `<*>` token. */
@@ -32,7 +32,8 @@ export const PREFIX_TOKENS = 1;
 export const LEAF_MAX = 64;
 /**
  * Distinct words a position may hold as constants, one template each (`Job Started` / `Job Stopped`):
- * a further word there makes it a variable and the templates merge.
+ * a further word there makes it a variable and the templates merge. The same bound holds for
+ * phrases of plain words between shared tokens (`failed: connection refused`, `failed: no route to host`).
  */
 export const ENUM_MAX = 5;
 /** Default similarity threshold, as a fraction SIM_NUM / SIM_DEN, compared exactly in integers. */

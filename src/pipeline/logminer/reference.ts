@@ -10,7 +10,8 @@
 // the message out of JSON, logfmt, klog, multi-line and SQL-statement bodies (shared by both engines).
 //  1. Tokenise on whitespace/control bytes; look at MATCH_BYTES bytes and MAX_TOKENS tokens at most.
 //     A double-quoted string with spaces at a value position is one token (quoteEnd), so a quoted
-//     request line or User-Agent of any length keeps the token count fixed.
+//     message or User-Agent of any length keeps the token count fixed; a quoted request line at a
+//     token's start splits into its words (isRequestLine), so its method is a word.
 //  2. Mask variables by what they are, wherever they stand (maskToken): URLs (scheme kept), absolute
 //     paths, e-mail addresses, over-long tokens, IPv6 and MAC addresses and dates with a month name
 //     (masked whole), host names (a dotted name before ':port' or ending in a known TLD: masked
@@ -36,14 +37,19 @@
 //     (`user=root` + `user=guest` → `user=<*>`), else `<*>`. A template that generalised absorbs the
 //     templates of its leaf with its constants whose variables it now covers (absorb): a merge,
 //     reported so the store records it; the generalised template keeps its id.
-//     Enum-like words: when the only differing position holds a plain word in both (Started /
-//     Stopped), it is a constant and the line starts its own template (reported as split from the
+//     Enum-like words: when exactly one differing position holds a plain word in both (Started /
+//     Stopped), it is a constant: a template of the leaf with the line's word there that accepts the
+//     line takes it (sameWord), else the line starts its own template (reported as split from the
 //     match), as long as the leaf holds fewer than ENUM_MAX templates differing only there (family);
 //     the next word makes the position a variable: the match generalises and that family merges into it.
 //  5b. Variable length: a line no template of its length accepts joins the template with the same
 //     skeleton (constants in order, each run of variable tokens one mark: skeletonOf), whatever its
 //     length. When a template's skeleton changes as it generalises and a template of another length
 //     holds the new one, that one merges into it (reskeleton).
+//  5c. Still none: a template of another length under the same leading token whose `<*>` runs take
+//     the line's tokens, whatever they are (runCovers); else, when ENUM_MAX templates there share
+//     the line's leading and trailing tokens and differ from it in a run of plain words, the phrase
+//     is a variable: the oldest becomes those tokens around one `<*>` and the others merge (phrase).
 //  6. A JSON object body without a message field is templated on its keys and shape:
 //     `{"a":<*>,"b":{"c":<*>},"d":[<*>]}`, matched exactly.
 //  7. Bounded state: a leaf holds at most LEAF_MAX templates (bounding the comparisons per line) and
@@ -190,6 +196,43 @@ export function quoteEnd(t: string, q: number, end: number): number {
   return -1;
 }
 
+const isUpper = (c: number): boolean => c >= 65 && c <= 90;
+const isWild = (t: string, i: number, e: number): boolean =>
+  i + 3 <= e && t.charCodeAt(i) === 60 && t.charCodeAt(i + 1) === 42 && t.charCodeAt(i + 2) === 62;
+
+/**
+ * Is the quoted text [s, e) an HTTP-style request line: `METHOD target` or `METHOD target PROTO/version`,
+ * words apart by single spaces, the method 3 to 10 capitals, the target a path, `*`, a URL or `<*>`, the
+ * protocol capitals then '/' (`GET /x HTTP/1.1`)? Such a string is not one token: it splits into its
+ * words, so the method and protocol stay words (GET and POST are different events) while the target is
+ * masked as any path. A stored pattern (`"GET <*> HTTP/<*>"`, `"<*> <*> HTTP/<*>"`) splits the same way.
+ */
+export function isRequestLine(t: string, s: number, e: number): boolean {
+  // method
+  let i = s;
+  if (isWild(t, i, e)) i += 3;
+  else {
+    while (i < e && isUpper(t.charCodeAt(i))) i++;
+    if (i - s < 3 || i - s > 10) return false;
+  }
+  if (i >= e || t.charCodeAt(i) !== 32) return false;
+  // target
+  const ts = ++i;
+  while (i < e && t.charCodeAt(i) !== 32) i++;
+  if (i === ts) return false;
+  const c0 = t.charCodeAt(ts);
+  if (!(c0 === 47 || c0 === 42 || isWild(t, ts, i) || (isAlpha(c0) && t.slice(ts, i).includes('://')))) return false;
+  for (let k = ts; k < i; k++) if (isSep(t.charCodeAt(k))) return false;
+  if (i === e) return true;
+  // protocol (as a stored pattern may hold it: `<*>/<*>` once two protocols were seen)
+  const ps = ++i;
+  if (isWild(t, i, e)) i += 3;
+  else while (i < e && isUpper(t.charCodeAt(i))) i++;
+  if (i === ps || i >= e || t.charCodeAt(i) !== 47 || i + 1 >= e) return false;
+  for (let k = i + 1; k < e; k++) if (isSep(t.charCodeAt(k))) return false;
+  return true;
+}
+
 /** End of the token starting at s (a non-separator): the first separator outside a quoted string. */
 export function tokenEnd(t: string, s: number, end: number): number {
   let i = s;
@@ -200,7 +243,7 @@ export function tokenEnd(t: string, s: number, end: number): number {
     if (isSep(c)) break;
     if (c === 34 && tokQs < 0 && (i === s || t.charCodeAt(i - 1) === 61 || t.charCodeAt(i - 1) === 58)) {
       const j = quoteEnd(t, i, end);
-      if (j > 0) {
+      if (j > 0 && !(i === s && isRequestLine(t, i + 1, j))) {
         tokQs = i - s;
         tokQe = j - s;
         i = j + 1;
@@ -438,10 +481,12 @@ export function tokenKind(t: string): number {
   return t.includes(WILDCARD) ? 2 : 0;
 }
 
-/** A word: two or more letters and nothing else (Started, create): what an enum-like position holds. */
+/** A word: two or more letters and nothing else (Started, create; "GET): what an enum-like position holds. */
 export function isWord(t: string): boolean {
-  if (t.length < 2) return false;
-  for (let i = 0; i < t.length; i++) if (!isAlpha(t.charCodeAt(i))) return false;
+  // the method of a quoted request line keeps its opening quote ("GET, "POST: isRequestLine)
+  const s = t.length > 0 && t.charCodeAt(0) === 34 ? 1 : 0;
+  if (t.length - s < 2) return false;
+  for (let i = s; i < t.length; i++) if (!isAlpha(t.charCodeAt(i))) return false;
   return true;
 }
 
@@ -775,6 +820,8 @@ interface RefService {
   lru: Map<number, RefTemplate>;
   /** skeleton → the template that holds it (the first one to) */
   skels: Map<string, RefTemplate>;
+  /** leading-token key (headOf) → the text templates of any length under it, the LEAF_MAX latest added */
+  heads: Map<string, RefTemplate[]>;
 }
 
 interface Line {
@@ -853,6 +900,136 @@ function leafKeyOf(tokens: string[]): string {
   return k;
 }
 
+/** The leading-token part of a leaf key (the key without the token count): where templates of any length that begin alike are listed. */
+function headOf(leafKey: string): string {
+  const i = leafKey.indexOf('\u0000');
+  return i < 0 ? '' : leafKey.slice(i);
+}
+
+/** A plain word of a phrase: letters (an inner ' or - allowed), then at most one of . , ; : ! ? (reset, peer., can't). */
+export function isPhraseWord(t: string): boolean {
+  let n = t.length;
+  if (n > 1 && (t.endsWith('.') || t.endsWith(',') || t.endsWith(';') || t.endsWith(':') || t.endsWith('!') || t.endsWith('?'))) n--;
+  if (n === 0 || !isAlpha(t.charCodeAt(0)) || !isAlpha(t.charCodeAt(n - 1))) return false;
+  for (let i = 1; i < n - 1; i++) {
+    const c = t.charCodeAt(i);
+    if (!isAlpha(c) && c !== 39 && c !== 45) return false;
+  }
+  return true;
+}
+
+/** Constant tokens of a template outside [a, b): the context a phrase needs two of (`Job <*> <phrase>` has one). */
+function constantsAround(kinds: number[], a: number, b: number): number {
+  let c = 0;
+  for (let i = 0; i < kinds.length; i++) if ((i < a || i >= b) && kinds[i] === 0) c++;
+  return c;
+}
+
+/** Are tokens [a, b) one or more plain words of a phrase? */
+function phraseRun(tokens: string[], a: number, b: number): boolean {
+  if (a >= b) return false;
+  for (let i = a; i < b; i++) if (!isPhraseWord(tokens[i]!)) return false;
+  return true;
+}
+
+/** Does template token tt (kind k) take line token lt one for one: equal, a glob that matches, or key=value with the same key? */
+function coversToken(tt: string, k: number, lt: string): boolean {
+  return tt === lt || (k === 1) || (k === 2 && globMatch(tt, lt)) || sameKey(tt, lt);
+}
+
+/**
+ * Does a template of another length cover the line when each run of `<*>` tokens may take one or more
+ * of its tokens, whatever they are (`copied <*> <*> files to <*>` covers `copied 3 files to backup`,
+ * `connect failed: <*>` covers `connect failed: no route to host`)? Every other template token takes
+ * one line token (coversToken). On success `at[j]` is the template position of line token j and
+ * `runEnd[j]` the end of the `<*>` run that took it (or -1). Classic glob matching with one backtrack
+ * point, a run standing for "one token, then any more".
+ */
+function runCovers(tt: string[], tk: number[], lt: string[], at: number[], runEnd: number[]): boolean {
+  const m = tt.length;
+  const n = lt.length;
+  let i = 0;
+  let j = 0;
+  let starI = -1; // template position after the last run
+  let starS = -1; // that run's start
+  let starJ = 0; // the line token its extension would take next
+  while (j < n) {
+    if (i < m && tk[i] === 1) {
+      const rs = i;
+      while (i < m && tk[i] === 1) i++;
+      at[j] = rs;
+      runEnd[j] = i;
+      starI = i;
+      starS = rs;
+      starJ = ++j;
+    } else if (i < m && coversToken(tt[i]!, tk[i]!, lt[j]!)) {
+      at[j] = i;
+      runEnd[j] = -1;
+      i++;
+      j++;
+    } else if (starI >= 0) {
+      // the last run takes one more token
+      at[starJ] = starS;
+      runEnd[starJ] = starI;
+      j = ++starJ;
+      i = starI;
+    } else return false;
+  }
+  return i === m;
+}
+
+/** Number of template tokens that are not `<*>`: the more, the more specific a cover. */
+function constantsOf(kinds: number[]): number {
+  let c = 0;
+  for (const k of kinds) if (k !== 1) c++;
+  return c;
+}
+
+/**
+ * Parameters of a line covered by a template through runCovers (at, runEnd): a token taken one for
+ * one gives its variable part as the main path does; the tokens a `<*>` run took give one value per
+ * run position, the run's last position the rest of them as one span (`no route to host`).
+ */
+function runParams(tt: string[], tk: number[], line: Line, at: number[], runEnd: number[], addParam: (slot: number, s: number, e: number) => void): void {
+  const n = line.truncated ? line.tokens.length - 1 : line.tokens.length;
+  let j = 0;
+  while (j < n) {
+    const i = at[j]!;
+    if (runEnd[j]! < 0) {
+      tokenParam(tt[i]!, tk[i]!, line, j, i, addParam);
+      j++;
+      continue;
+    }
+    // the tokens of one run (template positions i .. re - 1): one each, the last position the rest as one span
+    const re = runEnd[j]!;
+    let je = j;
+    while (je < n && at[je] === i && runEnd[je] === re) je++;
+    for (let k = j; k < je; k++) {
+      if (i + (k - j) === re - 1 && je - k > 1) {
+        addParam(re - 1, line.offs[k]!, line.offs[je - 1]! + line.raw[je - 1]!.length);
+        break;
+      }
+      tokenParam(WILDCARD, 1, line, k, i + (k - j), addParam);
+    }
+    j = je;
+  }
+}
+
+/** The parameter of line token j taken one for one by template token tt (kind k) at slot, as the main path reports it. */
+function tokenParam(tt: string, k: number, line: Line, j: number, slot: number, addParam: (slot: number, s: number, e: number) => void): void {
+  if (k === 0) return;
+  const off = line.offs[j]!;
+  const raw = line.raw[j]!;
+  if (line.varStart[j]! >= 0) addParam(slot, off + line.varStart[j]!, off + line.varEnd[j]!);
+  else if (k === 1) addParam(slot, off, off + raw.length);
+  else {
+    const lp = literalPrefix(tt);
+    const ls = literalSuffix(tt);
+    if (lp + ls < raw.length) addParam(slot, off + lp, off + raw.length - ls);
+    else addParam(slot, off, off + raw.length);
+  }
+}
+
 /**
  * Parameters of a line that joined a template of another length with the same skeleton: the two are
  * walked together, constant by constant and run by run; the j-th token of a variable run gets the slot
@@ -898,6 +1075,9 @@ export class ReferenceCore implements MinerCore {
   private evictedPending = new Map<number, RefTemplate>();
   private mergeBudget = 0;
   private next = 1;
+  /** runCovers' alignment of the current line */
+  private readonly at: number[] = [];
+  private readonly runEnd: number[] = [];
   private tick = 0;
   private input: CoreInput = { bytes: new Uint8Array(1024), offsets: new Int32Array(65) };
   private out: CoreOutput;
@@ -936,7 +1116,7 @@ export class ReferenceCore implements MinerCore {
   private service(svc: number): RefService {
     let s = this.services[svc];
     if (!s) {
-      s = { leaves: new Map(), shapes: new Map(), lru: new Map(), skels: new Map() };
+      s = { leaves: new Map(), shapes: new Map(), lru: new Map(), skels: new Map(), heads: new Map() };
       this.services[svc] = s;
     }
     return s;
@@ -991,6 +1171,16 @@ export class ReferenceCore implements MinerCore {
       }
       leaf.push(t);
       if (t.skel !== '' && !s.skels.has(t.skel)) s.skels.set(t.skel, t);
+      const h = headOf(t.leafKey);
+      if (h !== '') {
+        let hl = s.heads.get(h);
+        if (!hl) {
+          hl = [];
+          s.heads.set(h, hl);
+        }
+        hl.push(t);
+        if (hl.length > LEAF_MAX) hl.shift();
+      }
     }
   }
 
@@ -1004,6 +1194,12 @@ export class ReferenceCore implements MinerCore {
       leaf.splice(leaf.indexOf(victim), 1);
       if (leaf.length === 0) s.leaves.delete(victim.leafKey);
       if (victim.skel !== '' && s.skels.get(victim.skel) === victim) s.skels.delete(victim.skel);
+      const hl = s.heads.get(headOf(victim.leafKey));
+      const k = hl ? hl.indexOf(victim) : -1;
+      if (k >= 0) {
+        hl!.splice(k, 1);
+        if (hl!.length === 0) s.heads.delete(headOf(victim.leafKey));
+      }
     }
     this.evictedPending.set(victim.id, victim);
     if (out) {
@@ -1049,6 +1245,152 @@ export class ReferenceCore implements MinerCore {
       if (same) out.push(u);
     }
     return out;
+  }
+
+  /**
+   * A line no template takes, that shares its leading and trailing tokens with templates of its head
+   * and differs from each in a run of plain words (`connect failed: connection reset by peer`, `...
+   * no route to host`): those phrases are values of one variable once ENUM_MAX templates hold one
+   * each (a few stay constants, as enum-like words do). Then the oldest of them becomes the shared
+   * tokens around one `<*>` (keeping its id; it moves to the leaf of its new length), the others
+   * merge into it, and it is returned; else undefined.
+   */
+  private phrase(s: RefService, hl: RefTemplate[], lt: string[], out: CoreOutput): RefTemplate | undefined {
+    const n = lt.length;
+    const sib: { u: RefTemplate; p: number; q: number }[] = [];
+    for (const u of hl) {
+      const m = u.tokens.length;
+      const lim = (m < n ? m : n) - 1;
+      let p = 0;
+      while (p < lim && coversToken(u.tokens[p]!, u.kinds[p]!, lt[p]!)) p++;
+      let q = 0;
+      while (p + q < lim && coversToken(u.tokens[m - 1 - q]!, u.kinds[m - 1 - q]!, lt[n - 1 - q]!)) q++;
+      if (p < 1 || constantsAround(u.kinds, p, m - q) < 2 || !phraseRun(u.tokens, p, m - q) || !phraseRun(lt, p, n - q)) continue;
+      sib.push({ u, p, q });
+    }
+    if (sib.length < ENUM_MAX) return undefined;
+    let p = n;
+    let q = n;
+    for (const x of sib) {
+      if (x.p < p) p = x.p;
+      if (x.q < q) q = x.q;
+    }
+    if (!phraseRun(lt, p, n - q)) return undefined;
+    let sv: RefTemplate | undefined;
+    let members = 0;
+    for (const { u } of sib) {
+      if (!phraseRun(u.tokens, p, u.tokens.length - q)) continue;
+      members++;
+      if (sv === undefined || u.id < sv.id) sv = u;
+    }
+    if (sv === undefined || members < ENUM_MAX || this.mergeBudget < members) return undefined;
+    for (const { u } of sib) {
+      if (u === sv || !phraseRun(u.tokens, p, u.tokens.length - q)) continue;
+      this.mergeBudget--;
+      this.retire(s, u, out, sv.id);
+    }
+    const m = sv.tokens.length;
+    this.relength(s, sv, [...sv.tokens.slice(0, p), WILDCARD, ...sv.tokens.slice(m - q)], out);
+    this.absorb(s, sv, out);
+    // templates of other lengths under the head that its run now covers (`failed: <*> is <*>`, two
+    // phrases Drain joined before) are the same event. Only here: doing so whenever a template
+    // generalises merged OpenSSH's `for invalid user <*>` into `for <*>` (GA 0.99 → 0.74).
+    for (let k = hl.length - 1; k >= 0 && this.mergeBudget > 0; k--) {
+      const u = hl[k]!;
+      if (u === sv || u.tokens.length === sv.tokens.length || !runCovers(sv.tokens, sv.kinds, u.tokens, this.at, this.runEnd)) continue;
+      this.mergeBudget--;
+      this.retire(s, u, out, sv.id);
+    }
+    this.reskeleton(s, sv, out);
+    return sv;
+  }
+
+  /** Gives template t other tokens of another length: it moves to that leaf (a full leaf loses its least recently used template). */
+  private relength(s: RefService, t: RefTemplate, tokens: string[], out: CoreOutput): void {
+    const old = s.leaves.get(t.leafKey)!;
+    old.splice(old.indexOf(t), 1);
+    if (old.length === 0) s.leaves.delete(t.leafKey);
+    t.tokens = tokens;
+    t.kinds = tokens.map(tokenKind);
+    t.values = valuePositions(tokens);
+    t.pattern = tokens.join(' ');
+    t.leafKey = String(tokens.length) + headOf(t.leafKey);
+    let leaf = s.leaves.get(t.leafKey);
+    if (!leaf) {
+      leaf = [];
+      s.leaves.set(t.leafKey, leaf);
+    }
+    if (leaf.length >= LEAF_MAX && this.mergeBudget > 0) {
+      let victim = leaf[0]!;
+      for (const c of leaf) if (c.used < victim.used) victim = c;
+      this.mergeBudget--;
+      this.retire(s, victim, out, 0);
+      leaf = s.leaves.get(t.leafKey) ?? [];
+      s.leaves.set(t.leafKey, leaf);
+    }
+    leaf.push(t);
+  }
+
+  /** Similarity of template t to line tokens lt as the leaf search computes it: [equal, non-wildcard, wildcards]. */
+  private similarity(t: RefTemplate, lt: string[]): [number, number, number] {
+    let eq = 0;
+    let wild = 0;
+    for (let i = 0; i < lt.length; i++) {
+      const tt = t.tokens[i]!;
+      const kind = t.kinds[i]!;
+      if (kind === 1) wild++;
+      else if (tt === lt[i] || (kind === 2 && globMatch(tt, lt[i]!)) || sameKey(tt, lt[i]!) || (t.values[i] && t.tokens[i - 1] === lt[i - 1])) eq++;
+    }
+    const den = lt.length - wild;
+    return den === 0 ? [1, 1, wild] : [eq, den, wild];
+  }
+
+  private accepts(eq: number, den: number): boolean {
+    return eq * SIM_DEN >= this.simNum * den || (den - eq <= 1 && eq >= 2);
+  }
+
+  /** The positions template t does not cover yet in line tokens lt: how many, and those holding a word in both (the last one's position). */
+  private diffs(t: RefTemplate, lt: string[]): { n: number; words: number; wordAt: number } {
+    let n = 0;
+    let words = 0;
+    let wordAt = -1;
+    for (let i = 0; i < lt.length; i++) {
+      const tt = t.tokens[i]!;
+      const kind = t.kinds[i]!;
+      if (kind === 1 || tt === lt[i] || (kind === 2 && globMatch(tt, lt[i]!))) continue;
+      n++;
+      if (isWord(tt) && isWord(lt[i]!)) {
+        words++;
+        wordAt = i;
+      }
+    }
+    return { n, words, wordAt };
+  }
+
+  /**
+   * The template of the leaf, other than best, that holds the line's word at p, accepts the line and
+   * differs from it in no other word: the event the line's word names. The most similar one (then
+   * more wildcards, then the older one), or undefined.
+   */
+  private sameWord(leaf: RefTemplate[], best: RefTemplate, lt: string[], p: number): RefTemplate | undefined {
+    let alt: RefTemplate | undefined;
+    let aEq = 0;
+    let aDen = 1;
+    let aWild = -1;
+    for (const u of leaf) {
+      if (u === best || u.tokens[p] !== lt[p]) continue;
+      const [eq, den, wild] = this.similarity(u, lt);
+      if (!this.accepts(eq, den) || this.diffs(u, lt).words > 0) continue;
+      const lhs = eq * aDen;
+      const rhs = aEq * den;
+      if (alt === undefined || lhs > rhs || (lhs === rhs && wild > aWild)) {
+        alt = u;
+        aEq = eq;
+        aDen = den;
+        aWild = wild;
+      }
+    }
+    return alt;
   }
 
   /**
@@ -1162,23 +1504,24 @@ export class ReferenceCore implements MinerCore {
         // accept at simNum/SIM_DEN, or when a single position differs and at least two agree
         let splitFrom = 0;
         if (best !== undefined && (bestEq * SIM_DEN >= this.simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
-          // the positions the template does not cover yet
-          let nd = 0;
-          let p = -1;
-          for (let i = 0; i < ntok; i++) {
-            const tt = best.tokens[i]!;
-            const kind = best.kinds[i]!;
-            if (kind === 1 || tt === line.tokens[i] || (kind === 2 && globMatch(tt, line.tokens[i]!))) continue;
-            nd++;
-            if (p < 0) p = i;
-          }
-          // one word differs: a constant of an enum-like position (its own template) until the
-          // position has held more than ENUM_MAX words, then a variable that merges them all
+          // one position holds a different word in both (among any other differences): a constant
+          // of an enum-like position (its own template) until the position has held more than
+          // ENUM_MAX words, then a variable that merges them all. A template of the leaf that holds
+          // the line's word there and accepts the line takes it instead (the same event).
+          let d = this.diffs(best, line.tokens);
           let family: RefTemplate[] | null = null;
-          if (nd === 1 && isWord(best.tokens[p]!) && isWord(line.tokens[p]!)) {
-            family = this.family(leaf!, best, p);
-            if (family.length < ENUM_MAX) splitFrom = best.id;
+          if (d.words === 1) {
+            family = this.family(leaf!, best, d.wordAt);
+            if (family.length < ENUM_MAX) {
+              const alt = this.sameWord(leaf!, best, line.tokens, d.wordAt);
+              if (alt !== undefined) {
+                best = alt;
+                d = this.diffs(alt, line.tokens);
+                family = null;
+              } else splitFrom = best.id;
+            }
           }
+          const nd = d.n;
           if (splitFrom === 0) {
             tpl = best;
             if (nd > 0) {
@@ -1219,6 +1562,33 @@ export class ReferenceCore implements MinerCore {
             skeletonParams(tpl.tokens, tpl.kinds, line, addParam);
           }
         }
+        let byRun = false;
+        if (tpl === undefined && splitFrom === 0) {
+          // a template of another length whose `<*>` runs take the line's tokens (the most specific
+          // one, then the oldest), else a phrase of plain words many templates differ in
+          const hl = s.heads.get(headOf(key));
+          if (hl !== undefined) {
+            let bestC = -1;
+            for (const u of hl) {
+              if (u.tokens.length === ntok || !runCovers(u.tokens, u.kinds, line.tokens, this.at, this.runEnd)) continue;
+              const c = constantsOf(u.kinds);
+              if (c > bestC || (c === bestC && u.id < tpl!.id)) {
+                tpl = u;
+                bestC = c;
+              }
+            }
+            if (tpl === undefined) {
+              tpl = this.phrase(s, hl, line.tokens, out);
+              if (tpl !== undefined) flags |= FLAG_CHANGED;
+            }
+            if (tpl !== undefined) {
+              byRun = true;
+              this.touch(s, tpl);
+              runCovers(tpl.tokens, tpl.kinds, line.tokens, this.at, this.runEnd);
+              runParams(tpl.tokens, tpl.kinds, line, this.at, this.runEnd, addParam);
+            }
+          }
+        }
         if (tpl === undefined) {
           const tokens = line.tokens.slice();
           const kinds = tokens.map(tokenKind);
@@ -1227,7 +1597,7 @@ export class ReferenceCore implements MinerCore {
           flags |= FLAG_NEW;
           newFrom = splitFrom;
         }
-        if (!byLength) {
+        if (!byLength && !byRun) {
           const last = line.truncated ? ntok - 1 : ntok;
           for (let i = 0; i < last && pc < MAX_PARAMS; i++) {
             const kind = tpl.kinds[i]!;

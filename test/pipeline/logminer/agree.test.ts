@@ -168,6 +168,32 @@ describe('WASM and reference agree on generated hostile input', () => {
     expect(splits).toBeGreaterThan(10);
     expect(merges).toBeGreaterThan(10);
   });
+  it('phrases of plain words, request lines and lines of a retired length (phrase merges, run covers)', () => {
+    const words = ['connection', 'reset', 'by', 'peer', 'no', 'route', 'to', 'host', 'is', 'down', 'broken', 'pipe', "can't", 'read-only', 'file.', 'done,'];
+    const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'];
+    const phrase = (): string => Array.from({ length: 1 + rnd(5) }, () => words[rnd(words.length)]!).join(' ');
+    const shapes = [
+      () => `connect to db-${rnd(9)} failed: ${phrase()}`,
+      () => `task ${rnd(99)} aborted because ${phrase()} (will retry)`,
+      () => `${phrase()} after ${rnd(50)} ms`,
+      () => `10.0.0.${rnd(9)} - - [12/Jan/2025:08:00:0${rnd(9)} +0100] "${methods[rnd(rnd(2) ? 2 : 7)]} /a/${rnd(9)} HTTP/1.${rnd(2)}" ${200 + rnd(4)} ${rnd(999)}`,
+      () => `copied ${Array.from({ length: 1 + rnd(3) }, () => rnd(99)).join(' ')} files to ${rnd(3) ? words[rnd(words.length)] : 'tmp-' + rnd(9)}`,
+    ];
+    const batches = Array.from({ length: 30 }, (_, i) => ({ svc: i % 2, bodies: Array.from({ length: 40 }, () => enc.encode(shapes[rnd(shapes.length)]!())) }));
+    agree(batches, 2000);
+    agree(batches, 12);
+    // the input reaches the rules: merges into a template ending in a `<*>` run after a constant word
+    const r = new ReferenceCore({ maxTemplatesPerService: 2000 });
+    let merges = 0;
+    const patterns: string[] = [];
+    for (const { svc, bodies } of batches) {
+      const o = run(r, svc, bodies);
+      merges += o.evictedInto.filter((x) => x > 0).length;
+      patterns.push(...o.patterns.values());
+    }
+    expect(merges).toBeGreaterThan(10);
+    expect(patterns).toContain('connect to db-<*> failed: <*>');
+  });
   it('restored state agrees', () => {
     const w = new WasmCore({ maxTemplatesPerService: 5 });
     const r = new ReferenceCore({ maxTemplatesPerService: 5 });

@@ -115,6 +115,25 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       expect(m.template(b)).toMatchObject({ pattern: 'copied <*> <*> files to <*>', count: 4 });
       // and the next line of A's length goes to B
       expect(m.mineBatch('svc', ['copied 8 files to tmp-9']).templateIds[0]).toBe(b);
+      // even one with a word where B has a variable (what A started with): B's runs take it
+      const late = m.mineBatch('svc', ['copied 3 files to backup', 'copied 1 files to archive'], { withParams: true });
+      expect(Array.from(late.templateIds)).toEqual([b, b]);
+      expect(Array.from(late.flags, (f) => f & FLAG_NEW)).toEqual([0, 0]);
+      expect(late.params![0]).toEqual(['3', 'backup']);
+      expect(m.template(b)).toMatchObject({ pattern: 'copied <*> <*> files to <*>', count: 7 });
+    });
+
+    it('a late line of a retired length lands on the survivor after a restart too', () => {
+      const first = ['copied 12 files to backup', 'copied 3 4 files to archive', 'copied 5 files to tmp-1', 'copied 2 9 files to tmp-3'];
+      const m1 = make();
+      const r1 = m1.mineBatch('svc', first);
+      const b = r1.templateIds[1]!;
+      const m2 = make();
+      // stored as ingest upserts them: the latest row of an id wins (the merged one's last)
+      m2.restore(new Map([...r1.changed, ...m1.drainDirty(), ...r1.evicted].map((row) => [row.template_id, row])).values());
+      const r2 = m2.mineBatch('svc', ['copied 3 files to backup', 'copied 4 5 6 files to archive']);
+      expect(Array.from(r2.templateIds)).toEqual([b, b]);
+      expect(r2.changed).toEqual([]);
     });
 
     it('a phrase of several variable words (a quoted path with spaces, a list of ids) is one value', () => {
@@ -135,6 +154,68 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
     });
   });
 
+  describe(`log events (${impl}): a phrase of plain words that keeps changing is one variable`, () => {
+    const errors = [
+      'connect to db-1 failed: connection reset by peer',
+      'connect to db-2 failed: no route to host',
+      'connect to db-1 failed: connection refused',
+      'connect to db-3 failed: broken pipe',
+      'connect to db-1 failed: host is down',
+      'connect to db-5 failed: network is unreachable',
+      'connect to db-2 failed: connection reset by peer',
+      'connect to db-4 failed: operation timed out',
+      'connect to db-9 failed: the server closed the connection unexpectedly',
+    ];
+
+    it('error texts after a constant prefix join one template; a few repeated phrases next to them stay constants', () => {
+      for (const batch of [1000, 1]) golden([
+        { pattern: 'connect to db-<*> failed: <*>', lines: errors },
+        // two values, each repeated: an enum, one event each
+        { pattern: 'backup of vol-<*> finished: all files copied', lines: ['backup of vol-1 finished: all files copied', 'backup of vol-2 finished: all files copied', 'backup of vol-7 finished: all files copied'] },
+        { pattern: 'backup of vol-<*> finished: nothing to do', lines: ['backup of vol-3 finished: nothing to do', 'backup of vol-1 finished: nothing to do'] },
+        // a constant suffix around the phrase
+        {
+          pattern: 'task <*> aborted because <*> (will retry)',
+          lines: [
+            'task 17 aborted because the disk is full (will retry)',
+            'task 18 aborted because quota exceeded (will retry)',
+            'task 19 aborted because worker was lost (will retry)',
+            'task 20 aborted because the lease expired (will retry)',
+            'task 21 aborted because upstream said no (will retry)',
+            'task 22 aborted because of a conflicting write (will retry)',
+            'task 23 aborted because quota exceeded (will retry)',
+          ],
+        },
+      ], batch);
+    });
+
+    it('a phrase needs two constant tokens around it: `Job <*> <phrase>` stays one event per phrase', () => {
+      const m = make();
+      const phrases = ['started', 'finished successfully', 'timed out after retries', 'was cancelled by the user', 'could not be scheduled anywhere', 'lost its lease to another node'];
+      const r = m.mineBatch('svc', phrases.map((p, i) => `Job ${100 + i} ${p}`));
+      expect(new Set(r.templateIds).size).toBe(phrases.length);
+      expect(r.evicted).toEqual([]);
+    });
+
+    it('the merge keeps the oldest id, records the others as merged into it, and the phrase is one value', () => {
+      const m = make();
+      const r = m.mineBatch('svc', errors, { withParams: true });
+      const first = r.templateIds[0]!;
+      const resolve = resolver([r]);
+      expect(new Set(Array.from(r.templateIds, resolve))).toEqual(new Set([first]));
+      expect(r.evicted.length).toBeGreaterThan(3);
+      expect(r.evicted.every((e) => e.merged_into === first)).toBe(true);
+      expect(m.template(first)).toMatchObject({ pattern: 'connect to db-<*> failed: <*>', count: errors.length });
+      expect(r.params![8]).toEqual(['9', 'the server closed the connection unexpectedly']);
+      // and after a restart a new phrase joins it at once
+      const m2 = make();
+      m2.restore(m.drainDirty());
+      const r2 = m2.mineBatch('svc', ['connect to db-3 failed: certificate has expired']);
+      expect(Array.from(r2.templateIds)).toEqual([first]);
+      expect(r2.flags[0]! & FLAG_NEW).toBe(0);
+    });
+  });
+
   describe(`log events (${impl}): a few constant words are different events`, () => {
     it('enum-like words next to real variables stay apart', () => {
       golden([
@@ -146,6 +227,54 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
         { pattern: '<*> GET <*> <*> in <*>', lines: ['10.0.0.1 GET /api/users/42 200 in 12ms', '10.0.0.2 GET /api/users/7 404 in 3ms'] },
         { pattern: '<*> POST <*> <*> in <*>', lines: ['10.0.0.1 POST /api/users 201 in 30ms', '10.0.0.9 POST /api/orders 500 in 2s'] },
       ]);
+    });
+
+    it('quoted request lines with different methods are different events; the target stays a variable', () => {
+      golden([
+        {
+          pattern: '<*> - <*> [<*> <*>] "GET <*> HTTP/<*>" <*> <*>',
+          lines: [
+            '192.0.2.10 - - [12/Jan/2025:08:00:01 +0100] "GET /catalog/item/7?ref=home HTTP/1.1" 200 5120',
+            '192.0.2.11 - maria [12/Jan/2025:08:00:02 +0100] "GET / HTTP/2.0" 304 0',
+            '198.51.100.3 - - [13/Jan/2025:23:59:59 +0100] "GET /static/css/site.min.css HTTP/1.1" 200 88211',
+          ],
+        },
+        {
+          pattern: '<*> - <*> [<*> <*>] "POST <*> HTTP/<*>" <*> <*>',
+          lines: [
+            '192.0.2.10 - - [12/Jan/2025:08:00:03 +0100] "POST /catalog/item/7/cart HTTP/1.1" 201 64',
+            '203.0.113.50 - joe [12/Jan/2025:08:01:00 +0100] "POST /login HTTP/1.1" 302 0',
+          ],
+        },
+        {
+          pattern: '<*> - - [<*> <*>] "DELETE <*> HTTP/<*>" <*> <*>',
+          lines: ['192.0.2.12 - - [12/Jan/2025:09:30:00 +0100] "DELETE /api/sessions/55 HTTP/1.1" 204 0'],
+        },
+        // a quoted request line after a key, and a quoted phrase that is no request line (one value)
+        {
+          pattern: 'upstream timed out, request: "PUT <*> HTTP/<*>", upstream: "http://<*>"',
+          lines: [
+            'upstream timed out, request: "PUT /files/report.csv HTTP/1.1", upstream: "http://10.0.3.2:8080/files/report.csv"',
+            'upstream timed out, request: "PUT /files/a HTTP/1.0", upstream: "http://10.0.3.9:8080/files/a"',
+          ],
+        },
+        {
+          pattern: 'alert raised: "<*>" severity <*>',
+          lines: ['alert raised: "disk 93% full on /data" severity 2', 'alert raised: "GET queue 40 behind" severity 3'],
+        },
+      ]);
+    });
+
+    it('request lines of two protocols: the generalised request line splits the same way after a restart', () => {
+      const lines = ['10.0.0.1 "GET /a/1 HTTP/1.1" 200 served from cache', '10.0.0.2 "GET /a/2 RTSP/1.0" 200 served from cache', '10.0.0.3 "POST /a/2 HTTP/1.1" 201 served from cache'];
+      const m1 = make();
+      const r1 = m1.mineBatch('svc', lines);
+      expect(m1.template(r1.templateIds[0]!)!.pattern).toBe('<*> "GET <*> <*>/<*>" <*> served from cache');
+      const m2 = make();
+      m2.restore(m1.drainDirty());
+      const r2 = m2.mineBatch('svc', ['10.0.0.9 "GET /b HTTP/2.0" 304 served from cache', '10.0.0.9 "POST /b HTTP/2.0" 201 served from cache']);
+      expect(Array.from(r2.templateIds)).toEqual([r1.templateIds[0], r1.templateIds[2]]);
+      expect(r2.changed).toEqual([]);
     });
 
     it('a word position with many values is a variable: its templates merge into the first, ids and counts kept', () => {
@@ -180,6 +309,8 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       'session opened for carol from 10.0.0.3 via ssh',
       'copied 12 files to backup-0',
       'copied 3 4 files to archive',
+      '10.0.0.1 - - [12/Jan/2025:08:00:01 +0100] "GET /a/1 HTTP/1.1" 200 12',
+      '10.0.0.2 - - [12/Jan/2025:08:00:02 +0100] "POST /a/1 HTTP/1.1" 201 3',
     ];
     const phase2 = [
       'replicas 10.0.0.1 10.0.0.2 in sync after 3s',
@@ -190,7 +321,18 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       'session opened for frank from 10.0.0.6 via ssh',
       'copied 5 files to tmp-1',
       'copied 2 9 files to tmp-3',
+      'copied 7 files to backup-0',
       'session opened for alice from 10.0.0.1 via ssh',
+      'sync of /data failed: disk quota exceeded',
+      'sync of /data failed: permission denied',
+      'sync of /data failed: read only file system',
+      'sync of /srv failed: no space left on device',
+      'sync of /srv failed: permission denied',
+      'sync of /srv failed: input or output error',
+      'sync of /srv failed: stale handle',
+      '10.0.0.3 - - [12/Jan/2025:08:00:03 +0100] "POST /b/2 HTTP/2.0" 201 4',
+      '10.0.0.4 - - [12/Jan/2025:08:00:04 +0100] "PUT /b/2 HTTP/1.1" 200 5',
+      '10.0.0.5 - - [12/Jan/2025:08:00:05 +0100] "GET /b/3 HTTP/1.1" 200 6',
     ];
 
     it('a restart between two phases gives the same ids, splits and merges as no restart', () => {

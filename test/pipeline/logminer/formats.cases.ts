@@ -56,33 +56,49 @@ export function formatsSuite(impl: 'wasm' | 'reference'): void {
       ]);
     });
 
-    it('a client IP, a quoted request line and key: value pairs make one event', () => {
+    it('a client IP, a quoted request line and key: value pairs: one event per method', () => {
       golden([
         {
-          pattern: '<*> "<*>" status: <*> host: <*> agent: "<*>"',
+          pattern: '<*> "GET <*> HTTP/<*>" status: <*> host: <*> agent: "<*>/<*>"',
           lines: [
             '10.0.0.5 "GET /api/v1/users/7 HTTP/1.1" status: 200 host: shop.example.com agent: "curl/7.68.0"',
-            '192.168.1.20 "POST /login HTTP/1.1" status: 302 host: www.example.org agent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/121.0"',
-            '172.16.4.4 "DELETE /api/v1/carts/99 HTTP/2.0" status: 204 host: shop.example.com agent: "okhttp/4.12.0"',
             '10.0.0.6 "GET /healthz HTTP/1.1" status: 200 host: shop.example.com agent: "kube-probe/1.29"',
           ],
+        },
+        {
+          pattern: '<*> "POST <*> HTTP/<*>" status: <*> host: <*> agent: "<*>"',
+          lines: ['192.168.1.20 "POST /login HTTP/1.1" status: 302 host: www.example.org agent: "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/121.0"'],
+        },
+        {
+          pattern: '<*> "DELETE <*> HTTP/<*>" status: <*> host: <*> agent: "okhttp/<*>"',
+          lines: ['172.16.4.4 "DELETE /api/v1/carts/99 HTTP/2.0" status: 204 host: shop.example.com agent: "okhttp/4.12.0"'],
         },
       ]);
     });
   });
 
   describe(`log formats (${impl}): nginx and Apache access logs`, () => {
-    it('combined format: one template whatever the user, request, referrer or User-Agent', () => {
+    it('combined format: one template per method whatever the user, request, referrer or User-Agent', () => {
       golden([
         {
-          pattern: '<*> - <*> [<*> <*>] "<*>" <*> <*> "<*>" "<*>"',
+          pattern: '<*> - - [<*> <*>] "GET <*> HTTP/<*>" <*> <*> "<*>" "<*>"',
           lines: [
             '203.0.113.9 - - [05/Mar/2024:10:00:01 +0000] "GET /index.html HTTP/1.1" 200 5120 "-" "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36"',
-            '198.51.100.23 - alice [05/Mar/2024:10:00:02 +0000] "POST /api/orders HTTP/1.1" 201 87 "https://shop.example.com/cart" "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_3)"',
             '203.0.113.10 - - [05/Mar/2024:10:00:02 +0000] "GET /static/app.js HTTP/2.0" 304 0 "https://shop.example.com/" "curl/8.5.0"',
-            '2001:db8::42 - bob [06/Apr/2024:23:59:59 -0700] "HEAD / HTTP/1.0" 404 153 "-" "Wget/1.21"',
             '198.51.100.7 - - [07/May/2024:00:00:00 +0200] "GET /search?q=shoes&page=2 HTTP/1.1" 200 20411 "-" "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X)"',
           ],
+        },
+        {
+          // differs from the GET template in the method only, from its own in the user, referrer and agent
+          pattern: '<*> - <*> [<*> <*>] "POST <*> HTTP/<*>" <*> <*> "<*>" "<*>"',
+          lines: [
+            '198.51.100.23 - alice [05/Mar/2024:10:00:02 +0000] "POST /api/orders HTTP/1.1" 201 87 "https://shop.example.com/cart" "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_3)"',
+            '198.51.100.24 - - [05/Mar/2024:10:00:05 +0000] "POST /api/cart HTTP/1.1" 200 12 "-" "curl/8.5.0"',
+          ],
+        },
+        {
+          pattern: '<*> - bob [<*> <*>] "HEAD / HTTP/<*>" <*> <*> "-" "Wget/<*>"',
+          lines: ['2001:db8::42 - bob [06/Apr/2024:23:59:59 -0700] "HEAD / HTTP/1.0" 404 153 "-" "Wget/1.21"'],
         },
       ]);
     });
@@ -90,15 +106,18 @@ export function formatsSuite(impl: 'wasm' | 'reference'): void {
     it('common log format and the nginx error log', () => {
       golden([
         {
-          pattern: '<*> - <*> [<*> <*>] "<*>" <*> <*>',
+          pattern: '<*> - <*> [<*> <*>] "GET <*> HTTP/<*>" <*> <*>',
           lines: [
             '127.0.0.1 - frank [10/Oct/2023:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326',
             '10.2.3.4 - - [11/Oct/2023:08:01:00 -0700] "GET /robots.txt HTTP/1.1" 404 209',
-            '10.2.3.5 - - [11/Oct/2023:08:01:03 -0700] "POST /cgi-bin/form HTTP/1.1" 500 612',
           ],
         },
         {
-          pattern: '<*>/<*>/<*> <*>:<*>:<*> [error] <*>#<*>: <*> open() "<*>" failed (<*>: No such file or directory), client: <*>, server: <*>, request: "<*>", host: "<*>"',
+          pattern: '<*> - - [<*> <*>] "POST <*> HTTP/<*>" <*> <*>',
+          lines: ['10.2.3.5 - - [11/Oct/2023:08:01:03 -0700] "POST /cgi-bin/form HTTP/1.1" 500 612'],
+        },
+        {
+          pattern: '<*>/<*>/<*> <*>:<*>:<*> [error] <*>#<*>: <*> open() "<*>" failed (<*>: No such file or directory), client: <*>, server: <*>, request: "GET <*> HTTP/<*>", host: "<*>"',
           lines: [
             '2024/03/05 10:00:00 [error] 31#31: *7 open() "/usr/share/nginx/html/favicon.ico" failed (2: No such file or directory), client: 10.0.0.8, server: shop.example.com, request: "GET /favicon.ico HTTP/1.1", host: "shop.example.com"',
             '2024/03/05 10:02:11 [error] 31#31: *12 open() "/usr/share/nginx/html/old/page.html" failed (2: No such file or directory), client: 10.0.0.9, server: shop.example.com, request: "GET /old/page.html HTTP/1.1", host: "www.example.com"',

@@ -21,10 +21,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: 'b8e9944bcf40246f'
   },
   Spark: {
-    templates: 36,
-    ga: 0.9805,
+    templates: 35,
+    ga: 0.999,
     pa: 0.9225,
-    sha256: 'fc92f1756929a78f'
+    sha256: 'a5196473f2c9e49c'
   },
   Zookeeper: {
     templates: 56,
@@ -34,15 +34,15 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
   },
   BGL: {
     templates: 111,
-    ga: 0.9815,
-    pa: 0.9345,
-    sha256: 'db9daebe45c710ba'
+    ga: 0.9825,
+    pa: 0.9355,
+    sha256: 'b9f73ee615fb8e1d'
   },
   HPC: {
-    templates: 46,
-    ga: 0.9055,
+    templates: 44,
+    ga: 0.9075,
     pa: 0.9025,
-    sha256: 'c30af96aeeb12926'
+    sha256: 'da9ee3da835b7f23'
   },
   Apache: {
     templates: 6,

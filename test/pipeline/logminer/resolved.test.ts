@@ -14,6 +14,8 @@ import { runQuery } from '../../../src/query/run.js';
 import { openStore, type Store } from '../../../src/store/db.js';
 import { sqlString } from '../../../src/store/sql.js';
 import { LOG_TEMPLATES } from '../../../src/store/schema.js';
+import { STATEMENTS as S, type Bounds } from '../../../src/diagnose/queries.js';
+import { readRows } from '../../../src/store/readers.js';
 
 // Three events. "copied": five file-set names make the position a variable (four templates merge into
 // the first), then that template, of five tokens, merges into the six-token one that reached the
@@ -31,6 +33,8 @@ const LINES = [
   'copied 2 9 files to tmp-3', // the six-token template generalises to the same skeleton: the five-token one merges into it
   'Job 9 Started',
 ];
+
+const T0 = 1_700_000_000_000_000;
 
 let dir: string;
 let store: Store;
@@ -56,7 +60,10 @@ beforeAll(async () => {
     await w.run(`INSERT OR REPLACE INTO ${LOG_TEMPLATES.name} (${cols.join(', ')}) VALUES (${vals.join(', ')})`);
   }
   for (let i = 0; i < LINES.length; i++) {
-    await w.run(`INSERT INTO svc_logs (timestamp, service_name, body, is_error, template_id) VALUES (make_timestamp(${1_700_000_000_000_000 + i}), 'svc', ${sqlString(LINES[i]!)}, false, ${ids[i]})`);
+    await w.run(
+      `INSERT INTO svc_logs (timestamp, service_name, body, is_error, template_id, template_params) ` +
+        `VALUES (make_timestamp(${T0 + i}), 'svc', ${sqlString(LINES[i]!)}, ${LINES[i]!.startsWith('Job')}, ${ids[i]}, '["${i}"]')`,
+    );
   }
   q = await prepareQueryConnection(store, { spoolDir: store.spoolDir });
 });
@@ -112,5 +119,39 @@ describe('the README example', () => {
       "WHERE l.timestamp >= TIMESTAMP '2023-11-14 00:00:00' GROUP BY 1 ORDER BY n DESC LIMIT 20";
     const got = await query(sql);
     expect(got.map((r) => [r.pattern, r.n])).toEqual([['copied <*> <*> files to <*>', 8], ['Job <*> Started', 2], ['Job <*> Stopped', 1]]);
+  });
+});
+
+describe('the diagnosis reads by raw template_id and resolves the merges itself', () => {
+  const b: Bounds = { from: T0 - 1_000_000, to: T0 + 1_000_000, lookFrom: T0 - 2_000_000, newSince: T0 - 1_000_000 };
+  const windowLogs = async () => (await readRows(q, S.windowLogs.sql(b))).map(S.windowLogs.decode);
+
+  it('windowLogs counts each event once, as svc_logs_resolved does, and names the templates merged into it', async () => {
+    const want = await query(`SELECT resolved_template_id AS id, count(*) AS n, count_if(is_error) AS k FROM svc_logs_resolved GROUP BY ALL ORDER BY id`);
+    const got = (await windowLogs()).sort((x, y) => x.template_id! - y.template_id!);
+    expect(got.map((r) => [r.template_id, r.n, r.k])).toEqual(want.map((r) => [Number(r.id), Number(r.n), Number(r.k)]));
+    // the merged event spans the first to the last of its lines, whichever template they got at ingest
+    const copied = got.find((r) => r.template_id === ids[2])!;
+    expect([copied.first_us, copied.last_us]).toEqual([T0, T0 + 9]);
+    const copiedIds = new Set(ids.filter((_, i) => LINES[i]!.startsWith('copied')));
+    expect(new Set([...copied.merged_ids!, ids[2]])).toEqual(copiedIds);
+    expect(got.find((r) => r.template_id === ids[4])!.merged_ids).toEqual([]);
+  });
+
+  it('templateParams reads the lines of the templates merged into the ids asked, newest first per event', async () => {
+    const rows = await windowLogs();
+    const six = ids[2]!;
+    const started = ids[4]!;
+    const mergedInto = new Map<number, number>();
+    for (const r of rows) for (const from of r.merged_ids ?? []) mergedInto.set(from, r.template_id!);
+    const params = async (asked: number[], per: number) =>
+      (await readRows(q, S.templateParams.sql(b, 'svc', asked, per, 10_000_000, mergedInto))).map(S.templateParams.decode);
+    const all = await params([six, started], 200);
+    expect(all.filter((r) => r.template_id === six).length).toBe(8);
+    expect(all.filter((r) => r.template_id === started).length).toBe(2);
+    expect(all.length).toBe(10);
+    const newest = await params([six], 3);
+    expect(newest.map((r) => r.template_params).sort()).toEqual(['["6"]', '["8"]', '["9"]']);
+    expect(newest.every((r) => r.template_id === six)).toBe(true);
   });
 });
