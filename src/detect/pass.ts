@@ -129,8 +129,8 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
  * pass feeds them. A pass stopped between closing its buckets (their marks deleted) and saving the
  * detector states (a crash, a kill) leaves such points, and they would otherwise wait for their
  * series' next data, which may never come: the shift in them would never become an anomaly. Run
- * once per process, before its first pass (one join of the series and the states). Returns the
- * buckets marked.
+ * before a process's first pass and after a pass that failed (one join of the series and the
+ * states). Returns the buckets marked.
  */
 export async function markUnfedBuckets(deps: Pick<PassDeps, 'store' | 'writer'>): Promise<number> {
   const w = deps.store.writer;

@@ -1,6 +1,6 @@
 // Runs the detection pass at start and then every SVC_DETECT_INTERVAL_S seconds, one at a time
 // (a slow pass delays the next rather than overlapping it). Keeps the last report for /admin/status.
-// Before its first pass it takes up what an interrupted pass of an earlier process left unfed.
+// Before its first pass, and after a failed one, it takes up what an interrupted pass left unfed.
 import { markUnfedBuckets, runPass, type PassDeps, type PassReport } from './pass.js';
 
 export interface Scheduler {
@@ -37,6 +37,7 @@ export function startScheduler(deps: PassDeps, intervalS: number, log: (f: Recor
           return r;
         },
         (err: unknown) => {
+          resumed = false; // it may have stopped after closing buckets, like a crash
           lastError = (err as Error).message;
           log({ level: 'error', msg: 'detection pass failed', error: lastError });
           throw err;
