@@ -51,6 +51,8 @@ export async function ingest(ctx: IngestContext, rt: TenantRuntime, task: Omit<O
   try {
     await committed;
   } catch (err) {
+    // The miner counts these templates as stored: have it write them again with the next batch.
+    if (result.ok && result.templates?.length) await ctx.logPool.run({ kind: 'logs-unsent', tenant: rt.tenant, templates: result.templates }).catch(() => {});
     // Out of space despite the margin (a burst, DuckDB's own writes): the rows were not committed;
     // refuse more until the disk is measured again, and say so (507), not 500.
     if (isDiskFull(err)) {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { encodeTraces, postOtlp } from '../helpers/otlp.js';
+import { logsJson } from '../helpers/otlp-json.js';
 import { queryStopped } from '../helpers/db.js';
 import { fillLeaving, mountTmpfs } from '../helpers/tmpfs.js';
 
@@ -63,6 +64,31 @@ function startSenders(srv: TestServer, n: number, spans: number): Senders {
 }
 
 const count = (s: Senders, status: number) => s.statuses.get(status) ?? 0;
+
+/** Log lines of `SHAPES` shapes (their word counts differ), each its own template. */
+const SHAPES = 150;
+const shape = (k: number) => `job ${'step '.repeat(1 + (k % SHAPES))}finished`;
+
+/** A sender of log batches, a new shape (a new template) each batch until every shape was sent once. */
+function startLogSender(srv: TestServer): { statuses: Map<number, number>; stop(): Promise<void> } {
+  const statuses = new Map<number, number>();
+  let stopped = false;
+  const run = (async () => {
+    for (let k = 0; !stopped; k++) {
+      const res = await postOtlp(srv.otlpHttp, 'logs', logsJson('logger', Array.from({ length: 5 }, (_v, i) => ({ timeUs: NOW_US + i, body: shape(k) }))));
+      await res.arrayBuffer();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    statuses,
+    stop: async () => {
+      stopped = true;
+      await run;
+    },
+  };
+}
 
 /** Every acknowledged span is in the stopped server's file exactly once. */
 async function expectStoredOnce(dataDir: string, acked: readonly string[]): Promise<void> {
@@ -129,15 +155,28 @@ it.skipIf(disk.refused !== null)('a commit that runs out of space anyway answers
   // A margin of one byte: only a write that fails can stop ingest.
   const srv = await startTestServer({ SVC_MIN_FREE_DISK_BYTES: '1' }, dataDir);
   const senders = startSenders(srv, 4, 2_000);
+  const logs = startLogSender(srv);
   let restarted: TestServer | null = null;
   try {
     await until(() => senders.acked.length >= 20_000, 'spans acknowledged before the disk fills');
     fillLeaving(disk.dir, ballast, 512 * 1024);
     await until(() => count(senders, 507) >= 10, 'commits failing for want of space answered 507');
+    await logs.stop();
     expect(senders.failures).toEqual([]);
+    expect(logs.statuses.get(507)).toBeGreaterThan(0);
     // Reads keep working on a full disk.
     expect((await post(srv, '/v1/query', 'SELECT count(*) AS n FROM svc_spans', 'text/plain')).status).toBe(200);
     await senders.stop();
+    // Room again, same process: every shape again, those whose first batch failed for want of space included.
+    rmSync(ballast);
+    const shapes = logsJson('logger', Array.from({ length: SHAPES }, (_v, k) => ({ timeUs: NOW_US, body: shape(k) })));
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await postOtlp(srv.otlpHttp, 'logs', shapes)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe(200);
+    fillLeaving(disk.dir, ballast, 0);
     // Stopped while the disk is still full: its checkpoint cannot be written. It must not corrupt the
     // file: what was acknowledged is in the WAL and replayed at the next start.
     expect(await srv.stop()).toBe(0); // its failed checkpoint is logged, not fatal
@@ -147,6 +186,7 @@ it.skipIf(disk.refused !== null)('a commit that runs out of space anyway answers
     expect(res.status).toBe(200);
   } finally {
     await senders.stop();
+    await logs.stop();
     rmSync(ballast, { force: true });
     if (restarted) expect(await restarted.stop()).toBe(0);
     else await srv.stop();
@@ -154,4 +194,7 @@ it.skipIf(disk.refused !== null)('a commit that runs out of space anyway answers
   await expectStoredOnce(dataDir, senders.acked);
   const after = await queryStopped(dataDir, "SELECT count(*) AS n FROM svc_spans WHERE service_name = 'after'");
   expect(Number(after[0]!['n'])).toBe(1);
+  // A template first seen in a batch that could not be committed is written with the next one that is.
+  const orphans = await queryStopped(dataDir, 'SELECT count(*) AS n FROM svc_logs WHERE template_id NOT IN (SELECT template_id FROM svc_log_templates)');
+  expect(Number(orphans[0]!['n'])).toBe(0);
 });

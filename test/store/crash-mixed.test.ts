@@ -21,7 +21,7 @@ import { SIGNALS } from '../../src/detect/signals.js';
 import { ROLLUPS } from '../../src/detect/rollups.js';
 import { sqlTimestamp } from '../../src/store/sql.js';
 
-const KILLS = Number(process.env['KILLS'] ?? 20);
+const KILLS = 20;
 const SEED = 20261125;
 const RETENTION_HOURS = 6;
 const NOW_US = Date.now() * 1000;
@@ -41,7 +41,7 @@ const ENV = {
 };
 
 const dir = tempDir('tds-crash-mixed-');
-afterAll(() => (process.env['KEEP'] ? console.log(dir.dir) : dir.cleanup()));
+afterAll(() => dir.cleanup());
 
 /** Ids of acknowledged rows, by kind; `expired` ones are past retention. */
 interface Acked {
