@@ -177,13 +177,14 @@ async function check(dataDir: string, acked: Acked): Promise<Record<string, numb
 const zeros = (o: Record<string, number>) => Object.fromEntries(Object.keys(o).map((k) => [k, 0]));
 
 it(`keeps every acknowledged row exactly once and the derived tables consistent through ${KILLS} SIGKILLs under mixed load`, { timeout: 240_000 }, async () => {
-  const rand = rng(SEED);
+  const plan = rng(SEED); // the kill points: the same every run
+  const rand = rng(SEED + 1); // the data (drawn as fast as the senders go)
   const acked: Acked = { spans: new Set(), logs: new Set(), points: new Set() };
   const kills = { starting: 0, loaded: 0 };
   for (let round = 0; round < KILLS; round++) {
-    if (rand() < 0.25) {
+    if (plan() < 0.25) {
       // Killed while it starts: WAL replay, migration, retention, the first pass, the miner's restore.
-      const delay = 100 + Math.floor(rand() * 1200);
+      const delay = 100 + Math.floor(plan() * 1200);
       let timer: NodeJS.Timeout | undefined;
       const srv = await startTestServer(ENV, dir.dir, (child) => (timer = setTimeout(() => child.kill('SIGKILL'), delay))).catch(() => null);
       if (srv) await srv.kill(); // it was listening first: killed idle
@@ -191,9 +192,12 @@ it(`keeps every acknowledged row exactly once and the derived tables consistent 
       clearTimeout(timer);
     } else {
       const srv = await startTestServer(ENV, dir.dir);
+      const before = [acked.spans.size, acked.logs.size, acked.points.size] as const;
       const load = startLoad(srv, round, rand, acked);
-      // A random moment of the round: while commits, a detection pass, the diagnosis or retention run.
-      await new Promise((r) => setTimeout(r, Math.floor(rand() * 1500)));
+      // Some of each kind acknowledged whatever the machine's speed, then a random moment of the
+      // round: while commits, a detection pass, the diagnosis or retention run.
+      while (acked.spans.size === before[0] || acked.logs.size === before[1] || acked.points.size === before[2]) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, Math.floor(plan() * 1500)));
       await srv.kill();
       load.stop();
       await load.done;
@@ -202,7 +206,7 @@ it(`keeps every acknowledged row exactly once and the derived tables consistent 
     const found = await check(dir.dir, acked);
     expect(found, `after kill ${round + 1}`).toEqual(zeros(found));
   }
-  expect(acked.spans.size).toBeGreaterThan(KILLS * 100);
+  expect(acked.spans.size).toBeGreaterThanOrEqual(kills.loaded * 100);
 
   // One more start, no ingest: its passes close what is dirty; then a clean stop.
   const srv = await startTestServer(ENV, dir.dir);
