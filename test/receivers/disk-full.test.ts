@@ -146,6 +146,7 @@ it.skipIf(disk.refused !== null)('answers 507 before a write fails, keeps reads 
     expect(await srv.stop()).toBe(0);
   }
   await expectStoredOnce(dataDir, senders.acked);
+  console.log(`disk-full (margin): ${senders.acked.length} acknowledged spans checked, ${count(senders, 507)} answers 507, no commit failed`);
 });
 
 it.skipIf(disk.refused !== null)('a commit that runs out of space anyway answers 507, is not acknowledged, and the file survives a shutdown on a full disk', async () => {
@@ -197,4 +198,5 @@ it.skipIf(disk.refused !== null)('a commit that runs out of space anyway answers
   // A template first seen in a batch that could not be committed is written with the next one that is.
   const orphans = await queryStopped(dataDir, 'SELECT count(*) AS n FROM svc_logs WHERE template_id NOT IN (SELECT template_id FROM svc_log_templates)');
   expect(Number(orphans[0]!['n'])).toBe(0);
+  console.log(`disk-full (no margin): ${senders.acked.length} acknowledged spans checked, ${count(senders, 507)} span and ${logs.statuses.get(507)} log answers 507, none 500/503`);
 });
