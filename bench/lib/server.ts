@@ -27,7 +27,8 @@ export interface ChildServer {
   cpuSeconds(): number;
 }
 
-export async function startChildServer(env: Record<string, string> = {}, dataDir?: string): Promise<ChildServer> {
+/** `onSpawn`: told the process as soon as it exists, before it listens (a test may kill it while it starts). */
+export async function startChildServer(env: Record<string, string> = {}, dataDir?: string, onSpawn?: (child: ChildProcess) => void): Promise<ChildServer> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'tds-srv-'));
   const tmp = { dir, cleanup: () => (dataDir ? undefined : rmSync(dir, { recursive: true, force: true })) };
   const child = spawn(process.execPath, [join(PACKAGE_ROOT, 'dist', 'src', 'main.js')], {
@@ -42,6 +43,7 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  onSpawn?.(child);
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));

@@ -92,13 +92,24 @@ export function toApiError(err: unknown, fallback: ErrorCode = 'INTERNAL'): ApiE
 /** gRPC / google.rpc.Code values the receivers answer with. */
 export const GRPC = { OK: 0, INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNIMPLEMENTED: 12, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
 
+/** Whether a failure is the disk being full: Node's ENOSPC or EDQUOT, or DuckDB's message for them. */
+export function isDiskFull(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (e?.code === 'ENOSPC' || e?.code === 'EDQUOT') return true;
+  return typeof e?.message === 'string' && /No space left on device|Disk quota exceeded|ENOSPC/i.test(e.message);
+}
+
 export function isRetryable(e: ApiError): boolean {
   return e.status === 429 || e.status >= 500;
 }
 
-/** HTTP status for an OTLP/HTTP answer: retryable failures are 429 or 503 per the OTLP spec. */
+/**
+ * HTTP status for an OTLP/HTTP answer: retryable failures are 429 or 503 per the OTLP spec, but for a
+ * full disk, which answers the spec's 507 on every ingest path (as admission does before the body is
+ * read), so a commit that ran out of space says the same as a request refused for want of it.
+ */
 export function otlpHttpStatus(e: ApiError): number {
-  if (e.status === 429) return 429;
+  if (e.status === 429 || e.code === 'STORAGE_FULL') return e.status;
   if (isRetryable(e)) return 503;
   return e.status;
 }

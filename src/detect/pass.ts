@@ -124,6 +124,26 @@ export async function runPass(deps: PassDeps, nowUs = Date.now() * 1000): Promis
   return done();
 }
 
+/**
+ * Marks dirty again the closed buckets holding series points that no detector was fed, so the next
+ * pass feeds them. A pass stopped between closing its buckets (their marks deleted) and saving the
+ * detector states (a crash, a kill) leaves such points, and they would otherwise wait for their
+ * series' next data, which may never come: the shift in them would never become an anomaly. Run
+ * before a process's first pass and after a pass that failed (one join of the series and the
+ * states). Returns the buckets marked.
+ */
+export async function markUnfedBuckets(deps: Pick<PassDeps, 'store' | 'writer'>): Promise<number> {
+  const w = deps.store.writer;
+  const bucket = `epoch_us(s.timestamp) // ${BUCKET_US}`;
+  return deps.writer.exclusive(async () => {
+    const r = await w.run(
+      `INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} SELECT DISTINCT ${bucket} FROM ${SERIES.name} AS s ` +
+        `LEFT JOIN ${DETECTOR_STATE.name} AS d USING (service_name, operation, signal) WHERE d.last_bucket IS NULL OR ${bucket} > d.last_bucket`,
+    );
+    return Number(r.rowsChanged);
+  });
+}
+
 /** Step 1: aggregates the closed dirty buckets into the series table; their indexes, oldest first. */
 async function closeDirtyBuckets(deps: PassDeps, closedLimit: number): Promise<number[]> {
   const dirty = (await deps.reads.use((c) => readRows(c, `SELECT bucket FROM ${DIRTY_BUCKETS.name} WHERE bucket < ? ORDER BY bucket`, [closedLimit]))).map((r) =>

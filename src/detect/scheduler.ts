@@ -1,6 +1,7 @@
 // Runs the detection pass at start and then every SVC_DETECT_INTERVAL_S seconds, one at a time
 // (a slow pass delays the next rather than overlapping it). Keeps the last report for /admin/status.
-import { runPass, type PassDeps, type PassReport } from './pass.js';
+// Before its first pass, and after a failed one, it takes up what an interrupted pass left unfed.
+import { markUnfedBuckets, runPass, type PassDeps, type PassReport } from './pass.js';
 
 export interface Scheduler {
   /** Runs a pass now (after any pass in progress) and returns its report. */
@@ -15,9 +16,17 @@ export function startScheduler(deps: PassDeps, intervalS: number, log: (f: Recor
   let passes = 0;
   let running: Promise<PassReport> | null = null;
   let stopped = false;
+  let resumed = false;
+  const resume = async () => {
+    if (resumed) return;
+    const buckets = await markUnfedBuckets(deps);
+    resumed = true;
+    if (buckets) log({ level: 'info', msg: 'detection resumes an interrupted pass', buckets });
+  };
   const once = (): Promise<PassReport> => {
     const run = (running ?? Promise.resolve(null as unknown as PassReport))
       .catch(() => null)
+      .then(resume)
       .then(() => runPass(deps))
       .then(
         (r) => {
@@ -28,6 +37,7 @@ export function startScheduler(deps: PassDeps, intervalS: number, log: (f: Recor
           return r;
         },
         (err: unknown) => {
+          resumed = false; // it may have stopped after closing buckets, like a crash
           lastError = (err as Error).message;
           log({ level: 'error', msg: 'detection pass failed', error: lastError });
           throw err;

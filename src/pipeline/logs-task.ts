@@ -96,10 +96,23 @@ export function mineLogs(m: LogMiner, batch: ColumnBatch): TemplateRow[] {
 export function runLogs(task: OtlpTask): IngestResult {
   const m = miners.get(task.tenant ?? 'default');
   if (!m) return failure(new Error('the log miner of this tenant was not initialised'));
-  return runOtlp(task, (batches) => {
-    const templates: TemplateRow[] = [];
+  const templates: TemplateRow[] = [];
+  const result = runOtlp(task, (batches) => {
     for (const b of batches) if (b.table === LOGS.name) templates.push(...mineLogs(m, b));
     // Template rows are upserted (latest counts win) in the same commit as the logs.
     return templates.length ? [...batches, templatesBatch(templates)] : batches;
   });
+  return result.ok && templates.length ? { ...result, templates: templates.map((t) => t.template_id) } : result;
+}
+
+/** A logs commit failed: its template rows were not stored (logs-task.ts runLogs's `templates`). */
+export interface LogsUnsentTask {
+  kind: 'logs-unsent';
+  tenant: string;
+  templates: number[];
+}
+
+export function runLogsUnsent(task: LogsUnsentTask): number {
+  miners.get(task.tenant)?.unsent(task.templates);
+  return task.templates.length;
 }

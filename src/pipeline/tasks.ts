@@ -39,6 +39,8 @@ export interface IngestSuccess {
   /** Records rejected as invalid (OTLP partial success). */
   rejected: number;
   errorMessage?: string;
+  /** Logs: the templates whose rows this result carries (told back to the miner if they are not committed). */
+  templates?: number[];
 }
 
 export type IngestResult = IngestSuccess | IngestFailure;

@@ -1,11 +1,11 @@
 // One ingest step shared by every receiver: admit, decode in the pool, commit, report counts.
 import type { Pool } from '../compute/pool.js';
-import type { Admission } from './admission.js';
+import { storageFullError, type Admission } from './admission.js';
 import type { Gate } from '../tenancy/gate.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';
 import type { IngestFailure, IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
 import type { ProfileTask } from '../pipeline/profile-task.js';
-import { ApiError } from '../core/errors.js';
+import { ApiError, isDiskFull } from '../core/errors.js';
 
 /** What every receiver shares; the tenant's own parts (writer, miner) come with each call. */
 export interface IngestContext {
@@ -51,6 +51,14 @@ export async function ingest(ctx: IngestContext, rt: TenantRuntime, task: Omit<O
   try {
     await committed;
   } catch (err) {
+    // The miner counts these templates as stored: have it write them again with the next batch.
+    if (result.ok && result.templates?.length) await ctx.logPool.run({ kind: 'logs-unsent', tenant: rt.tenant, templates: result.templates }).catch(() => {});
+    // Out of space despite the margin (a burst, DuckDB's own writes): the rows were not committed;
+    // refuse more until the disk is measured again, and say so (507), not 500.
+    if (isDiskFull(err)) {
+      ctx.admission.diskFull();
+      throw storageFullError(`the data directory ran out of space: ${(err as Error).message}`);
+    }
     throw new ApiError('INGEST_FAILED', `commit failed: ${(err as Error).message}`, 'retry later', 1);
   }
   ctx.ingested(rt.tenant);

@@ -6,12 +6,15 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { migrate } from './migrate.js';
+import { closeMarker, openMarker } from './recovery.js';
 import { sqlString } from './sql.js';
 
 export interface Store {
   readonly tenant: string;
   readonly dir: string;
   readonly path: string;
+  /** Whether the previous process left the file without closing it (a crash): repairs are due (store/recovery.ts). */
+  readonly crashed: boolean;
   /** Ingest files wait here for the commit that loads them; emptied at open. */
   readonly spoolDir: string;
   /**
@@ -79,10 +82,12 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
     return conn;
   };
   const writer = await instance.connect();
+  let crashed: boolean;
   try {
     await writer.run(`ATTACH ${sqlString(path)} AS ${CATALOG} (ROW_GROUP_SIZE ${STORE_ROW_GROUP_SIZE})`);
     await writer.run(`USE ${CATALOG}`);
     await migrate(writer);
+    crashed = await openMarker(writer);
   } catch (err) {
     writer.closeSync();
     instance.closeSync();
@@ -95,6 +100,7 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
     tenant,
     dir,
     path,
+    crashed,
     spoolDir,
     writer,
     loaders,
@@ -103,9 +109,13 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
       if (closed) return;
       closed = true;
       for (const c of loaders) c.closeSync();
-      await writer.run('CHECKPOINT');
-      writer.closeSync();
-      instance.closeSync();
+      try {
+        await closeMarker(writer);
+        await writer.run('CHECKPOINT'); // may fail on a full disk: the WAL still holds every commit
+      } finally {
+        writer.closeSync();
+        instance.closeSync();
+      }
     },
   };
 }

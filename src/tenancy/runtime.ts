@@ -7,6 +7,7 @@ import { stopStack } from '../core/stops.js';
 import type { Config } from '../core/config.js';
 import type { Pool } from '../compute/pool.js';
 import { openStore, type Store } from '../store/db.js';
+import { repairTemplateCounts } from '../store/recovery.js';
 import { createWriter, type EncodedPart, type Writer } from '../store/writer.js';
 import { openReadPool, readRows, readServiceSpans, type ReadPool } from '../store/readers.js';
 import { openQueryPool, type QueryPool } from '../query/index.js';
@@ -56,6 +57,8 @@ export async function openTenantRuntime(deps: RuntimeDeps, tenant: string): Prom
       const parts = (await logPool.run({ kind: 'logs-flush', tenant })) as EncodedPart[];
       if (parts.length) await writer.submit({ parts, services: {} });
     });
+    // After a crash the template counts lag the stored logs: raised before the miner reads them.
+    if (store.crashed) log({ level: 'info', msg: 'store recovered after a crash', templates_repaired: await repairTemplateCounts(store.writer) });
     // Template ids are stable across restarts: the miner starts from the stored templates.
     const templates = await reads.use((c) => readRows(c, `SELECT * EXCLUDE (timestamp) FROM ${LOG_TEMPLATES.name}`));
     await logPool.run({ kind: 'logs-init', tenant, rows: templates });

@@ -72,3 +72,32 @@ export function logsJson(service: string, logs: JsonLog[], resource: Record<stri
     ],
   });
 }
+
+export interface JsonGaugePoint {
+  timeUs: number;
+  value: number;
+  attributes?: Record<string, JsonAttr>;
+}
+
+/** One gauge metric's points, as a collector sends them in OTLP/JSON. */
+export function gaugeJson(service: string, metric: string, points: JsonGaugePoint[], resource: Record<string, JsonAttr> = {}): string {
+  return JSON.stringify({
+    resourceMetrics: [
+      {
+        resource: { attributes: attrs({ 'service.name': service, ...resource }) },
+        scopeMetrics: [
+          {
+            scope: { name: 'test' },
+            metrics: [
+              {
+                name: metric,
+                unit: '1',
+                gauge: { dataPoints: points.map((p) => ({ timeUnixNano: String(BigInt(p.timeUs) * 1000n), asDouble: p.value, attributes: attrs(p.attributes ?? {}) })) },
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  });
+}

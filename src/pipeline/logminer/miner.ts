@@ -420,6 +420,22 @@ export class LogMiner {
     return rows;
   }
 
+  /**
+   * Templates whose drained rows were not committed (the commit failed: a full disk): each is drained
+   * again at once with the next batch, so no stored log names a template that was never stored.
+   */
+  unsent(ids: readonly number[]): void {
+    for (const id of ids) {
+      const r = this.recs.get(id);
+      if (!r) continue; // evicted since: its row is no longer needed
+      r.stale = true;
+      if (!r.dirty) {
+        r.dirty = true;
+        this.dirty.push(r);
+      }
+    }
+  }
+
   /** Current row of a live template. */
   template(id: number): TemplateRow | undefined {
     const r = this.recs.get(id);

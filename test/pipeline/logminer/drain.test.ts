@@ -21,6 +21,17 @@ describe('drainDirty', () => {
     expect(m.drainDirty(5_000, t0 + 20_000)).toEqual([]); // nothing touched since
   });
 
+  it('a template whose row was not committed (unsent) comes again at once, within the interval', () => {
+    const m = createMiner();
+    m.mineBatch('svc', ['cache warmed']);
+    const [row] = m.drainDirty(5_000, 0);
+    m.mineBatch('svc', ['cache warmed']);
+    expect(m.drainDirty(5_000, 1)).toEqual([]); // counts only: would wait for the interval
+    m.unsent([row!.template_id, 999]); // the commit failed; an unknown id is ignored
+    expect(m.drainDirty(5_000, 2).map((r) => [r.template_id, r.count])).toEqual([[row!.template_id, 2]]);
+    expect(m.drainDirty(5_000, 3)).toEqual([]);
+  });
+
   it('a template with a new sample value comes at once, within the interval', () => {
     const m = createMiner();
     m.mineBatch('svc', ['user 1 logged in']);
