@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { duckdbThreads, type Config } from './core/config.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
+import { createLatencyAdmission } from './receivers/latency-admission.js';
 import { loadUws, mountRoutes, type Server as HttpServer } from './api/http.js';
 import { otlpHttpRoutes } from './receivers/otlp-http.js';
 import { profileRoutes } from './receivers/profiles-http.js';
@@ -113,10 +114,20 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const local = config.auth === 'open' ? await registry.use(OPEN_TENANT, (rt) => rt) : null;
     const admission: Admission = createAdmission({ maxInflightBytes: config.maxInflightBytes, dataDir: tenantDir(config.dataDir, OPEN_TENANT), minFreeDiskBytes: config.minFreeDiskBytes });
     stops.push(() => admission.stop());
+    const latency = createLatencyAdmission({ maxAckWaitMs: config.maxAckWaitMs });
     const gate = createGate({ config, control, registry, placement, forwarder });
-    const ctx: IngestContext = { pool, logPool, admission, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
+    const ctx: IngestContext = { pool, logPool, admission, latency, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
     const startedAt = Date.now();
-    const ingestTotals = () => ({ inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize });
+    const ingestTotals = () => ({
+      inflight_bytes: admission.inflightBytes(),
+      max_inflight_bytes: config.maxInflightBytes,
+      max_ack_wait_ms: config.maxAckWaitMs,
+      estimated_ack_wait_ms: latency.estimatedWaitMs(),
+      refused_for_wait: latency.refused(),
+      max_body_bytes: config.maxBodyBytes,
+      workers: config.workers,
+      queued_tasks: pool.queueSize,
+    });
     let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there
 
     const apiRoutes: RouteSpec[] = [

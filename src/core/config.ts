@@ -12,6 +12,8 @@ export interface Config {
   maxBodyBytes: number;
   /** Bytes received but not yet committed; above this, ingest answers 429 / UNAVAILABLE. */
   maxInflightBytes: number;
+  /** Longest estimated wait for an acknowledgement at which ingest is still admitted; 0 = no bound. */
+  maxAckWaitMs: number;
   retentionHours: number;
   /** Longest a batch waits to be committed together with others (group commit). */
   flushIntervalMs: number;
@@ -115,6 +117,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_OTLP_HTTP_PORT', key: 'otlpHttpPort', default: '4318', doc: 'OTLP/HTTP; `0` = any free port', parse: port },
   { env: 'SVC_MAX_BODY_BYTES', key: 'maxBodyBytes', default: String(20 * MiB), doc: 'largest ingest body after decompression (413 above; OTLP recommends 20 MiB)', parse: int(1024, 1024 * MiB) },
   { env: 'SVC_MAX_INFLIGHT_BYTES', key: 'maxInflightBytes', default: String(256 * MiB), doc: 'received but not yet committed bytes; above it ingest answers 429 with Retry-After (gRPC UNAVAILABLE)', parse: int(1024, 64 * 1024 * MiB) },
+  { env: 'SVC_MAX_ACK_WAIT_MS', key: 'maxAckWaitMs', default: '2000', doc: 'ingest is refused (429 with Retry-After, gRPC UNAVAILABLE) when a request would wait longer than this for its acknowledgement, estimated from the bytes in flight and the rate of recent acknowledgements, so an accepted request is answered well before the 10 s after which OTel exporters send again; `0` = no bound but the bytes', parse: int(0, 600_000) },
   { env: 'SVC_RETENTION_HOURS', key: 'retentionHours', default: '72', doc: 'telemetry older than this is deleted', parse: int(1, 24 * 365 * 10) },
   // 50 ms was shorter than decoding a sender cohort's 16 batches while both loaders keep the cores busy:
   // at 32 senders, 7-33% of the rows then went in commits of 512-7,680 through the WAL (store/writer.ts).
