@@ -6,6 +6,8 @@ import { join, resolve } from 'node:path';
 import { duckdbThreads, type Config } from './core/config.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
+import { createLatencyAdmission } from './receivers/latency-admission.js';
+import { memoryBudget } from './core/budget.js';
 import { loadUws, mountRoutes, type Server as HttpServer } from './api/http.js';
 import { otlpHttpRoutes } from './receivers/otlp-http.js';
 import { profileRoutes } from './receivers/profiles-http.js';
@@ -22,7 +24,7 @@ import { adminRoutes, statusRoute } from './api/routes/admin.js';
 import { SCHEMA_VERSION } from './store/schema.js';
 import { diagnoseRoutes } from './api/routes/diagnose.js';
 import { loopbackUrl, mcpRoute } from './mcp/route.js';
-import { tenantDir } from './store/db.js';
+import { duckdbMemory, tenantDir } from './store/db.js';
 import { openTenantRuntime, type TenantRuntime } from './tenancy/runtime.js';
 import { createRegistry } from './tenancy/registry.js';
 import { createGate, OPEN_TENANT } from './tenancy/gate.js';
@@ -111,12 +113,34 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => registry.closeAll());
     // Open mode opens its one store now, as before (a broken store fails the start, not a request).
     const local = config.auth === 'open' ? await registry.use(OPEN_TENANT, (rt) => rt) : null;
-    const admission: Admission = createAdmission({ maxInflightBytes: config.maxInflightBytes, dataDir: tenantDir(config.dataDir, OPEN_TENANT), minFreeDiskBytes: config.minFreeDiskBytes });
+    const budget = memoryBudget(config);
+    const admission: Admission = createAdmission({ maxInflightBytes: budget.maxInflightBytes, dataDir: tenantDir(config.dataDir, OPEN_TENANT), minFreeDiskBytes: config.minFreeDiskBytes });
     stops.push(() => admission.stop());
+    const latency = createLatencyAdmission({ maxAckWaitMs: config.maxAckWaitMs });
     const gate = createGate({ config, control, registry, placement, forwarder });
-    const ctx: IngestContext = { pool, logPool, admission, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
+    const ctx: IngestContext = { pool, logPool, admission, latency, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
     const startedAt = Date.now();
-    const ingestTotals = () => ({ inflight_bytes: admission.inflightBytes(), max_inflight_bytes: config.maxInflightBytes, max_body_bytes: config.maxBodyBytes, workers: config.workers, queued_tasks: pool.queueSize });
+    const ingestTotals = () => ({
+      inflight_bytes: admission.inflightBytes(),
+      max_inflight_bytes: budget.maxInflightBytes,
+      max_ack_wait_ms: config.maxAckWaitMs,
+      estimated_ack_wait_ms: latency.estimatedWaitMs(),
+      refused_for_wait: latency.refused(),
+      max_body_bytes: config.maxBodyBytes,
+      workers: config.workers,
+      queued_tasks: pool.queueSize,
+    });
+    // The budget and what uses it; DuckDB's own figures come from the open-mode store (the hosted
+    // variant's stores each have the limit below).
+    const memoryStatus = async () => ({
+      budget_bytes: budget.bytes,
+      budget_source: budget.source,
+      duckdb_memory_limit_per_store: budget.duckdbMemoryLimit,
+      ...(local ? { duckdb: await local.reads.use((c) => duckdbMemory(c)) } : {}),
+      inflight_bytes: admission.inflightBytes(),
+      max_inflight_bytes: budget.maxInflightBytes,
+      rss_bytes: process.memoryUsage.rss(),
+    });
     let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there
 
     const apiRoutes: RouteSpec[] = [
@@ -138,6 +162,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
         }),
         ingest: () => ({ ...(local ? local.writer.stats() : {}), ...ingestTotals() }),
         refused: () => gate.refused(),
+        memory: memoryStatus,
         detection: () => (local ? local.detection.status() : { per_tenant: true, interval_s: config.detectIntervalS, grace_s: config.detectGraceS }),
         ...(control
           ? {

@@ -708,7 +708,7 @@ export const DOCS = {
   getAdminStatus: {
     operationId: 'getAdminStatus',
     summary: 'Instance status rows',
-    description: 'One entry per part of the instance (build, control plane, stores, ingest, refusals, detection, disk) and, with SVC_AUTH=keys, one per tenant.',
+    description: 'One entry per part of the instance (build, control plane, stores, ingest, refusals, memory, detection, disk) and, with SVC_AUTH=keys, one per tenant.',
     tags: ['admin'],
     auth: true,
     access: 'admin',

@@ -10,8 +10,12 @@ export interface Config {
   otlpHttpPort: number;
   /** Largest accepted body after decompression, bytes (413 above). */
   maxBodyBytes: number;
-  /** Bytes received but not yet committed; above this, ingest answers 429 / UNAVAILABLE. */
+  /** Bytes received but not yet committed; above this, ingest answers 429 / UNAVAILABLE. 0 = derived from the memory budget (core/budget.ts). */
   maxInflightBytes: number;
+  /** Longest estimated wait for an acknowledgement at which ingest is still admitted; 0 = no bound. */
+  maxAckWaitMs: number;
+  /** The process's memory budget, bytes; 0 = derived from the machine's memory (core/budget.ts). */
+  memoryBudgetBytes: number;
   retentionHours: number;
   /** Longest a batch waits to be committed together with others (group commit). */
   flushIntervalMs: number;
@@ -19,7 +23,7 @@ export interface Config {
   workers: number;
   /** DuckDB's worker threads; 0 = the cores the decode workers leave, at least 1. */
   duckdbThreads: number;
-  /** DuckDB's memory limit (e.g. `2GB`); empty = DuckDB's default, 80% of the machine's memory. */
+  /** DuckDB's memory limit (e.g. `2GB`); empty = derived from the memory budget (core/budget.ts). */
   duckdbMemoryLimit: string;
   /** DuckDB connections loading ingest commits side by side. */
   duckdbLoaders: number;
@@ -74,6 +78,8 @@ const int = (min: number, max: number) => (raw: string): number => {
   return n;
 };
 const port = int(0, 65535);
+/** A whole number, or empty for a value derived from others (read as 0). */
+const intOrUnset = (min: number, max: number) => (raw: string): number => (raw.trim() === '' ? 0 : int(min, max)(raw));
 const str = (raw: string): string => raw;
 const memory = (raw: string): string => {
   const v = raw.trim();
@@ -114,14 +120,16 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_OTLP_GRPC_PORT', key: 'otlpGrpcPort', default: '4317', doc: 'OTLP/gRPC; `0` = any free port', parse: port },
   { env: 'SVC_OTLP_HTTP_PORT', key: 'otlpHttpPort', default: '4318', doc: 'OTLP/HTTP; `0` = any free port', parse: port },
   { env: 'SVC_MAX_BODY_BYTES', key: 'maxBodyBytes', default: String(20 * MiB), doc: 'largest ingest body after decompression (413 above; OTLP recommends 20 MiB)', parse: int(1024, 1024 * MiB) },
-  { env: 'SVC_MAX_INFLIGHT_BYTES', key: 'maxInflightBytes', default: String(256 * MiB), doc: 'received but not yet committed bytes; above it ingest answers 429 with Retry-After (gRPC UNAVAILABLE)', parse: int(1024, 64 * 1024 * MiB) },
+  { env: 'SVC_MEMORY_BUDGET', key: 'memoryBudgetBytes', default: '', doc: "the process's memory budget, bytes: unset `SVC_DUCKDB_MEMORY_LIMIT` is half of it and unset `SVC_MAX_INFLIGHT_BYTES` an eighth, the rest is left to the event loop, decode workers and their buffers; unset = a quarter of the machine's memory, at most 2 GiB (so a server shares its machine by default)", parse: intOrUnset(64 * MiB, Number.MAX_SAFE_INTEGER) },
+  { env: 'SVC_MAX_INFLIGHT_BYTES', key: 'maxInflightBytes', default: '', doc: 'received but not yet committed bytes; above it ingest answers 429 with Retry-After (gRPC UNAVAILABLE); unset = an eighth of `SVC_MEMORY_BUDGET` (256 MiB with a 2 GiB budget)', parse: intOrUnset(1024, 64 * 1024 * MiB) },
+  { env: 'SVC_MAX_ACK_WAIT_MS', key: 'maxAckWaitMs', default: '2000', doc: 'ingest is refused (429 with Retry-After, gRPC UNAVAILABLE) when a request would wait longer than this for its acknowledgement, estimated from the bytes in flight and the rate of recent acknowledgements, so an accepted request is answered well before the 10 s after which OTel exporters send again; `0` = no bound but the bytes', parse: int(0, 600_000) },
   { env: 'SVC_RETENTION_HOURS', key: 'retentionHours', default: '72', doc: 'telemetry older than this is deleted', parse: int(1, 24 * 365 * 10) },
   // 50 ms was shorter than decoding a sender cohort's 16 batches while both loaders keep the cores busy:
   // at 32 senders, 7-33% of the rows then went in commits of 512-7,680 through the WAL (store/writer.ts).
   { env: 'SVC_FLUSH_INTERVAL_MS', key: 'flushIntervalMs', default: '150', doc: 'longest a free loader waits for batches still being decoded before it commits fewer rows than a row group (8,192)', parse: int(0, 10_000) },
   { env: 'SVC_WORKERS', key: 'workers', default: '2', doc: 'decode worker threads', parse: int(1, 64) },
   { env: 'SVC_DUCKDB_THREADS', key: 'duckdbThreads', default: '0', doc: 'DuckDB worker threads; `0` = the cores `SVC_WORKERS` leaves, at least 1 (on 2 cores: 1, which halves the CPU a small ingest commit costs)', parse: int(0, 256) },
-  { env: 'SVC_DUCKDB_MEMORY_LIMIT', key: 'duckdbMemoryLimit', default: '', doc: "DuckDB's memory limit, e.g. `2GB` (its buffer cache, ingest loads and queries; beyond it DuckDB spills to `SVC_DATA_DIR` or fails the query); unset = DuckDB's default, 80% of the machine's memory", parse: memory },
+  { env: 'SVC_DUCKDB_MEMORY_LIMIT', key: 'duckdbMemoryLimit', default: '', doc: "DuckDB's memory limit, e.g. `2GB` (its buffer cache, ingest loads and queries; beyond it DuckDB spills to `SVC_DATA_DIR` or fails the query); unset = half of `SVC_MEMORY_BUDGET`, for each open store", parse: memory },
   { env: 'SVC_DUCKDB_LOADERS', key: 'duckdbLoaders', default: '2', doc: 'DuckDB connections that load ingest commits side by side, each in its own transaction (on 2 cores, 2 loaded 10–15% more spans/s than 1)', parse: int(1, 16) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
   { env: 'SVC_DIAGNOSE_TIMEOUT_MS', key: 'diagnoseTimeoutMs', default: '30000', doc: 'time limit of one `/v1/diagnose` call; past it its queries are interrupted and each service gets an entry in `errors`', parse: int(100, 3_600_000) },

@@ -1,6 +1,7 @@
 // One ingest step shared by every receiver: admit, decode in the pool, commit, report counts.
 import type { Pool } from '../compute/pool.js';
 import { storageFullError, type Admission } from './admission.js';
+import type { LatencyAdmission } from './latency-admission.js';
 import type { Gate } from '../tenancy/gate.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';
 import type { IngestFailure, IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
@@ -14,17 +15,33 @@ export interface IngestContext {
   logPool: Pool;
   /** The instance's budget: bytes in flight and free disk. */
   admission: Admission;
+  /** The instance's bound on the wait for an acknowledgement. */
+  latency: LatencyAdmission;
   gate: Gate;
   maxBodyBytes: number;
   /** Told after each committed ingest (status: a tenant's last ingest). */
   ingested(tenant: string): void;
 }
 
-/** Admits `bytes` of ingest for `tenant`: its own limits first (507, 429), then the instance's; returns the release. */
+/**
+ * Admits `bytes` of ingest for `tenant`: its own limits first (507, 429), then the instance's (disk
+ * 507, bytes 429), then the estimated wait for the acknowledgement (429); returns the release.
+ */
 export function admitIngest(ctx: IngestContext, tenant: string | null, bytes: number): () => void {
   if (tenant === null) throw new Error('ingest reached admission without a tenant');
   ctx.gate.admitIngest(tenant, bytes);
-  return ctx.admission.admit(bytes);
+  const releaseBytes = ctx.admission.admit(bytes);
+  let answered: () => void;
+  try {
+    answered = ctx.latency.admit(bytes);
+  } catch (err) {
+    releaseBytes();
+    throw err;
+  }
+  return () => {
+    answered();
+    releaseBytes();
+  };
 }
 
 /** Decodes and commits into the tenant's store; resolves after the rows are durable. Throws ApiError on failure. */

@@ -120,3 +120,10 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   };
 }
 
+
+/** DuckDB's memory limit as it applies (e.g. `1.0 GiB`) and the memory its buffer manager holds now, bytes (status). */
+export async function duckdbMemory(conn: DuckDBConnection): Promise<{ memory_limit: string; memory_used_bytes: number }> {
+  const reader = await conn.runAndReadAll(`SELECT current_setting('memory_limit') AS lim, (SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()) AS used`);
+  const [lim, used] = reader.getRows()[0]!;
+  return { memory_limit: String(lim), memory_used_bytes: Number(used) };
+}

@@ -5,6 +5,7 @@
 // failure halfway closes what was opened.
 import { stopStack } from '../core/stops.js';
 import type { Config } from '../core/config.js';
+import { memoryBudget } from '../core/budget.js';
 import type { Pool } from '../compute/pool.js';
 import { openStore, type Store } from '../store/db.js';
 import { repairTemplateCounts } from '../store/recovery.js';
@@ -41,7 +42,7 @@ export async function openTenantRuntime(deps: RuntimeDeps, tenant: string): Prom
   const stops = stopStack((err) => log({ level: 'error', msg: 'closing a tenant store step failed', error: err.message }));
   const closeAll = stops.stopAll;
   try {
-    const store = await openStore(config.dataDir, tenant, { threads: deps.threads, memoryLimit: config.duckdbMemoryLimit, loaders: config.duckdbLoaders });
+    const store = await openStore(config.dataDir, tenant, { threads: deps.threads, memoryLimit: memoryBudget(config).duckdbMemoryLimit, loaders: config.duckdbLoaders });
     stops.push(() => store.close());
     const writer = createWriter(store, { flushIntervalMs: config.flushIntervalMs, services: await readServiceSpans(store.writer) });
     stops.push(() => writer.flush());

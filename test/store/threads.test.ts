@@ -16,7 +16,7 @@ describe('DuckDB threads', () => {
     expect(() => loadConfig({ SVC_DUCKDB_THREADS: '-1' })).toThrow(/SVC_DUCKDB_THREADS/);
   });
 
-  it('takes a memory limit as a size, or nothing for DuckDB\'s default', () => {
+  it('takes a memory limit as a size, or nothing for the memory budget\'s share', () => {
     expect(loadConfig({}).duckdbMemoryLimit).toBe('');
     expect(loadConfig({ SVC_DUCKDB_MEMORY_LIMIT: '512MB' }).duckdbMemoryLimit).toBe('512MB');
     expect(loadConfig({ SVC_DUCKDB_MEMORY_LIMIT: '1.5 GiB' }).duckdbMemoryLimit).toBe('1.5 GiB');

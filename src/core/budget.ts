@@ -1,0 +1,34 @@
+// The process's memory budget (SVC_MEMORY_BUDGET) and the limits derived from it when they are not
+// set themselves. Without a budget DuckDB took 80% of the machine and the bytes in flight were a
+// fixed 256 MiB, whatever else ran beside them; the default is a quarter of the machine's memory,
+// at most 2 GiB, which keeps the previous in-flight limit on any machine of 8 GiB or more.
+//
+// The shares: DuckDB half (buffer cache, ingest loads, queries; it spills to disk beyond it), the
+// bytes in flight an eighth (a request's body is held while it is decoded and its rows are loaded,
+// a few times its size at the peak), the rest for the event loop's heap, the decode workers and
+// their WASM memories.
+import { totalmem } from 'node:os';
+import type { Config } from './config.js';
+
+const MiB = 1024 * 1024;
+export const DEFAULT_BUDGET_CAP = 2048 * MiB;
+
+export interface Budget {
+  /** The budget, bytes. */
+  bytes: number;
+  /** Whether SVC_MEMORY_BUDGET set it, or the machine's memory did. */
+  source: 'setting' | 'machine';
+  /** DuckDB's memory_limit for each store, as DuckDB takes it. */
+  duckdbMemoryLimit: string;
+  maxInflightBytes: number;
+}
+
+export function memoryBudget(config: Pick<Config, 'memoryBudgetBytes' | 'duckdbMemoryLimit' | 'maxInflightBytes'>, machineBytes = totalmem()): Budget {
+  const bytes = config.memoryBudgetBytes || Math.min(DEFAULT_BUDGET_CAP, Math.floor(machineBytes / 4));
+  return {
+    bytes,
+    source: config.memoryBudgetBytes ? 'setting' : 'machine',
+    duckdbMemoryLimit: config.duckdbMemoryLimit || `${Math.floor(bytes / 2)}B`,
+    maxInflightBytes: config.maxInflightBytes || Math.max(1024, Math.floor(bytes / 8)),
+  };
+}
