@@ -3,6 +3,10 @@
 // flood of senders that never back off, the byte limit alone let accepted requests wait 9.6 s at the
 // median and 42 s at p99, past the 10 s after which OTel exporters give up and send again
 // (duplicates). Refusals are 429 / gRPC UNAVAILABLE with Retry-After, decided before the body is read.
+// The estimate alone is not enough: after light traffic the rate it knows is that of small requests
+// answered at each flush, far below what the server can take, so the first burst would look slow.
+// A request is refused only while the queue really stands: the oldest request in flight has waited
+// half the limit already.
 import { ApiError } from '../core/errors.js';
 import { AckWaitEstimator, retryAfterSeconds } from './ack-wait.js';
 
@@ -20,12 +24,18 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
   const now = opts.now ?? (() => performance.now());
   const estimator = new AckWaitEstimator();
   let refused = 0;
+  // Requests in flight in admission order; answered ones leave the head lazily.
+  const open: { t: number; done: boolean }[] = [];
+  const oldestWaitMs = (t: number) => {
+    while (open.length && open[0]!.done) open.shift();
+    return open.length ? t - open[0]!.t : 0;
+  };
   return {
     admit(bytes) {
       const n = Math.max(bytes, 1);
       const t = now();
       const wait = estimator.waitMs(n, t);
-      if (opts.maxAckWaitMs > 0 && wait > opts.maxAckWaitMs) {
+      if (opts.maxAckWaitMs > 0 && wait > opts.maxAckWaitMs && oldestWaitMs(t) >= opts.maxAckWaitMs / 2) {
         refused++;
         const { bytes: queued, requests } = estimator.inflight();
         throw new ApiError(
@@ -36,10 +46,11 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
         );
       }
       estimator.started(n, t);
-      let done = false;
+      const entry = { t, done: false };
+      open.push(entry);
       return () => {
-        if (done) return;
-        done = true;
+        if (entry.done) return;
+        entry.done = true;
         estimator.finished(n, now());
       };
     },
