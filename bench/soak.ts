@@ -1,0 +1,121 @@
+// npm run soak — a long steady load, not part of CI: OTLP/HTTP spans sent open-loop at a fixed rate
+// (SOAK_SPANS_PER_S, default 20,000, about half of what bench:ingest measures on 2 cores) for
+// SOAK_MINUTES (default 30), with a diagnosis of the loaded service every SOAK_DIAGNOSE_S (default 10)
+// seconds. Every minute it prints the spans acknowledged, the acknowledgement p50/p99, the diagnosis
+// p50 and the server's RSS; at the end the slope of RSS and of ack p99 over the run (a leak or a
+// queue that grows shows as a slope) and every error. Open-loop: a slow server does not slow the
+// senders down, as real exporters on a timer do not. SVC_* variables pass to the server.
+import { startChildServer, serverEnv } from './lib/server.js';
+import { poster } from './lib/post.js';
+import { realisticBatch } from './lib/spans.js';
+import { quantile } from './lib/sustain.js';
+import { readFileSync } from 'node:fs';
+
+const MINUTES = Number(process.env['SOAK_MINUTES'] ?? 30);
+const RATE = Number(process.env['SOAK_SPANS_PER_S'] ?? 20_000);
+const DIAGNOSE_S = Number(process.env['SOAK_DIAGNOSE_S'] ?? 10);
+const PER_BODY = 512;
+const SERVICE = 'soak';
+
+interface Minute {
+  acked: number;
+  refused: number;
+  errors: number;
+  acks: number[];
+  diagnoses: number[];
+  rssMiB: number;
+}
+
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+/** Least-squares slope of ys against their index. */
+function slope(ys: readonly number[]): number {
+  const n = ys.length;
+  if (n < 2) return 0;
+  const mx = (n - 1) / 2;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  ys.forEach((y, x) => {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  });
+  return num / den;
+}
+
+const srv = await startChildServer({ SVC_RETENTION_HOURS: '1', ...serverEnv() });
+const errors: string[] = [];
+const minutes: Minute[] = [];
+const fresh = (): Minute => ({ acked: 0, refused: 0, errors: 0, acks: [], diagnoses: [], rssMiB: 0 });
+let cur = fresh();
+let peakMiB = 0;
+try {
+  const send = poster(srv.otlpHttp, '/v1/traces', 'application/x-protobuf', 64);
+  const t0 = Date.now();
+  const end = t0 + MINUTES * 60_000;
+  // Bodies stamped with the current minute, made again each minute so the diagnosis window holds them.
+  const stamp = () => Array.from({ length: 64 }, (_v, i) => realisticBatch(PER_BODY, Date.now() * 1000 + i * 900_000, SERVICE));
+  let bodies = stamp();
+  const interval = (PER_BODY / RATE) * 1000;
+  let sent = 0;
+  const inflight = new Set<Promise<void>>();
+  const diagnose = setInterval(() => {
+    const t = performance.now();
+    const to = Date.now() * 1000;
+    void fetch(`${srv.api}/v1/diagnose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ services: [SERVICE], from_ts: to - 15 * 60e6, to_ts: to }) })
+      .then(async (r) => {
+        await r.text();
+        if (r.status === 200) cur.diagnoses.push(performance.now() - t);
+        else errors.push(`diagnose answered ${r.status}`);
+      })
+      .catch((e: Error) => errors.push(`diagnose failed: ${e.message}`));
+  }, DIAGNOSE_S * 1000);
+  let minuteEnd = t0 + 60_000;
+  while (Date.now() < end) {
+    const due = t0 + sent * interval;
+    if (Date.now() < due) await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+    const t = performance.now();
+    const m = cur;
+    const p: Promise<void> = send(bodies[sent % bodies.length]!)
+      .then((status) => {
+        if (status === 200) {
+          m.acked += PER_BODY;
+          m.acks.push(performance.now() - t);
+        } else if (status === 429 || status === 503) m.refused++;
+        else {
+          m.errors++;
+          errors.push(`ingest answered ${status}`);
+        }
+      })
+      .catch((e: Error) => {
+        m.errors++;
+        errors.push(`ingest failed: ${e.message}`);
+      })
+      .finally(() => inflight.delete(p));
+    inflight.add(p);
+    sent++;
+    if (Date.now() >= minuteEnd) {
+      cur.rssMiB = rssMiB(srv.child.pid!);
+      minutes.push(cur);
+      const i = minutes.length;
+      console.log(
+        `minute ${String(i).padStart(2)}: ${Math.round(cur.acked / 60)} spans/s acked, ${cur.refused} refused, ack p50 ${quantile(cur.acks, 0.5).toFixed(0)} ms p99 ${quantile(cur.acks, 0.99).toFixed(0)} ms, ` +
+          `diagnose p50 ${quantile(cur.diagnoses, 0.5).toFixed(0)} ms (${cur.diagnoses.length}), RSS ${cur.rssMiB.toFixed(0)} MiB`,
+      );
+      cur = fresh();
+      minuteEnd += 60_000;
+      bodies = stamp();
+    }
+  }
+  clearInterval(diagnose);
+  await Promise.all(inflight);
+  peakMiB = srv.peakRss() / 2 ** 20;
+} finally {
+  await srv.stop();
+  srv.cleanup();
+}
+const steady = minutes.slice(1); // the first minute warms caches and the JIT
+console.log(
+  `\n${MINUTES} min at ${RATE} spans/s offered: RSS slope ${slope(steady.map((m) => m.rssMiB)).toFixed(1)} MiB/min, ack p99 slope ${slope(steady.map((m) => quantile(m.acks, 0.99))).toFixed(1)} ms/min; ` +
+    `peak RSS ${peakMiB.toFixed(0)} MiB; ${errors.length} errors${errors.length ? `: ${[...new Set(errors)].slice(0, 5).join('; ')}` : ''}`,
+);
