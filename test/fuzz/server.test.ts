@@ -1,9 +1,9 @@
 // The fuzzed bodies of the other fuzz files, POSTed to a real server on real ports: OTLP/HTTP
 // (traces, logs, metrics in protobuf and JSON, gzip or not; profiles), the Pyroscope ingest paths
-// (raw pprof, push requests, multipart), /v1/query and /v1/diagnose. Property: every answer is
-// below 500; a 4xx carries the error body of its port (the API's JSON error with a hint, OTLP's
-// google.rpc.Status in the request's encoding; the API's answers are also checked against the
-// served API description by test/setup). Afterwards the server still answers and what it
+// (raw pprof, push requests, multipart), /v1/query and /v1/diagnose, sometimes with broken headers.
+// Property: every answer is below 500; a 4xx carries the error body of its port (the API's JSON
+// error with a hint, OTLP's google.rpc.Status in the request's encoding; the API's answers are also
+// checked against the served API description by test/setup). Afterwards the server still answers and what it
 // acknowledged before the fuzzing is still readable.
 import fc from 'fast-check';
 import { gzipSync } from 'node:zlib';
@@ -29,35 +29,48 @@ interface Req {
   path: string;
   headers: Record<string, string>;
   body: Uint8Array | string;
-  /** How a 4xx body must look: the API's JSON error, or an OTLP google.rpc.Status. */
-  errorBody: 'api' | 'status-json' | 'status-proto';
 }
 
 const SIGNALS: OtlpSignal[] = ['traces', 'logs', 'metrics'];
 
 const otlpProto = fc.tuple(fc.constantFrom(...SIGNALS), fc.boolean()).chain(([signal, gz]) =>
   hostileBytes(protobufSeeds(signal)).map(
-    (b): Req => ({ port: 'otlp', path: `/v1/${signal}`, headers: { 'content-type': 'application/x-protobuf', ...(gz ? { 'content-encoding': 'gzip' } : {}) }, body: gz ? gzipSync(b) : b, errorBody: 'status-proto' }),
+    (b): Req => ({ port: 'otlp', path: `/v1/${signal}`, headers: { 'content-type': 'application/x-protobuf', ...(gz ? { 'content-encoding': 'gzip' } : {}) }, body: gz ? gzipSync(b) : b }),
   ),
 );
 const otlpJson = fc.constantFrom(...SIGNALS).chain((signal) =>
-  hostileJson(DOCS[signal]).map((text): Req => ({ port: 'otlp', path: `/v1/${signal}`, headers: { 'content-type': 'application/json' }, body: text, errorBody: 'status-json' })),
+  hostileJson(DOCS[signal]).map((text): Req => ({ port: 'otlp', path: `/v1/${signal}`, headers: { 'content-type': 'application/json' }, body: text })),
 );
-const otlpProfile = hostileBytes(otlpProfiles).map((b): Req => ({ port: 'otlp', path: '/v1development/profiles', headers: { 'content-type': 'application/x-protobuf' }, body: b, errorBody: 'status-proto' }));
+const otlpProfile = hostileBytes(otlpProfiles).map((b): Req => ({ port: 'otlp', path: '/v1development/profiles', headers: { 'content-type': 'application/x-protobuf' }, body: b }));
 
 const PYROSCOPE_PATHS = ['/ingest', '/', '/ingest/pyroscope', '/push.v1.PusherService/Push'];
 const queryString = (q: IngestQuery) => new URLSearchParams(Object.entries(q).filter((e): e is [string, string | number] => e[1] !== null && e[1] !== undefined).map(([k, v]) => [k, String(v)])).toString();
 
 const pyroscope = fc.oneof(
-  fc.tuple(hostileBytes(pprofBody), ingestQuery, fc.constantFrom(...PYROSCOPE_PATHS)).map(([b, q, path]): Req => ({ port: 'api', path: `${path}?${queryString(q)}`, headers: { 'content-type': 'application/octet-stream' }, body: b, errorBody: 'api' })),
-  hostileBytes(pushProto).map((b): Req => ({ port: 'api', path: '/push.v1.PusherService/Push', headers: { 'content-type': 'application/proto' }, body: b, errorBody: 'api' })),
-  hostileJson(pushJson).map((t): Req => ({ port: 'api', path: '/push.v1.PusherService/Push', headers: { 'content-type': 'application/json' }, body: t, errorBody: 'api' })),
-  multipart.map((m): Req => ({ port: 'api', path: '/ingest?name=fuzz', headers: { 'content-type': m.contentType }, body: m.body, errorBody: 'api' })),
+  fc.tuple(hostileBytes(pprofBody), ingestQuery, fc.constantFrom(...PYROSCOPE_PATHS)).map(([b, q, path]): Req => ({ port: 'api', path: `${path}?${queryString(q)}`, headers: { 'content-type': 'application/octet-stream' }, body: b })),
+  hostileBytes(pushProto).map((b): Req => ({ port: 'api', path: '/push.v1.PusherService/Push', headers: { 'content-type': 'application/proto' }, body: b })),
+  hostileJson(pushJson).map((t): Req => ({ port: 'api', path: '/push.v1.PusherService/Push', headers: { 'content-type': 'application/json' }, body: t })),
+  multipart.map((m): Req => ({ port: 'api', path: '/ingest?name=fuzz', headers: { 'content-type': m.contentType }, body: m.body })),
 );
-const query = hostileSql.map((sql): Req => ({ port: 'api', path: '/v1/query', headers: { 'content-type': 'text/plain' }, body: sql, errorBody: 'api' }));
-const diagnose = fc.tuple(hostileJson(diagnoseBody(NOW_US)), fc.constantFrom('/v1/diagnose', '/v1/investigate')).map(([t, path]): Req => ({ port: 'api', path, headers: { 'content-type': 'application/json' }, body: t, errorBody: 'api' }));
+const query = hostileSql.map((sql): Req => ({ port: 'api', path: '/v1/query', headers: { 'content-type': 'text/plain' }, body: sql }));
+const diagnose = fc.tuple(hostileJson(diagnoseBody(NOW_US)), fc.constantFrom('/v1/diagnose', '/v1/investigate')).map(([t, path]): Req => ({ port: 'api', path, headers: { 'content-type': 'application/json' }, body: t }));
 
-const request = fc.oneof(otlpProto, otlpJson, otlpProfile, pyroscope, query, diagnose);
+/** Headers a broken client sends: a compression it did not apply or that is not supported, wrong or empty media types. */
+const badHeaders = fc.constantFrom<Record<string, string>>(
+  { 'content-encoding': 'gzip' },
+  { 'content-encoding': 'br' },
+  { 'content-encoding': 'gzip, gzip' },
+  { 'content-type': 'text/plain' },
+  { 'content-type': '' },
+  { 'content-type': 'application/x-protobuf; charset=utf-8' },
+  { 'content-type': 'application/json; charset=utf-16' },
+  { 'content-type': 'multipart/form-data' },
+  { 'content-type': 'APPLICATION/JSON' },
+);
+
+const request = fc
+  .tuple(fc.oneof(otlpProto, otlpJson, otlpProfile, pyroscope, query, diagnose), fc.option(badHeaders, { freq: 5 }))
+  .map(([r, h]): Req => (h ? { ...r, headers: { ...r.headers, ...h } } : r));
 
 async function send(r: Req): Promise<Response> {
   const base = r.port === 'api' ? srv.api : srv.otlpHttp;
@@ -70,25 +83,22 @@ async function expectClientAnswer(r: Req, res: Response): Promise<void> {
   expect(res.status, `${what}: ${Buffer.from(bytes).toString('utf8').slice(0, 300)}`).toBeLessThan(500);
   if (res.status < 400) return;
   const type = res.headers.get('content-type') ?? '';
-  if (r.errorBody === 'status-proto' && type === 'application/x-protobuf') {
+  if (r.port === 'otlp') {
+    // OTLP answers a google.rpc.Status in the request's encoding; JSON for a media type it does not take.
+    const base = (r.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const proto = base === 'application/x-protobuf' || base === 'application/protobuf';
+    expect(type, what).toBe(proto ? 'application/x-protobuf' : 'application/json');
     const S = messageType('google.rpc.Status');
-    const st = S.toObject(S.decode(bytes)) as { code?: number; message?: string };
+    const st = (proto ? S.toObject(S.decode(bytes)) : JSON.parse(Buffer.from(bytes).toString('utf8'))) as { code?: number; message?: string };
     expect(st.code, what).toBeGreaterThan(0);
     expect(st.message?.length, what).toBeGreaterThan(0);
     return;
   }
-  // JSON everywhere else (OTLP answers a wrong content type in JSON too).
   expect(type, what).toMatch(/^application\/json/);
-  const body = JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>;
-  if (r.port === 'otlp') {
-    expect(typeof body['code'], what).toBe('number');
-    expect(String(body['message']).length, what).toBeGreaterThan(0);
-  } else {
-    const err = body['error'] as { code: string; message: string; hint: string };
-    expect(err.code.length, what).toBeGreaterThan(0);
-    expect(err.message.length, what).toBeGreaterThan(0);
-    expect(typeof err.hint, what).toBe('string');
-  }
+  const err = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { error: { code: string; message: string; hint: string } }).error;
+  expect(err.code.length, what).toBeGreaterThan(0);
+  expect(err.message.length, what).toBeGreaterThan(0);
+  expect(typeof err.hint, what).toBe('string');
 }
 
 async function keeperSpans(): Promise<number> {
