@@ -115,7 +115,11 @@ export function applyJsonOp(doc: Node, op: JsonOp): Node {
   const p = all[op.pick % all.length]!;
   if (op.kind === 'replace') setAt(p, HOSTILE_VALUES[op.which]!);
   else if (op.kind === 'wrap') setAt(p, raw('['.repeat(op.depth) + stringify(getAt(p)) + ']'.repeat(op.depth)));
-  else if (p.parent.t === 'arr') p.parent.items.splice(p.index, 0, ...Array.from({ length: op.times }, () => p.parent.t === 'arr' ? p.parent.items[p.index]! : raw('0')));
+  else if (p.parent.t === 'arr') {
+    // The same record many times over (a batch of copies).
+    const item = p.parent.items[p.index]!;
+    p.parent.items.splice(p.index, 0, ...new Array<Node>(op.times).fill(item));
+  }
   return root;
 }
 
