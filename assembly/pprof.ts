@@ -226,12 +226,14 @@ function skip(wt: u32): void {
 
 /** Reads a tag; returns field number (0 after a failure) and leaves the wire type in `wireType`. */
 let wireType: u32 = 0;
+const MAX_FIELD: u64 = 0x1fffffff;
 @inline function readTag(): u32 {
   const t = readVarint();
   wireType = <u32>t & 7;
-  const f = <u32>(t >> 3);
-  if (f == 0 && err == 0) fail(ERR_BAD_WIRE_TYPE);
-  return f;
+  const f = t >> 3;
+  // Protobuf field numbers are 1 to 2^29 - 1; a larger one is refused, not truncated to 32 bits.
+  if ((f == 0 || f > MAX_FIELD) && err == 0) fail(ERR_BAD_WIRE_TYPE);
+  return <u32>f;
 }
 
 // Enters a length-delimited submessage: returns the outer end to restore with leave().

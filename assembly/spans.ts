@@ -931,7 +931,7 @@ function span(res: i32, scopeNs: usize, scopeNe: usize, scopeVs: usize, scopeVe:
   spans.push32(res);
   spans.push32(kind);
   spans.push32(statusCode);
-  spans.push32(<i32>(nS - inPtr));
+  spans.push32(nE > nS ? <i32>(nS - inPtr) : 0); // no name field: nS is 0, not an input position
   spans.push32(<i32>(nE - nS));
   spans.push32(isAscii(nS, nE) ? 1 : 0);
   spans.push32(exc);

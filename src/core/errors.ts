@@ -82,6 +82,18 @@ export function errorBody(code: string, message: string, hint = ''): ErrorBody {
   return { error: { code, message, hint } };
 }
 
+/**
+ * A client's value as an error message shows it: scalars as they were written (a long string cut at
+ * 64 characters), arrays and objects by kind only; never serialized, as they may nest deeper than
+ * JSON.stringify's recursion can go.
+ */
+export function shownValue(v: unknown): string {
+  if (Array.isArray(v)) return 'an array';
+  if (v !== null && typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return JSON.stringify(v.length > 64 ? v.slice(0, 64) + '…' : v);
+  return String(v);
+}
+
 /** Any thrown value as an ApiError; unknown failures become INTERNAL without leaking a stack. */
 export function toApiError(err: unknown, fallback: ErrorCode = 'INTERNAL'): ApiError {
   if (err instanceof ApiError) return err;

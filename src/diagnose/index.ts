@@ -228,7 +228,8 @@ async function diagnoseOne(ctx: Context, service: string): Promise<Record<string
 
 export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promise<DiagnoseResponse> {
   const { bounds, baseBuckets } = boundsFor(req.from, req.to);
-  const response: DiagnoseResponse = { results: {}, errors: {} };
+  // Keyed by the client's service names: no prototype, so that `__proto__` is a name like any other.
+  const response: DiagnoseResponse = { results: Object.create(null) as DiagnoseResponse['results'], errors: Object.create(null) as DiagnoseResponse['errors'] };
   const reader: Reader = { reads: deps.reads, deadline: Date.now() + deps.timeoutMs };
   const failure = (err: unknown) =>
     err instanceof DiagnoseTimeout

@@ -3,7 +3,7 @@
 // removed, still at most 10); no timestamps → the last 15 minutes; `from_ts` alone → until now;
 // `to_ts` alone or `to_ts <= from_ts` → 400; seconds, milliseconds and nanoseconds → 400 with a hint
 // naming the unit the value looks like (the same check as every other `*_ts` input).
-import { ApiError } from '../core/errors.js';
+import { ApiError, shownValue } from '../core/errors.js';
 import { checkMicros, MAX_MICROS, MIN_MICROS } from '../core/time.js';
 
 export const MAX_SERVICES = 10;
@@ -18,7 +18,7 @@ export interface DiagnoseRequest {
 /** A `*_ts` value as microseconds, or an INVALID_TIMESTAMP error naming the unit it looks like. */
 export function microsField(name: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isInteger(v)) {
-    throw new ApiError('INVALID_TIMESTAMP', `${name} must be an integer, got ${JSON.stringify(v)}`, 'timestamps are whole microseconds since the Unix epoch: 16 digits for current dates');
+    throw new ApiError('INVALID_TIMESTAMP', `${name} must be an integer, got ${shownValue(v)}`, 'timestamps are whole microseconds since the Unix epoch: 16 digits for current dates');
   }
   if (v < MIN_MICROS || v > MAX_MICROS) {
     const problem = v >= 0 ? checkMicros(v) : null;
@@ -33,13 +33,13 @@ function serviceNames(body: Record<string, unknown>): string[] {
   if (list !== undefined && list !== null) {
     if (!Array.isArray(list)) throw new ApiError('BAD_REQUEST', 'services must be an array of service names', 'e.g. {"services": ["checkout"]}; names come from GET /v1/services');
     for (const s of list) {
-      if (typeof s !== 'string' || s === '') throw new ApiError('BAD_REQUEST', `services holds ${JSON.stringify(s)}, not a service name`, 'each entry is a non-empty string from GET /v1/services');
+      if (typeof s !== 'string' || s === '') throw new ApiError('BAD_REQUEST', `services holds ${shownValue(s)}, not a service name`, 'each entry is a non-empty string from GET /v1/services');
       names.push(s);
     }
   }
   const one = body['service'];
   if (one !== undefined && one !== null) {
-    if (typeof one !== 'string' || one === '') throw new ApiError('BAD_REQUEST', `service must be a non-empty string, got ${JSON.stringify(one)}`, 'e.g. {"service": "checkout"}');
+    if (typeof one !== 'string' || one === '') throw new ApiError('BAD_REQUEST', `service must be a non-empty string, got ${shownValue(one)}`, 'e.g. {"service": "checkout"}');
     names.push(one);
   }
   const distinct = [...new Set(names)];

@@ -17,6 +17,13 @@ export type GuardResult =
 
 /** Longest SQL accepted, in UTF-16 code units (about 100 KB of ASCII). */
 export const MAX_SQL_LENGTH = 100_000;
+/**
+ * Most `/*` sequences accepted. DuckDB's parser takes time quadratic in the block comments when they
+ * nest (measured with DuckDB 1.5: 2,000 nested openers ~0.3 s, 25,000 ~28 s), and it cannot be
+ * interrupted while it parses. Counted anywhere in the text, string literals included: an
+ * overestimate that only refuses statements no one writes.
+ */
+export const MAX_BLOCK_COMMENTS = 256;
 /** Deepest nesting of the parsed AST (JSON objects and arrays) accepted. A legitimate drill-down is < 100. */
 export const MAX_AST_DEPTH = 600;
 
@@ -32,7 +39,7 @@ const HINTS = {
   table: `Only these tables can be read, bare or qualified as lake.<table>, main.<table> or lake.main.<table>: ${TABLE_LIST}; plus derived-table subqueries.`,
   tableFunction: `Only these table functions may appear in FROM: ${[...ALLOWED_TABLE_FUNCTIONS].join(', ')}. File and network readers, catalog and system functions are blocked.`,
   func: 'Only DuckDB read-only analytic functions are allowed (arithmetic, string, regex, date/time, JSON extraction, list and lambda, struct/map, aggregates, quantiles, window functions). System, setting, catalog, sequence, variable and file functions are blocked.',
-  large: `Keep the statement under ${MAX_SQL_LENGTH} characters and reasonably shallow; aggregate in SQL rather than inlining long literal lists.`,
+  large: `Keep the statement under ${MAX_SQL_LENGTH} characters, with few comments, and reasonably shallow; aggregate in SQL rather than inlining long literal lists.`,
   syntax: 'Check the statement against DuckDB SQL syntax; the message gives the parser error and its position.',
   construct: 'Rewrite the statement without this construct.',
 } as const;
@@ -67,6 +74,10 @@ async function checkOrThrow(conn: DuckDBConnection, sql: string): Promise<string
   if (sql.length > MAX_SQL_LENGTH) {
     refuse('SQL_TOO_LARGE', `The statement is ${sql.length} characters long; the limit is ${MAX_SQL_LENGTH}.`, HINTS.large);
   }
+  const comments = countOf(sql, '/*');
+  if (comments > MAX_BLOCK_COMMENTS) {
+    refuse('SQL_TOO_LARGE', `The statement has ${comments} block-comment openers (/*); the limit is ${MAX_BLOCK_COMMENTS}.`, HINTS.large);
+  }
   if (sql.includes('\u0000')) refuse('NOT_SELECT', 'The statement contains a NUL character.', HINTS.notSelect);
   if (sql.trim() === '') refuse('NOT_SELECT', 'The query is empty.', HINTS.notSelect);
 
@@ -96,6 +107,12 @@ async function checkOrThrow(conn: DuckDBConnection, sql: string): Promise<string
   if (Array.isArray(named) && named.length > 0) refuse('SQL_NOT_ALLOWED', 'Prepared-statement parameters are not supported.', 'Inline the values as literals.');
   new Walker().visit(stmt.node, 0);
   return sql;
+}
+
+function countOf(text: string, needle: string): number {
+  let n = 0;
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) n++;
+  return n;
 }
 
 function parseJson(text: string): Record<string, unknown> {

@@ -14,6 +14,15 @@ export interface ColumnBatch {
 /** Per service, the earliest and latest timestamp (µs) in a batch; feeds GET /v1/services. */
 export type ServiceSpans = Record<string, [first: number, last: number]>;
 
+/**
+ * An empty ServiceSpans. Without a prototype: service names come from clients, and one named
+ * `__proto__`, `constructor` or `toString` must be a service like any other, not a lookup that finds
+ * Object.prototype's member (which lost such services and made diagnose answer 500).
+ */
+export function emptyServiceSpans(): ServiceSpans {
+  return Object.create(null) as ServiceSpans;
+}
+
 /** Widens service `s`'s [first, last] to include [a, b]. */
 function widen(out: ServiceSpans, s: string, a: number, b: number): void {
   const cur = out[s];
@@ -25,7 +34,7 @@ function widen(out: ServiceSpans, s: string, a: number, b: number): void {
 }
 
 export function serviceSpans(batches: readonly ColumnBatch[]): ServiceSpans {
-  const out: ServiceSpans = {};
+  const out = emptyServiceSpans();
   for (const b of batches) {
     const svc = b.columns['service_name'];
     const ts = b.columns['timestamp'];

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './db.js';
 import type { ServiceSpans } from './batch.js';
-import { mergeServiceSpans } from './batch.js';
+import { emptyServiceSpans, mergeServiceSpans } from './batch.js';
 import { loadSql, upsertSql } from './csv.js';
 import { DIRTY_BUCKETS, SERVICES, tableByName } from './schema.js';
 import { inTransaction, sqlString, sqlTimestamp } from './sql.js';
@@ -67,7 +67,7 @@ export function createCommitter(store: Store, known: ServiceSpans, st: CommitSta
       const byTable = new Map<string, Uint8Array[]>();
       const upserts = new Map<string, Uint8Array[]>();
       let rows = 0;
-      const services: ServiceSpans = {};
+      const services = emptyServiceSpans();
       const buckets = new Set<number>();
       for (const sub of subs) {
         for (const b of sub.buckets ?? []) if (!marked.has(b)) buckets.add(b);

@@ -10,7 +10,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './db.js';
 import { STORE_ROW_GROUP_SIZE } from './db.js';
 import type { ServiceSpans } from './batch.js';
-import { mergeServiceSpans } from './batch.js';
+import { emptyServiceSpans, mergeServiceSpans } from './batch.js';
 import { CommitPolicy } from './commit-policy.js';
 import { createCommitter, type CommitStats, type Submission } from './commit.js';
 
@@ -52,7 +52,7 @@ interface Pending {
 
 export function createWriter(store: Store, opts: { flushIntervalMs: number; rowGroupRows?: number; services?: ServiceSpans }): Writer {
   const policy = new CommitPolicy(opts.rowGroupRows ?? STORE_ROW_GROUP_SIZE);
-  const known = mergeServiceSpans({}, opts.services ?? {}); // the services table, as committed
+  const known = mergeServiceSpans(emptyServiceSpans(), opts.services ?? {}); // the services table, as committed
   const free = [...store.loaders];
   const queue: Pending[] = [];
   const running = new Set<Promise<void>>(); // commits under way, one a loader

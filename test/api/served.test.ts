@@ -114,6 +114,15 @@ describe('real answers match the served document', () => {
     expect(services.map((s) => s.service_name)).toContain(SERVICE);
   });
 
+  it("/v1/diagnose of services named like Object.prototype's members: each answered in errors", async () => {
+    // Found by fuzzing: `toString` was taken for a known service (500), `__proto__` vanished from the answer.
+    const names = ['__proto__', 'toString', 'constructor'];
+    const r = await apiFetch(srv.api, '/v1/diagnose', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ services: names }) });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.errors).sort()).toEqual([...names].sort());
+    for (const n of names) expect(r.body.errors[n]).toMatch(/no telemetry/);
+  });
+
   it('/v1/traces/{trace_id} for a trace sent over OTLP/HTTP JSON', async () => {
     const r = await apiFetch(srv.api, `/v1/traces/${traceId}`);
     expect(r.status).toBe(200);

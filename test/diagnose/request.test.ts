@@ -34,6 +34,18 @@ describe('diagnose request', () => {
     expect(failure({ service: '' }).code).toBe('BAD_REQUEST');
   });
 
+  it('a deeply nested value in any field is a 400 naming its kind, not a stack overflow', () => {
+    // Found by fuzzing: the message's JSON.stringify of a 20,000-deep array overflowed the stack (a 500).
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    for (const body of [`{"service":${deep}}`, `{"services":[${deep}]}`, `{"service":"a","from_ts":${deep}}`]) {
+      const e = failure(body);
+      expect(e).toBeInstanceOf(ApiError);
+      expect(e.status).toBe(400);
+      expect(e.message).toMatch(/an array/);
+    }
+    expect(failure({ service: 'a', from_ts: 'x'.repeat(1000) }).message.length).toBeLessThan(200);
+  });
+
   it('refuses to_ts without from_ts and an empty or reversed window', () => {
     expect(failure({ service: 'a', to_ts: NOW }).code).toBe('INVALID_WINDOW');
     expect(failure({ service: 'a', from_ts: NOW, to_ts: NOW }).code).toBe('INVALID_WINDOW');

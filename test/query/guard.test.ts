@@ -3,7 +3,7 @@
 // query.test.ts.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSelect, leadingKeyword, MAX_SQL_LENGTH } from '../../src/query/guard.js';
+import { checkSelect, leadingKeyword, MAX_BLOCK_COMMENTS, MAX_SQL_LENGTH } from '../../src/query/guard.js';
 import { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS, PARSER_ONLY_NAMES } from '../../src/query/allowlist.js';
 import { HOSTILE, VALID } from './corpus.js';
 import { openFixture, type Fixture } from './fixture.js';
@@ -77,6 +77,14 @@ describe('refusal details', () => {
     const pad = (n: number): string => 'SELECT 1 AS x ' + ' '.repeat(n - 14);
     expect((await checkSelect(conn, pad(MAX_SQL_LENGTH))).ok).toBe(true);
     expect(await checkSelect(conn, pad(MAX_SQL_LENGTH + 1))).toMatchObject({ ok: false, code: 'SQL_TOO_LARGE' });
+  });
+  it('refuses many block comments before the parser, whose time is quadratic in nested ones', async () => {
+    // Found by fuzzing: 30,000 `/*` kept a DuckDB thread parsing for ~12 s, past any interrupt.
+    const comments = (n: number): string => '/* c */ '.repeat(n) + 'SELECT 1';
+    expect((await checkSelect(conn, comments(MAX_BLOCK_COMMENTS))).ok).toBe(true);
+    expect(await checkSelect(conn, comments(MAX_BLOCK_COMMENTS + 1))).toMatchObject({ ok: false, code: 'SQL_TOO_LARGE' });
+    expect(await checkSelect(conn, '/*/**/*/'.repeat(6000) + 'SELECT 1')).toMatchObject({ ok: false, code: 'SQL_TOO_LARGE' });
+    expect(await checkSelect(conn, '/*'.repeat(20_000))).toMatchObject({ ok: false, code: 'SQL_TOO_LARGE' });
   });
   it('finds the leading keyword behind comments and parentheses', () => {
     expect(leadingKeyword('-- a\n/* b */ ((copy x')).toBe('COPY');

@@ -104,6 +104,24 @@ describe('store', () => {
     expect(await readServiceSpans(store.writer)).toEqual(expected);
   });
 
+  it("services named like Object.prototype's members are recorded and looked up like any other", async () => {
+    // Found by fuzzing: `__proto__` and `constructor` were lost (the lookup found Object.prototype's
+    // member), and diagnosing `toString` answered 500 with the function taken for a service's bounds.
+    const { store } = await fresh();
+    const names = ['__proto__', 'constructor', 'a'];
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    await w.submit(submitOf(spanBatch(names.length, (i) => ({ service_name: names[i]!, timestamp: 1_700_000_000_000_000 + i }))));
+    const table = (await store.writer.runAndReadAll('SELECT service_name FROM svc_services ORDER BY 1')).getRows().map((r) => r[0]);
+    expect(table).toEqual(['__proto__', 'a', 'constructor']);
+    for (const known of [w.services(), createWriter(store, { flushIntervalMs: 1, services: await readServiceSpans(store.writer) }).services()]) {
+      expect(listServices(known).map((e) => e.service_name)).toEqual(['__proto__', 'a', 'constructor']);
+      expect(known['__proto__']).toEqual([1_700_000_000_000_000, 1_700_000_000_000_000]);
+      expect(known['toString']).toBeUndefined();
+      expect(known['hasOwnProperty']).toBeUndefined();
+    }
+    expect(serviceSpans([spanBatch(1, () => ({ service_name: 'valueOf' }))])['toString']).toBeUndefined();
+  });
+
   it("a writer's services start from the table and list in the table's order", async () => {
     const { store } = await fresh();
     const names = ['b', 'a', 'Z', 'é', 'e\u0301', '𝄞', '\uFFFD', 'ｚ', 'a b', 'A'];

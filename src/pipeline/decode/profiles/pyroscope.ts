@@ -179,6 +179,14 @@ function decodePushProto(b: Uint8Array): PushSeries[] {
   return series;
 }
 
+/** A label's value: a string, or a number or boolean written unquoted; never an array or object (whose String() recurses without bound). */
+function labelValue(v: unknown): string | null {
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return null;
+}
+
 function decodePushJson(b: Uint8Array): PushSeries[] {
   let doc: unknown;
   try {
@@ -198,7 +206,7 @@ function decodePushJson(b: Uint8Array): PushSeries[] {
     const labels: Record<string, string> = {};
     for (const l of (Array.isArray(so.labels) ? so.labels : []) as { name?: unknown; value?: unknown }[]) {
       if (!l || typeof l.name !== 'string') bad('label without a name');
-      labels[l.name as string] = typeof l.value === 'string' ? l.value : String(l.value ?? '');
+      labels[l.name as string] = labelValue(l.value) ?? bad('label value is not a string');
     }
     const samples = ((Array.isArray(so.samples) ? so.samples : []) as Record<string, unknown>[]).map((r) => {
       const raw = r?.['rawProfile'] ?? r?.['raw_profile'];

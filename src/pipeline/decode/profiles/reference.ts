@@ -8,6 +8,8 @@ class Fail {
 }
 
 const TWO32 = 4294967296;
+/** Largest protobuf field number (2^29 - 1). */
+const MAX_FIELD = 0x1fffffff;
 
 class Reader {
   pos = 0;
@@ -85,7 +87,7 @@ class Reader {
   tag(): [number, number] {
     this.varint();
     const f = this.hi * 0x20000000 + (this.lo >>> 3);
-    if (f === 0) this.fail(4);
+    if (f === 0 || f > MAX_FIELD) this.fail(4); // protobuf field numbers are 1 to 2^29 - 1, as in the WASM twin
     return [f, this.lo & 7];
   }
 

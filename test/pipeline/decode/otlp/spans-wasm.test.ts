@@ -136,6 +136,14 @@ describe('WASM span transcoder against its TypeScript twin', () => {
     expect(rejected).toBeGreaterThan(50);
   });
 
+  it('a span without a name field (encoders omit empty strings) gives the twin\'s row, not a RangeError', () => {
+    // Found by fuzzing: the name's input offset was taken from an unset (0) pointer.
+    const body = encode(TRACE_REQ, { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: new Uint8Array(16).fill(1), spanId: new Uint8Array(8).fill(2), kind: 2 }] }] }] });
+    expect(Buffer.from(body).includes(0x2a)).toBe(false); // no Span.name tag in the message
+    const w = expectSame(body);
+    expect(w.accepted).toBe(1);
+  });
+
   it('an empty request gives no rows', () => {
     expect(expectSame(new Uint8Array(0)).accepted).toBe(0);
   });

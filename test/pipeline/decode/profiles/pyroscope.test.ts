@@ -133,6 +133,14 @@ describe('push.v1.PushRequest', () => {
     expect(codeOf(() => ingestPyroscopeBody(Buffer.from('{"series": 5}'), {}))).toBe('MALFORMED');
     expect(codeOf(() => ingestPyroscopeBody(Buffer.from('{"series": [{"samples":[{"rawProfile":"***"}]}'), {}))).toBe('MALFORMED');
   });
+  test('Connect JSON label values: numbers and booleans kept as text; a deeply nested array is MALFORMED, not a stack overflow', () => {
+    // Found by fuzzing: String() of a 20,000-deep array recursed past the stack (a 5xx).
+    const body = (value: string) => Buffer.from(`{"series":[{"labels":[{"name":"service_name","value":"j"},{"name":"k","value":${value}}],"samples":[{"rawProfile":"${Buffer.from(prof).toString('base64')}"}]}]}`);
+    expect(JSON.parse(ingestPyroscopeBody(body('7'), {}).rows[0]!.attributes!)).toMatchObject({ k: '7' });
+    expect(JSON.parse(ingestPyroscopeBody(body('true'), {}).rows[0]!.attributes!)).toMatchObject({ k: 'true' });
+    expect(codeOf(() => ingestPyroscopeBody(body('['.repeat(20_000) + ']'.repeat(20_000)), {}))).toBe('MALFORMED');
+    expect(codeOf(() => ingestPyroscopeBody(body('{"a":1}'), {}))).toBe('MALFORMED');
+  });
   test('our hand-written push.proto loads in protobufjs and agrees with the lean decoder', () => {
     const root = new protobuf.Root();
     root.resolvePath = (_origin, target) => `${PROTO_DIR}/${target}`;
