@@ -5,6 +5,7 @@
 // wire types, field numbers out of range, fields repeated or dropped, payloads swapped between
 // fields, varints that never end, deep self-nesting, bit flips, truncation, inserted garbage.
 import fc from 'fast-check';
+import { varint } from '../pipeline/decode/profiles/helpers.js';
 
 export interface Field {
   no: number;
@@ -17,16 +18,6 @@ export interface Field {
   len?: number[];
 }
 
-export function varint(v: number | bigint): number[] {
-  let x = BigInt.asUintN(64, BigInt(v));
-  const out: number[] = [];
-  while (x >= 0x80n) {
-    out.push(Number(x & 0x7fn) | 0x80);
-    x >>= 7n;
-  }
-  out.push(Number(x));
-  return out;
-}
 
 const MAX_PARSE_DEPTH = 40;
 /** Mutants stay under this size (the server's body limit is far above; decoders are linear). */
