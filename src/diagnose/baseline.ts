@@ -13,8 +13,6 @@ export const MIN_BASE_BUCKETS = 3;
 /** Natural-log likelihood margin a split inside the look-back needs over "the change is in the window". */
 const ONSET_MARGIN = 8;
 
-export type { Bucket };
-
 /** Series rows grouped by signal → `service\0entity` → buckets sorted by time. */
 export type SeriesIndex = Map<string, Map<string, Bucket[]>>;
 

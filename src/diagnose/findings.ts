@@ -12,8 +12,8 @@
 import { downstream, type Model, type OpStat } from './model.js';
 import { SPAN_KIND } from '../pipeline/operation.js';
 import { amountWeight, errorShift, poissonSurprise, surpriseWeight } from './stats.js';
-import { errorOnset, seriesKey, type Bucket } from './baseline.js';
-import type { AnomalyRow, DeploymentRow, FinishHistogram, GenAiBeforeRow, GenAiRow, ProfileRow, TemplateRow, WindowLogRow } from './queries.js';
+import { errorOnset, seriesKey } from './baseline.js';
+import type { AnomalyRow, Bucket, DeploymentRow, FinishHistogram, GenAiBeforeRow, GenAiRow, ProfileRow, TemplateRow, WindowLogRow } from './queries.js';
 import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { LEADS } from './leads.js';
 import { newInstances, type DeployEvent } from './events.js';
@@ -171,7 +171,7 @@ export function buildFindings(inp: FindingInputs): { findings: Finding[]; total:
   const trust = clamp01((top - 0.1) / 0.2);
   if (trust > 0) {
     const part = new Map(st.services.map((x) => [x.service, x.latency / top]));
-    for (const f of out) if (f.signal === 'latency_p95') f.score *= 1 - trust * (0.65 - 0.65 * (part.get(f.service) ?? 0));
+    for (const f of out) if (f.signal === 'latency_p95') f.score *= 1 - 0.65 * trust * (1 - (part.get(f.service) ?? 0));
   }
   out.push(...structureFindings(inp));
 

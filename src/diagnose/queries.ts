@@ -71,6 +71,13 @@ const textOrNull = (v: unknown) => (v === null || v === undefined ? null : Strin
 const num = (v: unknown, d = 0) => (v === null || v === undefined ? d : Number(v));
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
+// A group's per-bin values come back as lists, one row per group: a row per bin cost more to decode
+// (its strings, and their garbage) than to compute — 14,000 series rows, ~50 ms a call.
+/** `list(c) AS c` for each column. */
+const asLists = (cols: readonly string[]) => cols.map((c) => `list(${c}) AS ${c}`).join(', ');
+/** A listed row's list columns, in the order of `cols`. */
+const listed = (r: Row, cols: readonly string[]) => cols.map((c) => (r[c] as unknown[] | null) ?? []);
+
 export interface WindowOpRow {
   service_name: string;
   operation: string;
@@ -359,7 +366,7 @@ export const STATEMENTS = {
   /** The persisted series before the window. */
   series: statement(
     (b: Bounds) =>
-      `SELECT service_name, operation, signal, ${SERIES_LISTS} FROM ${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))} GROUP BY ALL`,
+      seriesLists(`${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}`),
     (r) => seriesRows(r),
   ),
 
@@ -373,7 +380,7 @@ export const STATEMENTS = {
   /** The series' own aggregates over raw telemetry for buckets [lo, hi) the pass has not closed. */
   rawSeries: statement(
     (lo: number, hi: number) =>
-      `SELECT service_name, operation, signal, ${SERIES_LISTS} FROM (${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')}) GROUP BY ALL`,
+      seriesLists(`(${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')})`),
     (r) => seriesRows(r),
   ),
 
@@ -415,7 +422,7 @@ export const STATEMENTS = {
         `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
         `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin FROM ${SPANS.name} ` +
         `WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`;
-      // One row per group, its bins and sums as lists (see SERIES_LISTS): 4,000 rows of four strings cost ~10 ms to decode.
+      // One row per group, its bins and sums as lists (asLists).
       return (
         `WITH s AS MATERIALIZED (${spans}), ` +
         `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid), ` +
@@ -424,11 +431,11 @@ export const STATEMENTS = {
         `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
         `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs END AS callee, CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod END AS callee_pod ` +
         `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid) GROUP BY ALL) ` +
-        `SELECT service, pod, callee, callee_pod, entry, ${CALL_TREE_SUMS.map((c) => `list(${c}) AS ${c}`).join(', ')} FROM t GROUP BY ALL`
+        `SELECT service, pod, callee, callee_pod, entry, ${asLists(CALL_TREE_SUMS)} FROM t GROUP BY ALL`
       );
     },
     (r): CallTreeRow[] => {
-      const [bin, n, k, sx, sxx, slx, sllx, sl, sll, sd] = CALL_TREE_SUMS.map((c) => r[c] as unknown[]) as unknown[][] as [unknown[], ...unknown[][]];
+      const [bin = [], n, k, sx, sxx, slx, sllx, sl, sll, sd] = listed(r, CALL_TREE_SUMS);
       const group = { service: String(r['service']), pod: String(r['pod']), callee: textOrNull(r['callee']), callee_pod: textOrNull(r['callee_pod']), entry: Boolean(r['entry']) };
       return bin.map((b, i) => ({
         ...group,
@@ -713,17 +720,20 @@ export const STATEMENTS = {
   ),
 };
 
-// A series comes as lists, one row per series: a row per bucket cost ~50 ms a call in decoding
-// its three strings (14,000 rows in bench:diagnose) and the garbage after it.
-const SERIES_LISTS = `list(epoch_us(timestamp)) AS t, list(value) AS value, list(n) AS n, list(k) AS k`;
+const SERIES_COLS = ['t', 'value', 'n', 'k'];
+
+/** Series rows of `from` (a table and its filter, or a subquery), one row per series (asLists). */
+function seriesLists(from: string): string {
+  return `SELECT service_name, operation, signal, ${asLists(SERIES_COLS)} FROM (SELECT service_name, operation, signal, epoch_us(timestamp) AS t, value, n, k FROM ${from}) GROUP BY ALL`;
+}
 
 function seriesRows(r: Row): SeriesRows {
-  const [t, value, n, k] = (['t', 'value', 'n', 'k'] as const).map((c) => r[c] as unknown[]) as [unknown[], unknown[], unknown[], unknown[]];
+  const [t = [], value, n, k] = listed(r, SERIES_COLS);
   return {
     service_name: String(r['service_name']),
     operation: String(r['operation']),
     signal: String(r['signal']),
-    buckets: t.map((ti, i) => ({ t: Number(ti), value: Number(value[i]), n: num(n[i]), k: num(k[i]) })),
+    buckets: t.map((ti, i) => ({ t: Number(ti), value: Number(value![i]), n: num(n![i]), k: num(k![i]) })),
   };
 }
 
