@@ -224,16 +224,16 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
       deployments: [b, []],
       errorTypesFirstSeen: [b, []],
       genAiBefore: [b, []],
-      metrics: [b, S],
-      metricSeries: [b, S],
-      errorSpanKeys: [b, S, 20],
-      slowSpanKeys: [b, S, 20],
-      exemplarSpanKeys: [b, S, 60_000_000],
-      errorLogKeys: [b, S, 20],
-      newestLogKeys: [b, S, 20, 60_000_000],
-      errorTraces: [b, S],
+      metrics: [b, [S]],
+      metricSeries: [b, [S]],
+      errorSpanKeys: [b, [S], 20],
+      slowSpanKeys: [b, [S], 20],
+      exemplarSpanKeys: [b, [{ service: S, from: b.to - 60_000_000 }]],
+      errorLogKeys: [b, [S], 20],
+      newestLogKeys: [b, [{ service: S, from: b.to - 60_000_000 }], 20],
+      errorTraces: [b, [S]],
       templates: [[1_000_100, 1_000_101, 1_000_102, 1_000_103, 1_000_104, 1_000_105, 1_000_140]], // checkout's (diagnose-store.ts numbering)
-      templateParams: [b, S, [1_000_100, 1_000_101, 1_000_102, 1_000_103, 1_000_104, 1_000_105, 1_000_140], 200, 60_000_000],
+      templateParams: [b, [{ service: S, from: b.to - 60_000_000 }], [1_000_100, 1_000_101, 1_000_102, 1_000_103, 1_000_104, 1_000_105, 1_000_140], 200],
     };
     const out: [string, number, number][] = [];
     for (const [name, fn] of Object.entries(fns)) {

@@ -4,8 +4,23 @@
 // response.
 import type { ReadPool } from '../store/readers.js';
 import type { ServiceSpans } from '../store/batch.js';
-import { DiagnoseTimeout, STATEMENTS as S, bucketStart, readShared, run, type Bounds, type Reader, type SharedRows, type TemplateRow, type WindowLogRow } from './queries.js';
-import { applyExceedances, buildModel, downstream, latencyCandidates, type Model, type OpStat } from './model.js';
+import {
+  DiagnoseTimeout,
+  STATEMENTS as S,
+  bucketStart,
+  readShared,
+  run,
+  type Bounds,
+  type LogRow,
+  type MetricRow,
+  type Reader,
+  type SharedRows,
+  type SpanRow,
+  type TemplateParamsRow,
+  type TemplateRow,
+  type WindowLogRow,
+} from './queries.js';
+import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
 import { buildFindings } from './findings.js';
 import { prepareStructure, structureFor, type PreparedStructure } from './structure.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
@@ -104,53 +119,95 @@ function mergedInto(rows: readonly WindowLogRow[]): Map<number, number> {
   return m;
 }
 
-/** The service's own reads: sample keys, then the sampled spans and logs whole, log parameters, metrics, counts. */
-async function readSamples(ctx: Context, service: string, ops: readonly OpStat[], myLogs: readonly WindowLogRow[]) {
+/** What a service's block shows of its own rows: the sampled spans and logs whole, log parameters, metrics, counts. */
+interface Samples {
+  spans: SpanRow[];
+  logs: LogRow[];
+  paramRows: TemplateParamsRow[];
+  metricRows: MetricRow[];
+  metricSeries: number;
+  errorTraces: number;
+}
+
+/**
+ * The services' own reads, one statement of each kind for all of them (a call naming ten services
+ * reads each table once, not ten times): sample keys, then the sampled spans and logs whole.
+ */
+async function readSamples(ctx: Context, services: readonly string[]): Promise<Map<string, Samples>> {
   const b = ctx.model.bounds;
   const reads = ctx.reader;
-  // A record without a template sorts and reads as template 0 (ids start at 1: it matches none).
-  const topTemplates = [...myLogs].sort((x, y) => y.n - x.n || (x.template_id ?? 0) - (y.template_id ?? 0)).slice(0, 8);
   // Exemplars, the newest logs and log parameters of a busy service come from the window's most
   // recent slice (a fifteenth, at least a minute); a quiet one's whole window is cheap to read and
   // has an exemplar of every operation.
   const w = b.to - b.from;
-  const sliceFor = (rows: number) => (rows > SLICE_ABOVE_ROWS ? Math.min(w, Math.max(MINUTE_US, w / 15)) : w);
-  const spanSlice = sliceFor(ops.reduce((s, o) => s + o.n, 0));
-  const logSlice = sliceFor(myLogs.reduce((s, r) => s + r.n, 0));
-  const hasErrors = ops.some((o) => o.k > 0);
-  const [errorKeys, slowKeys, exemplarKeys, errorLogKeys, newestLogKeys, paramRows, metricRows, [metricSeries], [errorTraces]] = await Promise.all([
-    hasErrors ? run(reads, S.errorSpanKeys, b, service, CAPS.span_sample) : [],
-    ops.length ? run(reads, S.slowSpanKeys, b, service, CAPS.span_sample) : [],
-    ops.length ? run(reads, S.exemplarSpanKeys, b, service, spanSlice) : [],
-    myLogs.some((r) => r.k > 0) ? run(reads, S.errorLogKeys, b, service, CAPS.log_sample) : [],
-    myLogs.length ? run(reads, S.newestLogKeys, b, service, CAPS.log_sample, logSlice) : [],
-    topTemplates.length ? run(reads, S.templateParams, b, service, topTemplates.map((r) => r.template_id ?? 0), 200, logSlice, mergedInto(topTemplates)) : [],
-    run(reads, S.metrics, b, service),
-    run(reads, S.metricSeries, b, service),
-    hasErrors ? run(reads, S.errorTraces, b, service) : [{ n: 0 }],
+  const sliceFrom = (rows: number) => b.to - (rows > SLICE_ABOVE_ROWS ? Math.min(w, Math.max(MINUTE_US, w / 15)) : w);
+  const asked = services.map((service) => {
+    const ops = ctx.model.byService.get(service) ?? [];
+    const logs = ctx.shared.windowLogs.filter((r) => r.service_name === service);
+    // A record without a template sorts and reads as template 0 (ids start at 1: it matches none).
+    const topTemplates = [...logs].sort((x, y) => y.n - x.n || (x.template_id ?? 0) - (y.template_id ?? 0)).slice(0, 8);
+    return {
+      service,
+      spanFrom: sliceFrom(ops.reduce((s, o) => s + o.n, 0)),
+      logFrom: sliceFrom(logs.reduce((s, r) => s + r.n, 0)),
+      hasSpans: ops.length > 0,
+      hasErrors: ops.some((o) => o.k > 0),
+      hasLogs: logs.length > 0,
+      hasErrorLogs: logs.some((r) => r.k > 0),
+      topTemplates,
+    };
+  });
+  type Ask = (typeof asked)[number];
+  const names = (keep: (a: Ask) => boolean) => asked.filter(keep).map((a) => a.service);
+  const slices = (keep: (a: Ask) => boolean, from: (a: Ask) => number) => asked.filter(keep).map((a) => ({ service: a.service, from: from(a) }));
+  const withErrors = names((a) => a.hasErrors);
+  const withSpans = names((a) => a.hasSpans);
+  const withErrorLogs = names((a) => a.hasErrorLogs);
+  const logSlices = slices((a) => a.hasLogs, (a) => a.logFrom);
+  const topTemplates = asked.flatMap((a) => a.topTemplates);
+  const [errorKeys, slowKeys, exemplarKeys, errorLogKeys, newestLogKeys, paramRows, metricRows, metricSeries, errorTraces] = await Promise.all([
+    withErrors.length ? run(reads, S.errorSpanKeys, b, withErrors, CAPS.span_sample) : [],
+    withSpans.length ? run(reads, S.slowSpanKeys, b, withSpans, CAPS.span_sample) : [],
+    withSpans.length ? run(reads, S.exemplarSpanKeys, b, slices((a) => a.hasSpans, (a) => a.spanFrom)) : [],
+    withErrorLogs.length ? run(reads, S.errorLogKeys, b, withErrorLogs, CAPS.log_sample) : [],
+    logSlices.length ? run(reads, S.newestLogKeys, b, logSlices, CAPS.log_sample) : [],
+    topTemplates.length
+      ? run(reads, S.templateParams, b, slices((a) => a.topTemplates.length > 0, (a) => a.logFrom), topTemplates.map((r) => r.template_id ?? 0), 200, mergedInto(topTemplates))
+      : [],
+    run(reads, S.metrics, b, services),
+    run(reads, S.metricSeries, b, services),
+    withErrors.length ? run(reads, S.errorTraces, b, withErrors) : [],
   ]);
-  const spanKeys = mergeSpanSamples(errorKeys, slowKeys, exemplarKeys);
-  const logKeys = mergeLogSamples(errorLogKeys, newestLogKeys);
+  const of = <R extends { service_name: string }>(rows: readonly R[], service: string) => rows.filter((r) => r.service_name === service);
+  const spanKeys = new Map(services.map((s) => [s, mergeSpanSamples(of(errorKeys, s), of(slowKeys, s), of(exemplarKeys, s))]));
+  const logKeys = new Map(services.map((s) => [s, mergeLogSamples(of(errorLogKeys, s), of(newestLogKeys, s))]));
+  const allSpanKeys = [...spanKeys.values()].flat();
+  const allLogKeys = [...logKeys.values()].flat();
   const [spanRows, logRows] = await Promise.all([
-    spanKeys.length ? run(reads, S.spansByKey, service, spanKeys) : [],
-    logKeys.length ? run(reads, S.logsByKey, logKeys) : [],
+    allSpanKeys.length ? run(reads, S.spansByKey, allSpanKeys) : [],
+    allLogKeys.length ? run(reads, S.logsByKey, allLogKeys) : [],
   ]);
-  return {
-    spans: inKeyOrder(spanRows, spanKeys, (r) => r.span_id),
-    logs: inKeyOrder(logRows, logKeys, (r) => String(r.ts)),
-    paramRows,
-    metricRows,
-    metricSeries: metricSeries?.n ?? 0,
-    errorTraces: errorTraces?.n ?? 0,
-  };
+  return new Map(
+    services.map((s) => [
+      s,
+      {
+        spans: inKeyOrder(of(spanRows, s), spanKeys.get(s)!, (r) => r.span_id),
+        logs: inKeyOrder(of(logRows, s), logKeys.get(s)!, (r) => String(r.rid)),
+        paramRows: of(paramRows, s),
+        metricRows: of(metricRows, s),
+        metricSeries: of(metricSeries, s)[0]?.n ?? 0,
+        errorTraces: of(errorTraces, s)[0]?.n ?? 0,
+      },
+    ]),
+  );
 }
 
-async function diagnoseOne(ctx: Context, service: string): Promise<Record<string, unknown>> {
+function diagnoseOne(ctx: Context, service: string, samples: Samples): Record<string, unknown> {
   const { model: m, shared } = ctx;
   const b = m.bounds;
   const ops = m.byService.get(service) ?? [];
   const myLogs = shared.windowLogs.filter((r) => r.service_name === service);
-  const { spans, logs, paramRows, metricRows, metricSeries, errorTraces } = await readSamples(ctx, service, ops, myLogs);
+  const { spans, logs, paramRows, metricRows, metricSeries, errorTraces } = samples;
   const identity = serviceIdentity(shared.deployments, service, b.from);
   const known = ctx.deps.services()[service];
   const spanTotal = ops.reduce((s, o) => s + o.n, 0);
@@ -263,23 +320,26 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
     return response;
   }
   const known = deps.services();
-  await Promise.all(
-    req.services.map(async (service) => {
-      if (!known[service] && !hasTelemetry(ctx, service)) {
-        response.errors[service] = `no telemetry from '${service}' has been received; see GET /v1/services for the services that reported`;
-        return;
-      }
-      if (!hasTelemetry(ctx, service)) {
-        response.errors[service] = `no telemetry from '${service}' in the window (last seen ${new Date(known[service]![1] / 1000).toISOString()}); widen the window or see GET /v1/services`;
-        return;
-      }
-      try {
-        response.results[service] = await diagnoseOne(ctx, service);
-      } catch (err) {
-        response.errors[service] = failure(err);
-      }
-    }),
-  );
+  const diagnosable: string[] = [];
+  for (const service of req.services) {
+    if (hasTelemetry(ctx, service)) diagnosable.push(service);
+    else if (!known[service]) response.errors[service] = `no telemetry from '${service}' has been received; see GET /v1/services for the services that reported`;
+    else response.errors[service] = `no telemetry from '${service}' in the window (last seen ${new Date(known[service]![1] / 1000).toISOString()}); widen the window or see GET /v1/services`;
+  }
+  let samples: Map<string, Samples>;
+  try {
+    samples = diagnosable.length ? await readSamples(ctx, diagnosable) : new Map();
+  } catch (err) {
+    for (const s of diagnosable) response.errors[s] = failure(err);
+    return response;
+  }
+  for (const service of diagnosable) {
+    try {
+      response.results[service] = diagnoseOne(ctx, service, samples.get(service)!);
+    } catch (err) {
+      response.errors[service] = failure(err);
+    }
+  }
   // Keys in the request's order, whatever finished first.
   response.results = Object.fromEntries(req.services.filter((s) => s in response.results).map((s) => [s, response.results[s]!]));
   return response;

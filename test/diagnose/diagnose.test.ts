@@ -191,6 +191,24 @@ describe('diagnose before any detection pass', () => {
     expect(quick.body.results.gateway.findings[0].service).toBe('payments');
   });
 
+  it('answers each service of a call naming several as a call of its own would', async () => {
+    // The services' own reads are shared by the call (one statement per kind for all of them):
+    // each block must still hold its own samples, counts and metrics, and only its own.
+    const window = { from_ts: block.window.from_ts, to_ts: block.window.to_ts };
+    const names = ['payments', 'gateway', 'orders'];
+    const together = await diagnose({ services: names, ...window });
+    expect(Object.keys(together.body.results)).toEqual(names);
+    for (const s of names) {
+      const alone = await diagnose({ services: [s], ...window });
+      expect(together.body.results[s], s).toEqual(alone.body.results[s]);
+    }
+    const pay = together.body.results.payments;
+    expect(pay.spans.sample.length).toBeGreaterThan(0);
+    expect(pay.logs.sample.length).toBeGreaterThan(0);
+    expect(pay.spans.sample.every((r: any) => r.span_name !== 'GET /checkout')).toBe(true);
+    expect(together.body.results.gateway.logs.sample).toEqual([]);
+  });
+
   it('puts unknown and silent services in errors, not in the status', async () => {
     const r = await diagnose({ services: ['gateway', 'nope'], service: 'gateway' });
     expect(r.status).toBe(200);

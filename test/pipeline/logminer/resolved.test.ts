@@ -145,7 +145,7 @@ describe('the diagnosis reads by raw template_id and resolves the merges itself'
     const mergedInto = new Map<number, number>();
     for (const r of rows) for (const from of r.merged_ids ?? []) mergedInto.set(from, r.template_id!);
     const params = async (asked: number[], per: number) =>
-      (await readRows(q, S.templateParams.sql(b, 'svc', asked, per, 10_000_000, mergedInto))).map(S.templateParams.decode);
+      (await readRows(q, S.templateParams.sql(b, [{ service: 'svc', from: b.to - 10_000_000 }], asked, per, mergedInto))).map(S.templateParams.decode);
     const all = await params([six, started], 200);
     expect(all.filter((r) => r.template_id === six).length).toBe(8);
     expect(all.filter((r) => r.template_id === started).length).toBe(2);
