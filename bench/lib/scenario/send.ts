@@ -131,6 +131,9 @@ export function encodePprof(p: GenProfile): Uint8Array {
   return profile.encode();
 }
 
+/** Sends of one request before a refusal (429, 503) fails the run. */
+const RETRIES = 20;
+
 /** Runs `jobs` with at most `width` in flight; rejects on the first failure. */
 async function inFlight(jobs: (() => Promise<void>)[], width: number): Promise<void> {
   let next = 0;
@@ -161,10 +164,16 @@ export async function sendScenario(srv: SendTargets, data: ScenarioData, opts: {
     metrics: poster(srv.otlpHttp, '/v1/metrics', 'application/x-protobuf', 4),
   };
   const counts: SendCounts = { spans: 0, logs: 0, metrics: 0, profiles: 0, requests: 0 };
-  const check = async (what: string, p: Promise<number>) => {
-    const status = await p;
-    counts.requests++;
-    if (status !== 200) throw new Error(`${what}: HTTP ${status}`);
+  // As an OpenTelemetry exporter does: 429 and 503 (the server's admission under a loaded machine)
+  // are sent again after a pause; anything else but 200 fails the run.
+  const check = async (what: string, send: () => Promise<number>) => {
+    for (let attempt = 1; ; attempt++) {
+      const status = await send();
+      counts.requests++;
+      if (status === 200) return;
+      if ((status !== 429 && status !== 503) || attempt >= RETRIES) throw new Error(`${what}: HTTP ${status}${attempt > 1 ? ` after ${attempt} attempts` : ''}`);
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
   };
   const bucket = (us: number) => String(Math.floor(us / BUCKET_US));
   const spans = groupBy(data.spans, (s) => bucket(s.startUs));
@@ -178,25 +187,27 @@ export async function sendScenario(srv: SendTargets, data: ScenarioData, opts: {
     const bs = spans.get(b) ?? [];
     for (let i = 0; i < bs.length; i += 2000) {
       const part = bs.slice(i, i + 2000);
-      jobs.push(() => check('traces', post.traces(encodeSpans(data.resources, part))).then(() => void (counts.spans += part.length)));
+      jobs.push(() => check('traces', () => post.traces(encodeSpans(data.resources, part))).then(() => void (counts.spans += part.length)));
     }
     const bl = logs.get(b) ?? [];
     for (let i = 0; i < bl.length; i += 2000) {
       const part = bl.slice(i, i + 2000);
-      jobs.push(() => check('logs', post.logs(encodeLogs(data.resources, part))).then(() => void (counts.logs += part.length)));
+      jobs.push(() => check('logs', () => post.logs(encodeLogs(data.resources, part))).then(() => void (counts.logs += part.length)));
     }
     const bm = metrics.get(b);
-    if (bm) jobs.push(() => check('metrics', post.metrics(encodeMetrics(data.resources, bm))).then(() => void (counts.metrics += bm.length)));
+    if (bm) jobs.push(() => check('metrics', () => post.metrics(encodeMetrics(data.resources, bm))).then(() => void (counts.metrics += bm.length)));
     for (const p of profiles.get(b) ?? []) {
       jobs.push(async () => {
         const res = data.resources[p.resource]!;
         const name = `${p.service}{pod="${res['k8s.pod.name']}",namespace="${res['k8s.namespace.name']}",version="${res['service.version']}"}`;
         const q = new URLSearchParams({ name, from: String(Math.floor(p.startUs / 1e6)), until: String(Math.floor((p.startUs + p.durationUs) / 1e6)) });
         const raw = encodePprof(p);
-        const r = await fetch(`${srv.api}/ingest?${q}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from(opts.gzipProfiles === false ? raw : gzipSync(raw)) });
-        await r.arrayBuffer();
-        counts.requests++;
-        if (r.status !== 200) throw new Error(`profile ${p.service}: HTTP ${r.status}`);
+        const body = Buffer.from(opts.gzipProfiles === false ? raw : gzipSync(raw));
+        await check(`profile ${p.service}`, async () => {
+          const r = await fetch(`${srv.api}/ingest?${q}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body });
+          await r.arrayBuffer();
+          return r.status;
+        });
         counts.profiles++;
       });
     }
