@@ -57,9 +57,11 @@ interface Sim {
   start?: number;
   end?: number;
   faults?: Fault[];
+  /** Root requests per bin (20 unless set). */
+  perBin?: number;
 }
 
-function simulate({ seed, topo, root = 'gateway', start = FROM - HISTORY, end = TO, faults = [] }: Sim): CallTreeRow[] {
+function simulate({ seed, topo, root = 'gateway', start = FROM - HISTORY, end = TO, faults = [], perBin = 20 }: Sim): CallTreeRow[] {
   const r = rng(seed);
   const rows = new Map<string, CallTreeRow>();
   const wobble = new Map<string, number>();
@@ -103,7 +105,7 @@ function simulate({ seed, topo, root = 'gateway', start = FROM - HISTORY, end = 
   for (let bin = start; bin < end; bin += BIN) {
     if (((bin - start) / BIN) % 3 === 0) for (const s of Object.keys(topo)) wobble.set(s, Math.exp(0.08 * normal(r)));
     const fs = faults.filter((f) => bin >= f.at && bin < (f.until ?? Infinity));
-    for (let i = 0; i < 20; i++) visit(root, Math.floor(r() * topo[root]!.pods), bin, fs);
+    for (let i = 0; i < perBin; i++) visit(root, Math.floor(r() * topo[root]!.pods), bin, fs);
   }
   return [...rows.values()];
 }
@@ -173,6 +175,24 @@ describe('analyseStructure', () => {
     expect(whats(res, 'Q')).toContain('wire_latency');
     expect(whats(res, 'P')).toContain('own_latency');
     expect(whats(res, 'P')).not.toContain('caller_wait');
+  });
+
+  it('finds a slow callee pod among quiet traffic, where the edge as a whole is too mixed to be sure', () => {
+    // One request a bin (18 in the window): calls to one of N's three pods wait 300 ms more, the
+    // other two answer as before. The edge's mean rises, but its mix of fast and slow calls leaves
+    // the whole edge's test unsure; the slow pod's own calls are not.
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 1, ownMs: 5, calls: [['V', 1, 2]] },
+      V: { pods: 1, ownMs: 8, calls: [['N', 1, 1]] },
+      N: { pods: 3, ownMs: 10 },
+    };
+    const fault: Fault = { at: FROM, addMs: (c) => (c.callee === 'N' && c.calleePod === 0 ? 300 : 0) };
+    for (const seed of [21, 22, 23]) {
+      const res = analyseStructure(simulate({ seed, topo, faults: [fault], perBin: 1 }), [], [], 'gateway', FROM, TO);
+      expect(top(res)?.service, `seed ${seed}`).toBe('N');
+      const ev = top(res)!.evidence.find((e) => e.what === 'wire_latency')!;
+      expect(ev.surprise, `seed ${seed}`).toBeGreaterThan(6);
+    }
   });
 
   it('takes the recovered level as the baseline after an earlier incident', () => {
