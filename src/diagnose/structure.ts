@@ -433,7 +433,11 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
       const excess = ka - expected;
       const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
       if (surprise < SURE || excess < 3 || effect <= 0) continue;
-      const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, 8) * (0.5 + 0.5 * effect);
+      // The amount is judged against the service's own volume: 4 error records of a service that
+      // logged 7 since the onset (a third of its few calls threw) weigh as 16 of a busy one's.
+      const records = split.after.reduce((s, t) => s + (bins.get(t)?.n ?? 0), 0);
+      const half = Math.min(8, Math.max(2, records / 4));
+      const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, half) * (0.5 + 0.5 * effect);
       // Records per request: the requests counted are of the sampled traces.
       const perRequest = (k: number, r: number) => k / (r * p.traceSample);
       out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: perRequest(kb, rb), after: perRequest(ka, ra), surprise, weight, onset: split.onset });

@@ -165,13 +165,17 @@ export async function sendScenario(srv: SendTargets, data: ScenarioData, opts: {
   };
   const counts: SendCounts = { spans: 0, logs: 0, metrics: 0, profiles: 0, requests: 0 };
   // As an OpenTelemetry exporter does: 429 and 503 (the server's admission under a loaded machine)
-  // are sent again after a pause; anything else but 200 fails the run.
+  // and a reset connection (a keep-alive socket the server closed as idle while the machine was
+  // slow: "socket hang up") are sent again after a pause; anything else but 200 fails the run.
   const check = async (what: string, send: () => Promise<number>) => {
     for (let attempt = 1; ; attempt++) {
-      const status = await send();
+      const status = await send().catch((err: NodeJS.ErrnoException) => {
+        if (attempt >= RETRIES || (err.code !== 'ECONNRESET' && err.code !== 'EPIPE')) throw err;
+        return -1;
+      });
       counts.requests++;
       if (status === 200) return;
-      if ((status !== 429 && status !== 503) || attempt >= RETRIES) throw new Error(`${what}: HTTP ${status}${attempt > 1 ? ` after ${attempt} attempts` : ''}`);
+      if ((status !== 429 && status !== 503 && status !== -1) || attempt >= RETRIES) throw new Error(`${what}: HTTP ${status}${attempt > 1 ? ` after ${attempt} attempts` : ''}`);
       await new Promise((r) => setTimeout(r, 100 * attempt));
     }
   };
