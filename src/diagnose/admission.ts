@@ -30,7 +30,7 @@ export interface AdmissionStatus {
   max_waiting: number;
   running: number;
   waiting: number;
-  /** Calls answered busy since start. */
+  /** Calls answered busy since start (one that shared the busy answer of an identical call counts as coalesced). */
   busy: number;
   /** Calls that shared the answer of an identical one since start. */
   coalesced: number;
