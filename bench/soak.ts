@@ -4,7 +4,9 @@
 // seconds. Every minute it prints the spans acknowledged, the acknowledgement p50/p99, the diagnosis
 // p50 and the server's RSS; at the end the slope of RSS and of ack p99 over the run (a leak or a
 // queue that grows shows as a slope) and every error. Open-loop: a slow server does not slow the
-// senders down, as real exporters on a timer do not. SVC_* variables pass to the server.
+// senders down, as real exporters on a timer do not. SVC_* variables pass to the server. A diagnosis
+// answered busy (200 with Retry-After, diagnose admission) is expected under overload: it is counted
+// apart, not as an error and not in the diagnosis p50; one that ran but failed (time limit) too.
 import { startChildServer, serverEnv } from './lib/server.js';
 import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
@@ -23,6 +25,9 @@ interface Minute {
   errors: number;
   acks: number[];
   diagnoses: number[];
+  /** Diagnoses answered busy (not run), and run but answered with every service in errors (e.g. the time limit). */
+  busy: number;
+  failed: number;
   rssMiB: number;
 }
 
@@ -46,7 +51,7 @@ function slope(ys: readonly number[]): number {
 const srv = await startChildServer({ SVC_RETENTION_HOURS: '1', ...serverEnv() });
 const errors: string[] = [];
 const minutes: Minute[] = [];
-const fresh = (): Minute => ({ acked: 0, refused: 0, errors: 0, acks: [], diagnoses: [], rssMiB: 0 });
+const fresh = (): Minute => ({ acked: 0, refused: 0, errors: 0, acks: [], diagnoses: [], busy: 0, failed: 0, rssMiB: 0 });
 let cur = fresh();
 let peakMiB = 0;
 try {
@@ -64,9 +69,11 @@ try {
     const to = Date.now() * 1000;
     void fetch(`${srv.api}/v1/diagnose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ services: [SERVICE], from_ts: to - 15 * 60e6, to_ts: to }) })
       .then(async (r) => {
-        await r.text();
-        if (r.status === 200) cur.diagnoses.push(performance.now() - t);
-        else errors.push(`diagnose answered ${r.status}`);
+        const body = (await r.json()) as { results?: Record<string, unknown> };
+        if (r.status !== 200) errors.push(`diagnose answered ${r.status}`);
+        else if (r.headers.has('retry-after')) cur.busy++;
+        else if (!body.results?.[SERVICE]) cur.failed++;
+        else cur.diagnoses.push(performance.now() - t);
       })
       .catch((e: Error) => errors.push(`diagnose failed: ${e.message}`));
   }, DIAGNOSE_S * 1000);
@@ -100,7 +107,7 @@ try {
       const i = minutes.length;
       console.log(
         `minute ${String(i).padStart(2)}: ${Math.round(cur.acked / 60)} spans/s acked, ${cur.refused} refused, ack p50 ${quantile(cur.acks, 0.5).toFixed(0)} ms p99 ${quantile(cur.acks, 0.99).toFixed(0)} ms, ` +
-          `diagnose p50 ${quantile(cur.diagnoses, 0.5).toFixed(0)} ms (${cur.diagnoses.length}), RSS ${cur.rssMiB.toFixed(0)} MiB`,
+          `diagnose p50 ${quantile(cur.diagnoses, 0.5).toFixed(0)} ms (${cur.diagnoses.length}, ${cur.busy} busy, ${cur.failed} failed), RSS ${cur.rssMiB.toFixed(0)} MiB`,
       );
       cur = fresh();
       minuteEnd += 60_000;
@@ -117,5 +124,5 @@ try {
 const steady = minutes.slice(1); // the first minute warms caches and the JIT
 console.log(
   `\n${MINUTES} min at ${RATE} spans/s offered: RSS slope ${slope(steady.map((m) => m.rssMiB)).toFixed(1)} MiB/min, ack p99 slope ${slope(steady.map((m) => quantile(m.acks, 0.99))).toFixed(1)} ms/min; ` +
-    `peak RSS ${peakMiB.toFixed(0)} MiB; ${errors.length} errors${errors.length ? `: ${[...new Set(errors)].slice(0, 5).join('; ')}` : ''}`,
+    `peak RSS ${peakMiB.toFixed(0)} MiB; diagnoses ${minutes.reduce((n, m) => n + m.diagnoses.length, 0)} answered, ${minutes.reduce((n, m) => n + m.busy, 0)} busy, ${minutes.reduce((n, m) => n + m.failed, 0)} failed; ${errors.length} errors${errors.length ? `: ${[...new Set(errors)].slice(0, 5).join('; ')}` : ''}`,
 );

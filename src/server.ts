@@ -22,7 +22,7 @@ import { anomaliesRoute } from './api/routes/anomalies.js';
 import { alertsRoute } from './api/routes/alerts.js';
 import { adminRoutes, statusRoute } from './api/routes/admin.js';
 import { SCHEMA_VERSION } from './store/schema.js';
-import { diagnoseRoutes } from './api/routes/diagnose.js';
+import { diagnoseAdmissions, diagnoseRoutes } from './api/routes/diagnose.js';
 import { loopbackUrl, mcpRoute } from './mcp/route.js';
 import { duckdbMemory, tenantDir } from './store/db.js';
 import { openTenantRuntime, type TenantRuntime } from './tenancy/runtime.js';
@@ -141,6 +141,8 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       max_inflight_bytes: budget.maxInflightBytes,
       rss_bytes: process.memoryUsage.rss(),
     });
+    // Diagnoses wait their turn per tenant store, so that a pile of them cannot starve ingest.
+    const diagnoses = diagnoseAdmissions({ limit: config.diagnoseConcurrency, maxWaiting: config.diagnoseQueue, maxWaitMs: config.diagnoseTimeoutMs / 2 });
     let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there
 
     const apiRoutes: RouteSpec[] = [
@@ -163,18 +165,19 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
         ingest: () => ({ ...(local ? local.writer.stats() : {}), ...ingestTotals() }),
         refused: () => gate.refused(),
         memory: memoryStatus,
+        diagnoses: () => ({ ...diagnoses.status() }),
         detection: () => (local ? local.detection.status() : { per_tenant: true, interval_s: config.detectIntervalS, grace_s: config.detectGraceS }),
         ...(control
           ? {
               control_plane: () => control!.status(),
               limits: () => ({ tenant_ingest_bytes_per_s: config.tenantIngestBytesPerS, tenant_max_stored_bytes: config.tenantMaxStoredBytes }),
               ...(placement ? { placement: async () => ({ ...(await placement!.status()), forwarding: forwarder!.stats() }) } : {}),
-              tenants: () => Object.fromEntries(control!.tenants().map((t) => [t.id, { status: t.status, key_count: t.keys, ...registry.tenantStatus(t.id) }])),
+              tenants: () => Object.fromEntries(control!.tenants().map((t) => [t.id, { status: t.status, key_count: t.keys, ...registry.tenantStatus(t.id), diagnoses: diagnoses.tenantStatus(t.id) }])),
             }
           : {}),
       }),
       ...profileRoutes(ctx),
-      ...diagnoseRoutes({ timeoutMs: config.diagnoseTimeoutMs }),
+      ...diagnoseRoutes({ timeoutMs: config.diagnoseTimeoutMs, admissions: diagnoses, log }),
       // The MCP tools call this API over loopback with the caller's key: the gate checks it here
       // (401 before any JSON-RPC) and again on each tool's own call.
       mcpRoute(() => apiUrl),

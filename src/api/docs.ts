@@ -404,6 +404,9 @@ export const errorResponse = (description: string, headers?: Record<string, unkn
 });
 const retryAfter = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } };
 
+/** A diagnosis answer; Retry-After when the server was too busy to run it (every service in errors). */
+const diagnoseAnswer = { ...json('one diagnosis block per service, failures in errors (busy included)', ref('DiagnoseResponse')), headers: retryAfter };
+
 const jsonRpcErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ref('JsonRpcError') } } });
 const E401 = errorResponse('missing or invalid bearer token (code UNAUTHORIZED)');
 const E403 = errorResponse('a tenant key on an admin endpoint, or admin endpoints disabled (SVC_ADMIN_TOKEN unset) (code FORBIDDEN)');
@@ -528,11 +531,12 @@ export const DOCS = {
     description:
       'Why: per service a triage block with ranked findings, per-operation anomaly flags, bounded samples of spans and logs, log patterns, gen_ai statistics and profile hot spots. ' +
       'Both timestamps omitted: the last 15 minutes; from_ts alone: to_ts is now. A failing service appears in `errors`, not as an HTTP error. ' +
-      'Every drill_down_sql and drill_all_sql runs as it stands on POST /v1/query.',
+      'Every drill_down_sql and drill_all_sql runs as it stands on POST /v1/query. ' +
+      'Diagnoses run a few at a time (SVC_DIAGNOSE_CONCURRENCY) and a few wait (SVC_DIAGNOSE_QUEUE); a call that finds no room answers every service in `errors` as busy, with Retry-After; a call identical to one in progress shares its answer.',
     tags: ['analysis'],
     auth: true,
     requestBody: { required: true, content: { 'application/json': { schema: ref('DiagnoseRequest') } } },
-    responses: { '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
+    responses: { '200': diagnoseAnswer, ...diagnoseErrors },
   },
 
   investigate: {
@@ -542,7 +546,7 @@ export const DOCS = {
     tags: ['analysis'],
     auth: true,
     requestBody: { required: true, content: { 'application/json': { schema: ref('DiagnoseRequest') } } },
-    responses: { '200': json('one diagnosis block per service, failures in errors', ref('DiagnoseResponse')), ...diagnoseErrors },
+    responses: { '200': diagnoseAnswer, ...diagnoseErrors },
   },
 
   runQuery: {

@@ -29,6 +29,10 @@ export interface Config {
   duckdbLoaders: number;
   queryTimeoutMs: number;
   diagnoseTimeoutMs: number;
+  /** Diagnoses running at once per tenant store; more wait for a turn. */
+  diagnoseConcurrency: number;
+  /** Diagnoses that may wait for a turn per tenant store; more are answered busy. */
+  diagnoseQueue: number;
   queryRowCap: number;
   detectIntervalS: number;
   detectGraceS: number;
@@ -133,6 +137,8 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_DUCKDB_LOADERS', key: 'duckdbLoaders', default: '2', doc: 'DuckDB connections that load ingest commits side by side, each in its own transaction (on 2 cores, 2 loaded 10–15% more spans/s than 1)', parse: int(1, 16) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
   { env: 'SVC_DIAGNOSE_TIMEOUT_MS', key: 'diagnoseTimeoutMs', default: '30000', doc: 'time limit of one `/v1/diagnose` call; past it its queries are interrupted and each service gets an entry in `errors`', parse: int(100, 3_600_000) },
+  { env: 'SVC_DIAGNOSE_CONCURRENCY', key: 'diagnoseConcurrency', default: '2', doc: 'diagnoses running at once per tenant store; more wait for a turn, first come first served (a call identical to one running or waiting shares its answer)', parse: int(1, 64) },
+  { env: 'SVC_DIAGNOSE_QUEUE', key: 'diagnoseQueue', default: '8', doc: 'diagnoses that may wait for a turn per tenant store; a call that finds it full, or that is not started within half of `SVC_DIAGNOSE_TIMEOUT_MS`, gets every service in `errors` as busy, with Retry-After (HTTP 200), and does not run', parse: int(0, 1024) },
   { env: 'SVC_QUERY_ROW_CAP', key: 'queryRowCap', default: '10000', doc: 'most rows `/v1/query` returns; more is a 400 ROW_CAP error', parse: int(1, 10_000_000) },
   { env: 'SVC_DETECT_INTERVAL_S', key: 'detectIntervalS', default: '300', doc: 'how often the detection pass runs (buckets stay 5 minutes)', parse: int(1, 86_400) },
   { env: 'SVC_DETECT_GRACE_S', key: 'detectGraceS', default: '60', doc: 'how long after its end a 5-minute bucket waits for late data before it is closed', parse: int(0, 86_400) },

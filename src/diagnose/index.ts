@@ -53,6 +53,8 @@ export interface DiagnoseDeps {
   reads: ReadPool;
   /** Time limit of one call (SVC_DIAGNOSE_TIMEOUT_MS). */
   timeoutMs: number;
+  /** When the time limit ends, ms since the epoch: counted from the request's arrival, so time spent waiting for a turn counts. Default: now + timeoutMs. */
+  deadline?: number;
   /** First and last time seen per service (the writer's copy of the services table). */
   services(): Readonly<ServiceSpans>;
 }
@@ -287,10 +289,10 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
   const { bounds, baseBuckets } = boundsFor(req.from, req.to);
   // Keyed by the client's service names: no prototype, so that `__proto__` is a name like any other.
   const response: DiagnoseResponse = { results: Object.create(null) as DiagnoseResponse['results'], errors: Object.create(null) as DiagnoseResponse['errors'] };
-  const reader: Reader = { reads: deps.reads, deadline: Date.now() + deps.timeoutMs };
+  const reader: Reader = { reads: deps.reads, deadline: deps.deadline ?? Date.now() + deps.timeoutMs };
   const failure = (err: unknown) =>
     err instanceof DiagnoseTimeout
-      ? `diagnosis took longer than ${deps.timeoutMs} ms (SVC_DIAGNOSE_TIMEOUT_MS); narrow the window or ask for fewer services`
+      ? `diagnosis took longer than ${deps.timeoutMs} ms (SVC_DIAGNOSE_TIMEOUT_MS, from the request's arrival); narrow the window or ask for fewer services`
       : `diagnosis failed: ${(err as Error).message}`;
   let ctx: Context;
   try {

@@ -38,6 +38,9 @@ describe('through the forwarding instance', () => {
     expect(open(owner)).toEqual(expect.arrayContaining(['alpha', 'beta']));
     expect(entry['placement']['forwarding']['forwarded']).toBeGreaterThan(10);
     expect(owner['placement']['forwarding']['received']).toBe(entry['placement']['forwarding']['forwarded']);
+    // Diagnoses are admitted where they run: on the owner, per tenant (each tenant diagnosed once, one at a time).
+    expect(owner['tenants']['beta']['diagnoses']).toMatchObject({ limit: 2, running: 0, waiting: 0, busy: 0 });
+    expect(entry['tenants']['beta']['diagnoses']).toBeNull();
     expect(entry['placement']['leases'].filter((l: { tenant: string }) => ['alpha', 'beta', 'greedy'].includes(l.tenant)).map((l: { owner: string }) => l.owner)).toEqual(['owner', 'owner', 'owner']);
   });
 });

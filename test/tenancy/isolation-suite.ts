@@ -251,7 +251,7 @@ describe('admin endpoints', () => {
     }
     expect((await call('/admin/tenants/nobody/keys', { method: 'POST', headers: admin })).status).toBe(404);
     const s = (await (await call('/admin/status', { headers: admin })).json()) as { status: Record<string, any> };
-    for (const part of ['instance', 'storage', 'ingest', 'refused', 'detection', 'control_plane', 'tenants']) expect(s.status[part], part).toBeDefined();
+    for (const part of ['instance', 'storage', 'ingest', 'refused', 'diagnoses', 'detection', 'control_plane', 'tenants']) expect(s.status[part], part).toBeDefined();
     expect(s.status['tenants']['beta']).toMatchObject({ status: 'active', key_count: 1 });
     expect(s.status['tenants']['beta']['stored_bytes']).toBeGreaterThan(0);
     expect(s.status['tenants']['delta']['status']).toBe('inactive');

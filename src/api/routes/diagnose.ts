@@ -1,7 +1,11 @@
-// POST /v1/diagnose and its earlier name POST /v1/investigate: the same body, the same answer.
+// POST /v1/diagnose and its earlier name POST /v1/investigate: the same body, the same answer. Each
+// tenant store admits its own diagnoses (diagnose/admission.ts); a call refused for want of room is
+// a 200 whose every service is in `errors` (the spec: per-service failures are never HTTP errors),
+// with Retry-After.
 import { json } from '../http.js';
 import { DOCS } from '../docs.js';
-import { diagnose, parseDiagnoseRequest, type DiagnoseResponse } from '../../diagnose/index.js';
+import { diagnose, parseDiagnoseRequest, type DiagnoseRequest, type DiagnoseResponse } from '../../diagnose/index.js';
+import { busyMessage, createAdmission, type Admission, type AdmissionOptions, type AdmissionStatus, type Busy } from '../../diagnose/admission.js';
 import { tenantOf, type RouteDoc, type RouteSpec } from '../route.js';
 
 /** The body of POST /v1/diagnose (and /v1/investigate); the server applies the default window. */
@@ -14,20 +18,85 @@ export interface DiagnoseBody {
 
 export type { DiagnoseResponse };
 
-function route(path: string, doc: RouteDoc, timeoutMs: number): RouteSpec {
+/** One admission per tenant store, created on its first diagnosis. */
+export interface DiagnoseAdmissions {
+  of(tenant: string): Admission<DiagnoseResponse>;
+  /** Every tenant's counts added up (limit and max_waiting are per tenant). */
+  status(): AdmissionStatus;
+  tenantStatus(tenant: string): AdmissionStatus | null;
+}
+
+export function diagnoseAdmissions(opts: AdmissionOptions): DiagnoseAdmissions {
+  const byTenant = new Map<string, Admission<DiagnoseResponse>>();
+  return {
+    of(tenant) {
+      return byTenant.get(tenant) ?? byTenant.set(tenant, createAdmission(opts)).get(tenant)!;
+    },
+    status() {
+      const total: AdmissionStatus = { limit: opts.limit, max_waiting: opts.maxWaiting, running: 0, waiting: 0, busy: 0, coalesced: 0 };
+      for (const a of byTenant.values()) {
+        const s = a.status();
+        total.running += s.running;
+        total.waiting += s.waiting;
+        total.busy += s.busy;
+        total.coalesced += s.coalesced;
+      }
+      return total;
+    },
+    tenantStatus: (tenant) => byTenant.get(tenant)?.status() ?? null,
+  };
+}
+
+/** Identical calls (same services in the same order, same resolved window) share one run. */
+export const diagnoseKey = (req: DiagnoseRequest): string => JSON.stringify([req.services, req.from, req.to]);
+
+/** The answer to a call that did not run: every requested service in `errors`. */
+export function busyResponse(services: readonly string[], busy: Busy): DiagnoseResponse {
+  const errors = Object.create(null) as DiagnoseResponse['errors'];
+  for (const s of services) errors[s] = busyMessage(busy);
+  return { results: {}, errors };
+}
+
+/** Logs a busy answer at most once per `everyMs`, with how many there were since the last line (a flood of calls is not a flood of lines). */
+export function busyLogger(log: (f: Record<string, unknown>) => void, everyMs = 10_000): (tenant: string, busy: Busy) => void {
+  let last = -Infinity;
+  let unlogged = 0;
+  return (tenant, busy) => {
+    unlogged++;
+    const now = Date.now();
+    if (now - last < everyMs) return;
+    last = now;
+    log({ level: 'warn', msg: 'diagnosis answered busy', tenant, running: busy.running, waiting: busy.waiting, retry_after_s: busy.retryAfterS, busy_answers: unlogged });
+    unlogged = 0;
+  };
+}
+
+interface Options {
+  timeoutMs: number;
+  admissions: DiagnoseAdmissions;
+  log: (f: Record<string, unknown>) => void;
+}
+
+function route(path: string, doc: RouteDoc, opts: Options, logBusy: (tenant: string, busy: Busy) => void): RouteSpec {
   return {
     method: 'POST',
     path,
     doc,
     maxBody: 64 * 1024,
     async handler(req) {
-      const request = parseDiagnoseRequest(req.body, Date.now() * 1000);
+      const arrived = Date.now();
+      const request = parseDiagnoseRequest(req.body, arrived * 1000);
       const t = tenantOf(req);
-      return json(200, await diagnose({ reads: t.reads, services: () => t.writer.services(), timeoutMs }, request));
+      const deps = { reads: t.reads, services: () => t.writer.services(), timeoutMs: opts.timeoutMs, deadline: arrived + opts.timeoutMs };
+      const answer = await opts.admissions.of(t.tenant).run(diagnoseKey(request), () => diagnose(deps, request));
+      if (answer.busy === null) return json(200, answer.value);
+      logBusy(t.tenant, answer.busy);
+      return json(200, busyResponse(request.services, answer.busy), { 'retry-after': String(answer.busy.retryAfterS) });
     },
   };
 }
 
-export function diagnoseRoutes(opts: { timeoutMs: number }): RouteSpec[] {
-  return [route('/v1/diagnose', DOCS.diagnose, opts.timeoutMs), route('/v1/investigate', DOCS.investigate, opts.timeoutMs)];
+export function diagnoseRoutes(opts: Options): RouteSpec[] {
+  const logBusy = busyLogger(opts.log);
+  return [route('/v1/diagnose', DOCS.diagnose, opts, logBusy), route('/v1/investigate', DOCS.investigate, opts, logBusy)];
 }
