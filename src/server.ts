@@ -142,7 +142,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       rss_bytes: process.memoryUsage.rss(),
     });
     // Diagnoses wait their turn per tenant store, so that a pile of them cannot starve ingest.
-    const diagnoses = diagnoseAdmissions({ limit: config.diagnoseConcurrency, maxWaiting: config.diagnoseQueue, maxWaitMs: config.diagnoseTimeoutMs / 2 });
+    const diagnoses = diagnoseAdmissions({ limit: config.diagnoseConcurrency, maxWaiting: config.diagnoseQueue, maxWaitMs: config.diagnoseTimeoutMs / 2, timeLimitMs: config.diagnoseTimeoutMs });
     let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there
 
     const apiRoutes: RouteSpec[] = [

@@ -12,6 +12,15 @@ export interface AdmissionOptions {
   maxWaiting: number;
   /** A call not started after this long is answered busy (half of SVC_DIAGNOSE_TIMEOUT_MS). */
   maxWaitMs: number;
+  /**
+   * A call's time limit from its arrival (SVC_DIAGNOSE_TIMEOUT_MS): a call that would have to wait
+   * so long that a run of the recent median length could not end within it is answered busy at
+   * once. In a soak on a loaded machine, diagnoses of 20 s every 10 s waited ~10 s each (under the
+   * wait bound) and then every one ran out of time — two cores spent on answers nobody got.
+   */
+  timeLimitMs?: number;
+  /** The clock runs are timed with (ms); tests give their own. */
+  now?: () => number;
 }
 
 /** Why a call did not run, and when to try again. */
@@ -75,6 +84,7 @@ interface Waiter {
 }
 
 export function createAdmission<T>(opts: AdmissionOptions): Admission<T> {
+  const now = opts.now ?? (() => performance.now());
   let running = 0;
   const queue: Waiter[] = [];
   const pending = new Map<string, Promise<Admitted<T>>>();
@@ -90,12 +100,12 @@ export function createAdmission<T>(opts: AdmissionOptions): Admission<T> {
 
   const execute = async (fn: () => Promise<T>): Promise<Admitted<T>> => {
     running++;
-    const t0 = performance.now();
+    const t0 = now();
     try {
       return { busy: null, value: await fn() };
     } finally {
       running--;
-      recent.push(performance.now() - t0);
+      recent.push(now() - t0);
       if (recent.length > RECENT) recent.shift();
       const next = queue.shift();
       if (next) {
@@ -105,9 +115,16 @@ export function createAdmission<T>(opts: AdmissionOptions): Admission<T> {
     }
   };
 
+  /** Whether a call joining the queue now would likely run out of time: its wait (the runs ahead of it, shared by the slots) plus its own run. */
+  const doomed = () => {
+    if (opts.timeLimitMs === undefined || recent.length === 0) return false;
+    const typical = median(recent);
+    return (typical * (queue.length + 1)) / opts.limit + typical > opts.timeLimitMs;
+  };
+
   const admit = (fn: () => Promise<T>): Promise<Admitted<T>> => {
     if (running < opts.limit && queue.length === 0) return execute(fn);
-    if (queue.length >= opts.maxWaiting) return Promise.resolve(busyNow());
+    if (queue.length >= opts.maxWaiting || doomed()) return Promise.resolve(busyNow());
     return new Promise<Admitted<T>>((resolve, reject) => {
       const w: Waiter = {
         start: () => execute(fn).then(resolve, reject),

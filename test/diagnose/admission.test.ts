@@ -44,6 +44,32 @@ describe('diagnosis admission', () => {
     expect(a.status()).toEqual({ limit: 2, max_waiting: 10, running: 0, waiting: 0, busy: 0, coalesced: 0 });
   });
 
+  it('answers busy at once a call that would wait too long to finish within its time limit', async () => {
+    let clock = 0;
+    const a = createAdmission<string>({ limit: 1, maxWaiting: 10, maxWaitMs: LONG, timeLimitMs: 1000, now: () => clock });
+    // One run of 400 ms makes the recent median.
+    const first = held<string>();
+    const r1 = a.run('a', () => first.promise);
+    clock += 400;
+    first.resolve('a');
+    expect((await r1).busy).toBeNull();
+    const b = held<string>();
+    const c = held<string>();
+    const rb = a.run('b', () => b.promise); // runs at once
+    const rc = a.run('c', () => c.promise); // waits ~400 ms, runs ~400: within 1,000
+    let dRan = false;
+    const rd = await a.run('d', async () => {
+      dRan = true;
+      return 'd';
+    }); // would wait ~800 ms for b and c, then run ~400: past 1,000
+    expect(rd.busy).toMatchObject({ running: 1, waiting: 1 });
+    expect(dRan).toBe(false);
+    b.resolve('b');
+    await settle();
+    c.resolve('c');
+    expect([(await rb).busy, (await rc).busy]).toEqual([null, null]);
+  });
+
   it('answers busy at once when the queue is full, and the call never runs', async () => {
     const a = createAdmission<string>({ limit: 1, maxWaiting: 1, maxWaitMs: LONG });
     const first = held<string>();
