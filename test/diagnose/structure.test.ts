@@ -248,6 +248,19 @@ describe('analyseStructure', () => {
     expect(whats(res, 'A')).not.toContain('error_logs');
   });
 
+  it("weighs a few error records by the service's own volume: more on a quiet service than on a busy one", () => {
+    const calls = simulate({ seed: 6, topo: FAN_IN });
+    // The same 5 ERROR records since the onset (none before), among one other record every 5 bins or 200 a bin.
+    const rows = (busy: boolean) =>
+      Array.from({ length: (TO - (FROM - HISTORY)) / BIN }, (_v, i) => FROM - HISTORY + i * BIN).map((bin, i) => {
+        const k = bin >= FROM && ((bin - FROM) / BIN) % 4 === 0 ? 1 : 0;
+        return { service_name: 'B', bin, n: (busy ? 200 : i % 5 === 0 ? 1 : 0) + k, k, w: 0 };
+      });
+    const weight = (busy: boolean) => analyseStructure(calls, rows(busy), [], 'gateway', FROM, TO).services.find((x) => x.service === 'B')?.evidence.find((e) => e.what === 'error_logs')?.weight ?? 0;
+    expect(weight(true)).toBeGreaterThan(0);
+    expect(weight(false)).toBeGreaterThan(1.2 * weight(true));
+  });
+
   it('counts log records per request of every trace when the call tree holds one trace in four', () => {
     const calls = simulate({ seed: 6, topo: FAN_IN });
     const logs = logRows(60, 'B', (t) => (t >= FROM ? 8 : 0.2));
