@@ -5,6 +5,8 @@
 // test without this: once a diagnosis outgrew the 10 s between calls they piled up until RSS met the
 // memory budget and ingest was refused.
 
+import { median } from './stats.js';
+
 export interface AdmissionOptions {
   /** Diagnoses running at once (SVC_DIAGNOSE_CONCURRENCY). */
   limit: number;
@@ -53,14 +55,6 @@ export interface Admission<T> {
 
 /** Durations remembered for the Retry-After estimate. */
 const RECENT = 16;
-
-/** The median of `xs` (0 for none). */
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /**
  * Seconds until a call would likely find room: the work ahead (the running and waiting calls, each

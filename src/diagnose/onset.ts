@@ -6,6 +6,8 @@
 // baseline: the most recent stable stretch, with earlier incidents left out whatever their age.
 // Bins are narrow and placed by absolute time, so where 5-minute boundaries fall does not matter.
 
+import { median } from './stats.js';
+
 export interface Bin {
   /** Start of the bin, µs. */
   t: number;
@@ -60,13 +62,6 @@ function medianWidth(bins: readonly Bin[]): number {
 
 /** Variance-stabilised error rate (Freeman–Tukey-like arcsine): its variance is about 1/(4n). */
 const errorScale = (errors: number, n: number) => Math.asin(Math.sqrt((errors + 3 / 8) / (n + 3 / 4)));
-
-function median(xs: number[]): number {
-  if (!xs.length) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /**
  * Extra variance between bins beyond sampling noise. Real series wander (load, GC, neighbours) over

@@ -173,3 +173,11 @@ export function surpriseWeight(s: number): number {
 export function amountWeight(x: number, half: number): number {
   return x <= 0 ? 0 : x / (x + half);
 }
+
+/** The median of `xs` (0 for none). */
+export function median(xs: readonly number[]): number {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
