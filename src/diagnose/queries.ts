@@ -410,10 +410,10 @@ export const STATEMENTS = {
     (r): ErrorTypeFirstSeenRow => ({ service_name: String(r['service_name']), error_type: String(r['error_type']), first_us: Number(r['first_us']) }),
   ),
 
-  /** The persisted series before the window. */
+  /** The persisted series before the window, but for buckets still open (those are read raw: `rawSeries`). */
   series: statement(
-    (b: Bounds) =>
-      seriesLists(`${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}`),
+    (b: Bounds, dirty: readonly number[]) =>
+      seriesLists(`${SERIES.name} WHERE ${between(b.lookFrom, bucketStart(b.from))}${notIn(dirty)}`),
     (r) => seriesRows(r),
   ),
 
@@ -816,10 +816,16 @@ export const SPAN_SAMPLE_COLUMNS =
  */
 export function fromRollup(r: Rollup, lo: number, hi: number, dirty: readonly number[]): string {
   const open = dirty.filter((d) => (d + 1) * BUCKET_US > lo && d * BUCKET_US < hi);
-  const stored = `SELECT * FROM ${r.table.name} WHERE ${between(bucketStart(lo), hi)}${open.length ? ` AND epoch_us(timestamp) // ${BUCKET_US} NOT IN (${open.join(', ')})` : ''}`;
+  const stored = `SELECT * FROM ${r.table.name} WHERE ${between(bucketStart(lo), hi)}${notIn(open)}`;
   const raw = bucketRuns(open).map(([a, z]) => r.aggregate(sqlTimestamp(Math.max(a, lo)), sqlTimestamp(Math.min(z, hi))));
   return [stored, ...raw].join(' UNION ALL ');
 }
+
+/**
+ * Leaves out the stored rows of open buckets: late data reopened them, so their rows are stale, and
+ * the caller reads them raw; kept, such a bucket would be counted twice.
+ */
+const notIn = (open: readonly number[]) => (open.length ? ` AND epoch_us(timestamp) // ${BUCKET_US} NOT IN (${open.join(', ')})` : '');
 
 export function bucketStart(us: number): number {
   return Math.floor(us / BUCKET_US) * BUCKET_US;
@@ -890,7 +896,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     run(reads, S.windowLogs, b),
     run(reads, S.genAiWindow, b),
     run(reads, S.windowErrors, b),
-    run(reads, S.series, b),
+    run(reads, S.series, b, seriesDirty),
     Promise.all(bucketRuns(seriesDirty).map(([lo, hi]) => run(reads, S.rawSeries, lo, hi))),
     run(reads, S.resourceGauges, structure.lo, b.to),
     run(reads, S.profiles, b),

@@ -76,6 +76,31 @@ describe('rollups', () => {
     expect(await levels(STATEMENTS.logLevels.sql(lo, hi, []))).not.toEqual(await levels(STATEMENTS.logLevels.sql(lo, hi, [B0 + 2])));
   });
 
+  it('the diagnosis reads a reopened bucket of the series once: raw, not also from its stale stored rows', async () => {
+    const { store } = await storeWithSpans();
+    cleanups.push(() => store.close());
+    for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
+    // Spans arrive late for the middle bucket: it is open again until the next pass.
+    await store.writer.run(
+      `INSERT INTO ${SPANS.name} (timestamp, service_name, trace_id, span_id, span_name, status_code, duration_us, operation, is_error) ` +
+        `SELECT make_timestamp(${(B0 + 1) * B} + i * 2000000), 'pay', md5(i::VARCHAR), left(md5(i::VARCHAR), 16), 'op', 2, 9000, 'GET /x', true FROM range(40) AS t(i)`,
+    );
+    const bounds = { from: (B0 + 3) * B + 60_000_000, to: (B0 + 4) * B, lookFrom: B0 * B, newSince: B0 * B };
+    const read = async (open: number[]) => {
+      const rows = (await readRows(store.writer, STATEMENTS.series.sql(bounds, open))).map(STATEMENTS.series.decode);
+      for (const b of open) rows.push(...(await readRows(store.writer, STATEMENTS.rawSeries.sql(b * B, (b + 1) * B))).map(STATEMENTS.rawSeries.decode));
+      const per = new Map<string, { t: number; n: number | null }[]>();
+      for (const r of rows) per.set(`${r.service_name}/${r.operation}/${r.signal}`, [...(per.get(`${r.service_name}/${r.operation}/${r.signal}`) ?? []), ...r.buckets.map((x) => ({ t: x.t, n: x.n }))]);
+      return [...per].map(([k, bs]) => [k, bs.sort((a, b) => a.t - b.t)] as const).sort(([a], [b]) => a.localeCompare(b));
+    };
+    const whileOpen = await read([B0 + 1]);
+    const errors = whileOpen.find(([k]) => k === 'pay/GET /x/error_rate')![1];
+    expect(errors.map((x) => x.t)).toEqual([B0 * B, (B0 + 1) * B, (B0 + 2) * B]);
+    // What the next pass stores for it, read back from the series alone.
+    for (const s of rebuildSeriesSql(B0 + 1, B0 + 1)) await store.writer.run(s);
+    expect(whileOpen).toEqual(await read([]));
+  });
+
   it('a store from before the rollups gets its closed buckets reopened for the next pass', async () => {
     const { store, dir } = await storeWithSpans();
     for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
