@@ -132,7 +132,13 @@ export interface EdgeRow {
   k: number;
 }
 /** The numeric columns of a call-tree row. */
-const CALL_TREE_SUMS = ['bin', 'n', 'k', 'sx', 'sxx', 'slx', 'sllx', 'sl', 'sll', 'sd'] as const;
+const CALL_TREE_SUMS = ['bin', 'n', 'k', 'sx', 'sxx', 'slx', 'sllx', 'sl', 'sll', 'sd', 'kt'] as const;
+
+/**
+ * Exclusive time at or above this makes a call slow (CallTreeRow.kt): below a TCP retransmission's
+ * 200 ms, so calls that waited for one count, and far above the wire time of calls in one network.
+ */
+export const SLOW_CALL_US = 100_000;
 
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
 export interface CallTreeRow {
@@ -155,6 +161,8 @@ export interface CallTreeRow {
   sl: number;
   sll: number;
   sd: number;
+  /** Calls whose exclusive time is SLOW_CALL_US or more: a tail that means and variances hide when it is a few calls in ten. */
+  kt: number;
 }
 export interface GaugeRow {
   service_name: string;
@@ -474,7 +482,7 @@ export const STATEMENTS = {
         `WITH s AS MATERIALIZED (${spans}), ` +
         `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid), ` +
         `t AS (SELECT service, CASE WHEN callee IS NULL THEN '' ELSE pod END AS pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
-        `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd FROM (` +
+        `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd, count_if(x >= ${SLOW_CALL_US}) AS kt FROM (` +
         `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
         `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs END AS callee, CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod END AS callee_pod ` +
         `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid) GROUP BY ALL) ` +
@@ -482,7 +490,7 @@ export const STATEMENTS = {
       );
     },
     (r): CallTreeRow[] => {
-      const [bin = [], n, k, sx, sxx, slx, sllx, sl, sll, sd] = listed(r, CALL_TREE_SUMS);
+      const [bin = [], n, k, sx, sxx, slx, sllx, sl, sll, sd, kt] = listed(r, CALL_TREE_SUMS);
       const [service, pod, callee, callee_pod, entry] = [String(r['service']), String(r['pod']), textOrNull(r['callee']), textOrNull(r['callee_pod']), Boolean(r['entry'])];
       // Fields written out, not spread from a group object: the spread made each of the ~4,000 rows
       // a call 10–20 µs (40–80 ms in bench:diagnose) against 0.2 µs.
@@ -502,6 +510,7 @@ export const STATEMENTS = {
         sl: num(sl![i]),
         sll: num(sll![i]),
         sd: num(sd![i]),
+        kt: num(kt![i]),
       }));
     },
   ),

@@ -9,7 +9,8 @@
 // time (onset.ts): its baseline is the most recent stable stretch before it, so an earlier incident
 // and the bucket grid do not matter, and a short history is still a baseline. A component's change
 // counts by how much of the diagnosed service's change it explains per request (the symptom's
-// share), weighed by how sure it is.
+// share), weighed by how sure it is: by its mean, per pod, and for the wire by its count of slow
+// calls (a packet loss delays a few calls in ten, which a mean hides).
 //
 // Blame by the common node: extra wire time on calls from several callers to one callee is the
 // callee's (a slow network or queue in front of it, whatever its own spans say); on calls from one
@@ -18,7 +19,7 @@
 // point at the callee, calls that stop or start anew point at the caller; error and warning logs per
 // request that rise point at their service; resource gauges that shift at the onset corroborate.
 import { compareSegments, segmentSeries, type Bin } from './onset.js';
-import { amountWeight, poissonSurprise, surpriseWeight } from './stats.js';
+import { amountWeight, baselineRate, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
 import { FINE_BIN_US } from '../core/time.js';
 import type { CallTreeRow, GaugeRow, LogLevelRow } from './queries.js';
 import { gaugeShifts } from './gauges.js';
@@ -27,9 +28,9 @@ import { gaugeShifts } from './gauges.js';
 const ONSET_SLACK_US = 60_000_000;
 
 /** The sums of a group of spans (a row of the call tree, or several added up). */
-type Agg = Pick<CallTreeRow, 'n' | 'k' | 'sx' | 'sxx' | 'slx' | 'sllx' | 'sl' | 'sll' | 'sd'>;
+type Agg = Pick<CallTreeRow, 'n' | 'k' | 'sx' | 'sxx' | 'slx' | 'sllx' | 'sl' | 'sll' | 'sd' | 'kt'>;
 
-const emptyAgg = (): Agg => ({ n: 0, k: 0, sx: 0, sxx: 0, slx: 0, sllx: 0, sl: 0, sll: 0, sd: 0 });
+const emptyAgg = (): Agg => ({ n: 0, k: 0, sx: 0, sxx: 0, slx: 0, sllx: 0, sl: 0, sll: 0, sd: 0, kt: 0 });
 function addAgg(a: Agg, r: Agg): void {
   a.n += r.n;
   a.k += r.k;
@@ -40,6 +41,7 @@ function addAgg(a: Agg, r: Agg): void {
   a.sl += r.sl;
   a.sll += r.sll;
   a.sd += r.sd;
+  a.kt += r.kt;
 }
 /** The value of `key`, made and stored first when absent. */
 const getOrMake = <K, V>(m: Map<K, V>, key: K, make: () => V): V => m.get(key) ?? m.set(key, make()).get(key)!;
@@ -256,7 +258,8 @@ function componentChange(p: PreparedStructure, c: Component, rootBins: ReadonlyM
   const ra = sumOver(rootBins, split.after).n;
   if (rb <= 0 || ra <= 0) return null;
   const { z, mb, ma } = welch(b, a);
-  return { comp: c, split, surprise: Math.max(zSurprise(z), podSurprise(c, split)), mb, ma, perRequest: a.sx / ra - b.sx / rb };
+  const tail = c.kind === 'wire' ? Math.max(tailSurprise(b, a), windowTailSurprise(c, split, p.from)) : 0;
+  return { comp: c, split, surprise: Math.max(zSurprise(z), tail, podSurprise(c, split)), mb, ma, perRequest: a.sx / ra - b.sx / rb };
 }
 
 /** A component's sums before and after its split per pod key part (0: caller's pod, 1: callee's pod), for pods with 3 calls or more before and `minAfter` after. */
@@ -272,6 +275,30 @@ function podSides(c: Component, split: Split, part: 0 | 1, minAfter = 3): Map<st
 }
 
 /**
+ * How sure it is that more calls are slow (SLOW_CALL_US or more) than before: a binomial count
+ * against the baseline's share. Packet loss makes a few calls in ten wait for a retransmission; the
+ * mean of such a mix moves little against its own variance (Welch's z ~3 for 10% of calls 250 ms
+ * slower), while the count of slow calls goes from about none to tens.
+ */
+function tailSurprise(b: Agg, a: Agg): number {
+  return binomialSurprise(a.kt, a.n, baselineRate(b.kt, b.n));
+}
+
+/**
+ * The slow calls' count judged from the window's start, when the component's onset was placed later:
+ * a few slow calls in many are too sparse for the segmentation to place (it put a packet loss's onset
+ * 90 s into the window, and the two slow calls before it into the baseline). Less log10 2 for the
+ * second test.
+ */
+function windowTailSurprise(c: Component, split: Split, from: number): number {
+  if (split.onset <= from) return 0;
+  const b = emptyAgg();
+  const a = emptyAgg();
+  for (const [t, x] of c.bins) addAgg(t >= from ? a : b, x);
+  return tailSurprise(b, a) - Math.log10(2);
+}
+
+/**
  * How sure the rise is on the pod where it is surest, less log10 of the pods tested (Bonferroni). A
  * fault on one pod of several (a slow network in front of it) leaves the others' calls as they were,
  * and their mix dilutes the component's own test: in a recorded-style case, calls to the slow pod of
@@ -281,7 +308,7 @@ function podSurprise(c: Component, split: Split): number {
   if (c.kind !== 'wire') return 0;
   const sides = [...podSides(c, split, 0).values(), ...podSides(c, split, 1).values()];
   if (sides.length < 3) return 0; // one pod a side: the component's own test
-  return Math.max(0, ...sides.map(({ b, a }) => zSurprise(welch(b, a, true).z))) - Math.log10(sides.length);
+  return Math.max(0, ...sides.map(({ b, a }) => Math.max(zSurprise(welch(b, a, true).z), tailSurprise(b, a)))) - Math.log10(sides.length);
 }
 
 /**

@@ -26,11 +26,12 @@ export const RECORDED_SHAPES = [
   'default_window',
   'grid_shift',
   'fault_free',
+  'packet_loss',
 ] as const;
 export type RecordedShape = (typeof RECORDED_SHAPES)[number];
 
-/** The fault injected: own latency, a pod's network delay, a starved caller, a thrown exception, a wrong return value. */
-export type RecordedEffect = 'self_latency' | 'network_delay' | 'cpu_starved' | 'exception' | 'wrong_return' | 'none';
+/** The fault injected: own latency, a pod's network delay or packet loss, a starved caller, a thrown exception, a wrong return value. */
+export type RecordedEffect = 'self_latency' | 'network_delay' | 'packet_loss' | 'cpu_starved' | 'exception' | 'wrong_return' | 'none';
 
 export interface RecordedSpec {
   seed: number;
@@ -99,18 +100,20 @@ const EFFECT_OF: Record<RecordedShape, RecordedEffect | 'latency_or_exception'> 
   default_window: 'self_latency',
   grid_shift: 'self_latency',
   fault_free: 'none',
+  packet_loss: 'packet_loss',
 };
 
 /**
  * The signal rule: own latency and a callee's network delay are latency; an exception seen only in
  * logs is log (or error) evidence; a starved caller may be named by its latency, its profile or a
- * saturation finding and a wrong return value by whatever structural evidence there is, so those two
- * accept any non-null signal. The held-out evaluation counts the service only; so does the
+ * saturation finding, a wrong return value by whatever structural evidence there is, and a packet
+ * loss by latency or by the callers' failed calls, so those three accept any non-null signal. The held-out evaluation counts the service only; so does the
  * service-only score.
  */
 export const RECORDED_SIGNALS: Record<RecordedEffect, string[]> = {
   self_latency: ['latency_p95'],
   network_delay: ['latency_p95'],
+  packet_loss: [],
   cpu_starved: [],
   exception: ['error_log_rate', 'error_rate', 'log_volume'],
   wrong_return: [],
@@ -134,7 +137,8 @@ function chooseTarget(r: Rand, t: Topology, effect: RecordedEffect): string | nu
   switch (effect) {
     case 'none':
       return null;
-    case 'network_delay': {
+    case 'network_delay':
+    case 'packet_loss': {
       // Several callers seeing the delay is the common-node case; a single caller is the hard one.
       const most = Math.max(...nonEntry.map((n) => callersOf(t, n).length));
       return reachedPick(r, t, most > 1 && r() < 0.6 ? nonEntry.filter((n) => callersOf(t, n).length === most) : nonEntry);
@@ -161,6 +165,8 @@ function detailOf(p: RecordedPlan): string {
       return `${e} own work x${p.factor.toFixed(1)} + ~${Math.round(p.extraUs / 1000)} ms`;
     case 'network_delay':
       return `${pod(e)}: +~${Math.round(p.delayUs / 1000)} ms on the wire, own spans flat; callers ${callersOf(p.topology, e).join(', ')}`;
+    case 'packet_loss':
+      return `${pod(e)} loses packets: ${(p.share * 100).toFixed(0)}% of calls to it wait for a retransmission, ${(p.share * TIMEOUT_SHARE * 100).toFixed(1)}% time out after ~${Math.round(p.delayUs / 1000)} ms; callers ${callersOf(p.topology, e).join(', ')}`;
     case 'cpu_starved':
       return `${pod(e)} starved: own work x${p.factor.toFixed(1)}, ~${Math.round(p.delayUs / 1000)} ms wait per call; callees ${calleesOf(p.topology, e).join(', ')}`;
     case 'exception':
@@ -216,8 +222,8 @@ export function planRecorded(spec: RecordedSpec, nowUs: number): RecordedPlan {
     endUs,
     factor: effect === 'cpu_starved' ? between(r, 2.5, 5) : between(r, 3, 6),
     extraUs: Math.round(between(r, 60_000, 200_000)),
-    delayUs: effect === 'cpu_starved' ? Math.round(between(r, 30_000, 150_000)) : Math.round(between(r, 200_000, 1_000_000)),
-    share: effect === 'wrong_return' ? between(r, 0.3, 0.6) : between(r, 0.2, 0.5),
+    delayUs: effect === 'cpu_starved' ? Math.round(between(r, 30_000, 150_000)) : effect === 'packet_loss' ? Math.round(between(r, 1_000_000, 3_000_000)) : Math.round(between(r, 200_000, 1_000_000)),
+    share: effect === 'wrong_return' ? between(r, 0.3, 0.6) : effect === 'packet_loss' ? between(r, 0.1, 0.3) : between(r, 0.2, 0.5),
     earlier: spec.shape === 'earlier_incident' ? { fromUs: onsetUs - 10 * MINUTE_US, toUs: onsetUs - 10 * MINUTE_US + intBetween(r, 3, 5) * MINUTE_US } : null,
     gaps,
     podGap: null,
@@ -265,7 +271,8 @@ export function recordedCaseList(opts: { baseSeed?: number; perShape?: number; s
   for (let round = 0; round < (opts.perShape ?? 10); round++)
     for (const shape of opts.shapes ?? RECORDED_SHAPES)
       // grid_shift pairs: an even seed and the odd one after it, on seeds of their own (2 × base and up).
-      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : seed++, shape });
+      // A shape added later (packet_loss) draws seeds of its own (3 × base and up), so the others keep theirs.
+      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : shape === 'packet_loss' ? 3 * base + round : seed++, shape });
   return out;
 }
 
@@ -374,20 +381,34 @@ function observe(g: Gen, resource: string, t: number, durUs: number, selfUs: num
 
 const replicaOf = (s: ServiceNode, hint: number) => hint % s.replicas;
 
+/** packet_loss: the share of the lossy calls that time out rather than wait for a retransmission. */
+const TIMEOUT_SHARE = 0.15;
+
 /** A call as the caller records it: one span (named as its client would name it) around the callee's work. */
 function call(g: Gen, caller: ServiceNode, resource: string, c: Call, traceId: string, parent: string, start: number, hint: number, waitUs: number): Outcome {
   const { r, p } = g;
   const callee = serviceOf(p.topology, c.callee);
   const op = callee.ops[c.op]!;
   const spanId = hex(r, 8);
+  const name = op.protocol === 'http' ? op.method : `${op.route}/${op.method}`;
   const net = Math.round(between(r, 150, 750));
   // A delayed pod: the time goes on the wire, both ways; the callee's own span does not see it.
-  const delayed = p.effect === 'network_delay' && hits(g, callee, start) && replicaOf(callee, hint) === p.pod;
-  const extra = delayed ? Math.round(lognormal(r, p.delayUs, 0.3)) : 0;
+  const onPod = hits(g, callee, start) && replicaOf(callee, hint) === p.pod;
+  const delayed = p.effect === 'network_delay' && onPod;
+  // A lossy pod: some calls wait for TCP retransmissions (200 ms, doubling); a few never reach it and
+  // the caller gives up at its timeout, with no span from the callee.
+  const lossy = p.effect === 'packet_loss' && onPod && r() < p.share;
+  if (lossy && r() < TIMEOUT_SHARE) {
+    const end = start + Math.round(lognormal(r, p.delayUs, 0.1));
+    emitSpan(g, span(g, traceId, spanId, parent, caller, resource, name, start, end));
+    return { endUs: end, failed: true, wrong: false };
+  }
+  const rto = lossy ? 200_000 * 2 ** (r() < 0.7 ? 0 : r() < 0.8 ? 1 : 2) : 0;
+  const extra = delayed ? Math.round(lognormal(r, p.delayUs, 0.3)) : rto ? Math.round(rto * between(r, 1, 1.2)) : 0;
   const before = Math.round(waitUs / 2) + net + Math.round(extra / 2);
   const inner = serve(g, callee, c.op, traceId, spanId, start + before, hint);
   const end = inner.endUs + net + (extra - Math.round(extra / 2)) + (waitUs - Math.round(waitUs / 2));
-  emitSpan(g, span(g, traceId, spanId, parent, caller, resource, op.protocol === 'http' ? op.method : `${op.route}/${op.method}`, start, end));
+  emitSpan(g, span(g, traceId, spanId, parent, caller, resource, name, start, end));
   return { endUs: end, failed: inner.failed, wrong: inner.wrong };
 }
 
