@@ -271,6 +271,7 @@ const EVIDENCE_TEXT: Record<Evidence['what'], (e: Evidence) => string> = {
   calls_rise: (e) => `calls to it from ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (retries)`,
   calls_new: (e) => `it began calling ${e.peer}: ${round(e.before, 2)} → ${round(e.after, 2)} per request (a new path)`,
   calls_drop: (e) => `its calls to ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (a path it stopped taking)`,
+  went_silent: (e) => `it stopped answering: calls into it per request ${round(e.before, 2)} expected from the traffic of ${e.peer} → ${round(e.after, 2)} (down or unreachable)`,
   saturation: (e) => `${e.peer} ${round(e.before, 3)} → ${round(e.after, 3)}`,
   restarts: (e) => `${e.peer} ${round(e.before, 0)} → ${round(e.after, 0)} (restarted)`,
 };
@@ -286,6 +287,7 @@ const EVIDENCE_LEAD: Record<Evidence['what'], (w: Win, service: string, e: Evide
   caller_wait: callsOut,
   calls_new: callsOut,
   calls_drop: callsOut,
+  went_silent: (w, service, e) => LEADS.callWaits(w, e.peer!.split(', ')[0]!, service),
   error_logs: (w, service) => LEADS.errorLogs(w, service),
   warning_logs: (w, service) => LEADS.errorLogs(w, service),
   saturation: (w, service) => LEADS.resourceGauges(w, service),

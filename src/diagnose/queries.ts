@@ -475,17 +475,21 @@ export const STATEMENTS = {
       // `sampleMod` > 1 keeps whole traces, one in that many, by a hash of the trace id.
       const spans =
         `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
-        `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin FROM ${SPANS.name} ` +
+        `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, hash(service_name, span_name) AS nk FROM ${SPANS.name} ` +
         `WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`;
       // One row per group, its bins and sums as lists (asLists).
       return (
         `WITH s AS MATERIALIZED (${spans}), ` +
         `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid), ` +
+        // What a span of a service calls, by its name and its parent's, where such spans' children are always in one other service.
+        `known AS (SELECT q.nk AS pnk, p.nk, min(k.cs) AS callee FROM s AS p JOIN kids AS k ON k.pid = p.id JOIN s AS q ON q.id = p.pid ` +
+        `WHERE k.cs = k.cs2 AND k.cs <> p.service AND q.service = p.service GROUP BY ALL HAVING min(k.cs) = max(k.cs) AND count(*) >= 3), ` +
         `t AS (SELECT service, CASE WHEN callee IS NULL THEN '' ELSE pod END AS pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
         `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd, count_if(x >= ${SLOW_CALL_US}) AS kt FROM (` +
         `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
-        `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs END AS callee, CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod END AS callee_pod ` +
-        `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid) GROUP BY ALL) ` +
+        `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs WHEN k.pid IS NULL AND q.service = p.service THEN n.callee END AS callee, ` +
+        `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod WHEN k.pid IS NULL AND q.service = p.service AND n.callee IS NOT NULL THEN '' END AS callee_pod ` +
+        `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid LEFT JOIN known AS n ON n.nk = p.nk AND n.pnk = q.nk) GROUP BY ALL) ` +
         `SELECT service, pod, callee, callee_pod, entry, ${asLists(CALL_TREE_SUMS)} FROM t GROUP BY ALL`
       );
     },

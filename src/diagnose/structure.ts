@@ -161,7 +161,7 @@ function welch(b: Agg, a: Agg, floored = false): { z: number; mb: number; ma: nu
 export interface Evidence {
   service: string;
   /** What it rests on. */
-  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_new' | 'calls_drop' | 'saturation' | 'restarts';
+  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_new' | 'calls_drop' | 'went_silent' | 'saturation' | 'restarts';
   /** The other end of an edge (wire time, calls); the gauge and pod of a resource shift. */
   peer: string | null;
   /** Per call or per request, before and after (µs for time; records or calls per request otherwise). */
@@ -369,7 +369,7 @@ function latencyEvidence(changes: readonly Change[], rootDelta: number): Evidenc
  * skipped calls drop. An edge's change counts beyond its caller's own: a retried service's calls
  * further down rise with it, and are its retries' echo, not news.
  */
-function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyMap<number, Agg>, root: string, split: Split): Evidence[] {
+function callEvidence(comps: ReadonlyMap<string, Component>, entries: ReadonlyMap<string, ReadonlyMap<number, Agg>>, rootBins: ReadonlyMap<number, Agg>, root: string, split: Split): Evidence[] {
   const rb = sumOver(rootBins, split.before).n;
   const ra = sumOver(rootBins, split.after).n;
   if (rb < 5 || ra < 5) return [];
@@ -383,12 +383,36 @@ function callEvidence(comps: ReadonlyMap<string, Component>, rootBins: ReadonlyM
     cur.nb += e.nb;
     cur.na += e.na;
   }
-  const out: Evidence[] = [];
-  for (const { c, nb, na } of edges) {
+  // Expected after: the edge's calls per call into its caller, before, times the calls into it after.
+  const expectedOf = (c: Component, nb: number) => {
     const into = c.service === root ? { nb: rb, na: ra } : inbound.get(c.service);
-    if (!into || into.nb < 5 || into.na < 5) continue;
-    // Expected after: the edge's calls per call into its caller, before, times the calls into it after.
-    const expected = (nb / into.nb) * into.na;
+    return into && into.nb >= 5 && into.na >= 5 ? (nb / into.nb) * into.na : null;
+  };
+  // A callee that serves a tenth of the calls its callers' traffic predicts, or fewer, went silent:
+  // down or unreachable, not left by its callers. Served: its own entry spans; expected: from the
+  // requests its callers served (so the callees of a silent service are not silent too). Without
+  // span kinds or peer names its callers' unanswered calls may not be told from their own work; its
+  // silence still names it.
+  const served = (service: string, ts: readonly number[]) => (service === root ? (ts === split.before ? rb : ra) : sumOver(entries.get(service) ?? new Map(), ts).n);
+  const silent = new Map<string, { expected: number; callers: string[] }>();
+  for (const { c, nb } of edges) {
+    const [sb, sa] = [served(c.service, split.before), served(c.service, split.after)];
+    if (sb < 5 || sa < 5) continue;
+    const cur = getOrMake(silent, c.callee!, () => ({ expected: 0, callers: [] }));
+    cur.expected += (nb / sb) * sa;
+    cur.callers.push(c.service);
+  }
+  for (const [callee, x] of silent) if (x.expected < 10 || served(callee, split.after) > 0.1 * x.expected) silent.delete(callee);
+  const out: Evidence[] = [];
+  for (const [callee, x] of silent) {
+    const na = served(callee, split.after);
+    const surprise = poissonSurprise(x.expected, Math.max(na, 0.5));
+    if (surprise < SURE) continue;
+    out.push({ service: callee, what: 'went_silent', peer: x.callers.join(', '), before: x.expected / ra, after: na / ra, surprise, weight: 0.9 * Math.min(1, (surprise - 2) / 7), onset: split.onset });
+  }
+  for (const { c, nb, na } of edges) {
+    const expected = expectedOf(c, nb);
+    if (expected === null || silent.has(c.callee!)) continue;
     const rise = na > expected;
     const surprise = rise ? poissonSurprise(na, Math.max(expected, 0.5)) : poissonSurprise(expected, Math.max(na, 0.5));
     const ratio = (na + 0.5) / (expected + 0.5);
@@ -519,7 +543,7 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
   const evidence = [
     ...latencyEvidence(changes, root_.after - root_.before),
-    ...callEvidence(p.comps, rootBins, root, countSplit),
+    ...callEvidence(p.comps, p.entries, rootBins, root, countSplit),
     ...logEvidence(p, rootBins),
     ...resourceEvidence(p.gauges, countSplit.onset, to),
   ];

@@ -49,6 +49,8 @@ interface Fault {
   addMs?: (c: Ctx) => number;
   mul?: (c: Ctx) => number;
   calls?: (caller: string, callee: string) => number;
+  /** Services that stopped answering: calls to them time out after 2 s, as the call-tree statement counts them (a call to the callee, on no pod). */
+  down?: readonly string[];
 }
 interface Sim {
   seed: number;
@@ -92,6 +94,11 @@ function simulate({ seed, topo, root = 'gateway', start = FROM - HISTORY, end = 
       const m = perVisit * fs.reduce((p, f) => p * (f.calls?.(service, callee) ?? 1), 1);
       const k = Math.floor(m) + (r() < m % 1 ? 1 : 0);
       for (let i = 0; i < k; i++) {
+        if (fs.some((f) => f.down?.includes(callee))) {
+          add(service, pod, callee, '', bin, 2_000_000, 2_000_000);
+          total += 2_000_000;
+          continue;
+        }
         const cp = Math.floor(r() * topo[callee]!.pods);
         const c: Ctx = { service, pod: podIdx, callee, calleePod: cp };
         const x = draw(wireMs, 0.3, 0) * mul(c) + 1000 * fs.reduce((a, f) => a + (f.addMs?.(c) ?? 0), 0);
@@ -227,6 +234,20 @@ describe('analyseStructure', () => {
       const res = analyseStructure(simulate({ seed, topo, faults: [fault], perBin: 4 }), [], [], 'gateway', FROM, TO);
       expect(whats(res, 'N'), `seed ${seed}`).not.toContain('wire_latency');
     }
+  });
+
+  it('names a service that stopped answering, not its callers that still call it nor its callees that no longer hear from it', () => {
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 2, ownMs: 5, calls: [['A', 1, 1]] },
+      A: { pods: 2, ownMs: 8, calls: [['B', 0.7, 1]] },
+      B: { pods: 2, ownMs: 10, calls: [['C', 1, 1]] },
+      C: { pods: 2, ownMs: 10 },
+    };
+    const res = analyseStructure(simulate({ seed: 41, topo, faults: [{ at: FROM, down: ['B'] }], perBin: 4 }), [], [], 'gateway', FROM, TO);
+    expect(top(res)?.service).toBe('B');
+    expect(whats(res, 'B')).toContain('went_silent');
+    expect(res.services.find((s) => s.service === 'C')?.score ?? 0).toBeLessThan(top(res)!.score / 2);
+    expect(whats(res, 'A')).not.toContain('calls_drop');
   });
 
   it('takes the recovered level as the baseline after an earlier incident', () => {

@@ -27,11 +27,12 @@ export const RECORDED_SHAPES = [
   'grid_shift',
   'fault_free',
   'packet_loss',
+  'callee_down',
 ] as const;
 export type RecordedShape = (typeof RECORDED_SHAPES)[number];
 
 /** The fault injected: own latency, a pod's network delay or packet loss, a starved caller, a thrown exception, a wrong return value. */
-export type RecordedEffect = 'self_latency' | 'network_delay' | 'packet_loss' | 'cpu_starved' | 'exception' | 'wrong_return' | 'none';
+export type RecordedEffect = 'self_latency' | 'network_delay' | 'packet_loss' | 'unreachable' | 'cpu_starved' | 'exception' | 'wrong_return' | 'none';
 
 export interface RecordedSpec {
   seed: number;
@@ -101,6 +102,7 @@ const EFFECT_OF: Record<RecordedShape, RecordedEffect | 'latency_or_exception'> 
   grid_shift: 'self_latency',
   fault_free: 'none',
   packet_loss: 'packet_loss',
+  callee_down: 'unreachable',
 };
 
 /**
@@ -114,6 +116,7 @@ export const RECORDED_SIGNALS: Record<RecordedEffect, string[]> = {
   self_latency: ['latency_p95'],
   network_delay: ['latency_p95'],
   packet_loss: [],
+  unreachable: [],
   cpu_starved: [],
   exception: ['error_log_rate', 'error_rate', 'log_volume'],
   wrong_return: [],
@@ -167,6 +170,8 @@ function detailOf(p: RecordedPlan): string {
       return `${pod(e)}: +~${Math.round(p.delayUs / 1000)} ms on the wire, own spans flat; callers ${callersOf(p.topology, e).join(', ')}`;
     case 'packet_loss':
       return `${pod(e)} loses packets: ${(p.share * 100).toFixed(0)}% of calls to it wait for a retransmission, ${(p.share * TIMEOUT_SHARE * 100).toFixed(1)}% time out after ~${Math.round(p.delayUs / 1000)} ms; callers ${callersOf(p.topology, e).join(', ')}`;
+    case 'unreachable':
+      return `${e} stopped answering: ${(p.share * 100).toFixed(0)}% of the calls to it time out after ~${Math.round(p.delayUs / 1000)} ms, the rest are refused at once; no spans from it; callers ${callersOf(p.topology, e).join(', ')}`;
     case 'cpu_starved':
       return `${pod(e)} starved: own work x${p.factor.toFixed(1)}, ~${Math.round(p.delayUs / 1000)} ms wait per call; callees ${calleesOf(p.topology, e).join(', ')}`;
     case 'exception':
@@ -222,8 +227,8 @@ export function planRecorded(spec: RecordedSpec, nowUs: number): RecordedPlan {
     endUs,
     factor: effect === 'cpu_starved' ? between(r, 2.5, 5) : between(r, 3, 6),
     extraUs: Math.round(between(r, 60_000, 200_000)),
-    delayUs: effect === 'cpu_starved' ? Math.round(between(r, 30_000, 150_000)) : effect === 'packet_loss' ? Math.round(between(r, 1_000_000, 3_000_000)) : Math.round(between(r, 200_000, 1_000_000)),
-    share: effect === 'wrong_return' ? between(r, 0.3, 0.6) : effect === 'packet_loss' ? between(r, 0.1, 0.3) : between(r, 0.2, 0.5),
+    delayUs: effect === 'cpu_starved' ? Math.round(between(r, 30_000, 150_000)) : effect === 'packet_loss' || effect === 'unreachable' ? Math.round(between(r, 1_000_000, 3_000_000)) : Math.round(between(r, 200_000, 1_000_000)),
+    share: effect === 'wrong_return' ? between(r, 0.3, 0.6) : effect === 'packet_loss' ? between(r, 0.1, 0.3) : effect === 'unreachable' ? between(r, 0.2, 0.8) : between(r, 0.2, 0.5),
     earlier: spec.shape === 'earlier_incident' ? { fromUs: onsetUs - 10 * MINUTE_US, toUs: onsetUs - 10 * MINUTE_US + intBetween(r, 3, 5) * MINUTE_US } : null,
     gaps,
     podGap: null,
@@ -271,8 +276,8 @@ export function recordedCaseList(opts: { baseSeed?: number; perShape?: number; s
   for (let round = 0; round < (opts.perShape ?? 10); round++)
     for (const shape of opts.shapes ?? RECORDED_SHAPES)
       // grid_shift pairs: an even seed and the odd one after it, on seeds of their own (2 × base and up).
-      // A shape added later (packet_loss) draws seeds of its own (3 × base and up), so the others keep theirs.
-      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : shape === 'packet_loss' ? 3 * base + round : seed++, shape });
+      // A shape added later (packet_loss, callee_down) draws seeds of its own (3 × base and up), so the others keep theirs.
+      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : shape === 'packet_loss' ? 3 * base + round : shape === 'callee_down' ? 4 * base + round : seed++, shape });
   return out;
 }
 
@@ -398,8 +403,10 @@ function call(g: Gen, caller: ServiceNode, resource: string, c: Call, traceId: s
   // A lossy pod: some calls wait for TCP retransmissions (200 ms, doubling); a few never reach it and
   // the caller gives up at its timeout, with no span from the callee.
   const lossy = p.effect === 'packet_loss' && onPod && r() < p.share;
-  if (lossy && r() < TIMEOUT_SHARE) {
-    const end = start + Math.round(lognormal(r, p.delayUs, 0.1));
+  // A service that stopped answering: the call times out, or is refused at once.
+  const down = p.effect === 'unreachable' && hits(g, callee, start);
+  if (down || (lossy && r() < TIMEOUT_SHARE)) {
+    const end = start + (down && r() >= p.share ? Math.round(between(r, 1_000, 5_000)) : Math.round(lognormal(r, p.delayUs, 0.1)));
     emitSpan(g, span(g, traceId, spanId, parent, caller, resource, name, start, end));
     return { endUs: end, failed: true, wrong: false };
   }

@@ -1,0 +1,66 @@
+// The call-tree statement on a real store: with no span kinds or peer names, a span whose children
+// are in one other service is a call to it, and a span with no children counts as a call when spans
+// of its name under a parent of the same name always reach one other service (an unanswered call:
+// a time-out, a refused connection), not as its service's own work. A name that reaches several
+// services, and a service's entry spans, stay its own work.
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/db.js';
+import { STATEMENTS } from '../../src/diagnose/queries.js';
+import { readRows } from '../../src/store/readers.js';
+import { SPANS } from '../../src/store/schema.js';
+import { tempDir } from '../helpers/tmp.js';
+import { FINE_BIN_US } from '../../src/core/time.js';
+
+const T0 = 1_790_000_000_000_000;
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+interface S {
+  trace: string;
+  id: string;
+  parent: string | null;
+  service: string;
+  name: string;
+  d: number;
+}
+
+describe('callTree', () => {
+  it('counts an unanswered call as a call to the service its name always reaches', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const store = await openStore(t.dir);
+    cleanups.push(() => store.close());
+    const spans: S[] = [];
+    for (let i = 0; i < 6; i++) {
+      // GET /a calls payments through a client span named GET; GET /c calls payments and orders, both through GET.
+      spans.push({ trace: `a${i}`, id: 'g', parent: null, service: 'gateway', name: 'GET /a', d: 30_000 });
+      spans.push({ trace: `a${i}`, id: 'c', parent: 'g', service: 'gateway', name: 'GET', d: 20_000 });
+      spans.push({ trace: `a${i}`, id: 'p', parent: 'c', service: 'payments', name: 'POST /charge', d: 19_000 });
+      spans.push({ trace: `c${i}`, id: 'g', parent: null, service: 'gateway', name: 'GET /c', d: 30_000 });
+      spans.push({ trace: `c${i}`, id: 'c1', parent: 'g', service: 'gateway', name: 'GET', d: 10_000 });
+      spans.push({ trace: `c${i}`, id: 'p', parent: 'c1', service: 'payments', name: 'POST /charge', d: 9_000 });
+      spans.push({ trace: `c${i}`, id: 'c2', parent: 'g', service: 'gateway', name: 'GET', d: 10_000 });
+      spans.push({ trace: `c${i}`, id: 'o', parent: 'c2', service: 'orders', name: 'GET /orders', d: 9_000 });
+    }
+    for (let i = 0; i < 4; i++) {
+      // Unanswered: timed out under GET /a (2 s, no child), and the same name under GET /c.
+      spans.push({ trace: `x${i}`, id: 'g', parent: null, service: 'gateway', name: 'GET /a', d: 2_010_000 });
+      spans.push({ trace: `x${i}`, id: 'c', parent: 'g', service: 'gateway', name: 'GET', d: 2_000_000 });
+      spans.push({ trace: `y${i}`, id: 'g', parent: null, service: 'gateway', name: 'GET /c', d: 2_010_000 });
+      spans.push({ trace: `y${i}`, id: 'c', parent: 'g', service: 'gateway', name: 'GET', d: 2_000_000 });
+    }
+    const values = spans.map((s, i) => `(make_timestamp(${T0 + i * 1000}), '${s.service}', '${s.trace}', '${s.id}', ${s.parent ? `'${s.parent}'` : 'NULL'}, '${s.name}', 0, ${s.d}, '${s.name}', false, '${s.service}-1')`);
+    await store.writer.run(`INSERT INTO ${SPANS.name} (timestamp, service_name, trace_id, span_id, parent_span_id, span_name, status_code, duration_us, operation, is_error, k8s_pod_name) VALUES ${values.join(', ')}`);
+    const rows = (await readRows(store.writer, STATEMENTS.callTree.sql(T0 - FINE_BIN_US, T0 + 10 * FINE_BIN_US, FINE_BIN_US, 1))).flatMap(STATEMENTS.callTree.decode);
+    const sum = (f: (r: (typeof rows)[number]) => boolean) => rows.filter(f).reduce((a, r) => ({ n: a.n + r.n, kt: a.kt + r.kt }), { n: 0, kt: 0 });
+    // To payments: 6 answered under GET /a, 6 under GET /c, and the 4 unanswered under GET /a (all slow).
+    expect(sum((r) => r.service === 'gateway' && r.callee === 'payments')).toEqual({ n: 16, kt: 4 });
+    expect(sum((r) => r.service === 'gateway' && r.callee === 'payments' && r.callee_pod === '')).toEqual({ n: 4, kt: 4 });
+    expect(sum((r) => r.service === 'gateway' && r.callee === 'orders').n).toBe(6);
+    // Own work: the 20 entry spans and the 4 unanswered GETs under GET /c, whose name reaches two services.
+    expect(sum((r) => r.service === 'gateway' && r.callee === null).n).toBe(24);
+    expect(sum((r) => r.service === 'gateway' && r.callee === null && r.entry).n).toBe(20);
+  });
+});
