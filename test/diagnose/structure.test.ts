@@ -142,6 +142,13 @@ const FAN_IN: Record<string, Svc> = {
 /** From `at` on, calls to C's pod 0 wait 300 ms more on the wire, whoever makes them. */
 const slowCPod = (at: number): Fault => ({ at, addMs: (c) => (c.callee === 'C' && c.calleePod === 0 ? 300 : 0) });
 
+/** gateway → V → N, N on two pods. */
+const CHAIN: Record<string, Svc> = {
+  gateway: { pods: 1, ownMs: 5, calls: [['V', 1, 2]] },
+  V: { pods: 1, ownMs: 8, calls: [['N', 1, 1]] },
+  N: { pods: 2, ownMs: 10 },
+};
+
 describe('analyseStructure', () => {
   it('blames a callee that only its callers see slow (wire time from two callers)', () => {
     const res = analyseStructure(simulate({ seed: 1, topo: FAN_IN, faults: [slowCPod(FROM)] }), [], [], 'gateway', FROM, TO);
@@ -207,15 +214,10 @@ describe('analyseStructure', () => {
     // A fifth of the calls to N's pod 0 wait 250 ms more: about 7 calls in the window's 72. The edge's
     // mean rises by ~24 ms against a spread of ~75 ms (Welch's z below 3); the count of slow calls
     // goes from none in an hour to several.
-    const topo: Record<string, Svc> = {
-      gateway: { pods: 1, ownMs: 5, calls: [['V', 1, 2]] },
-      V: { pods: 1, ownMs: 8, calls: [['N', 1, 1]] },
-      N: { pods: 2, ownMs: 10 },
-    };
     for (const seed of [31, 32, 33]) {
       const loss = rng(seed * 7);
       const fault: Fault = { at: FROM, addMs: (c) => (c.callee === 'N' && c.calleePod === 0 && loss() < 0.2 ? 250 : 0) };
-      const res = analyseStructure(simulate({ seed, topo, faults: [fault], perBin: 4 }), [], [], 'gateway', FROM, TO);
+      const res = analyseStructure(simulate({ seed, topo: CHAIN, faults: [fault], perBin: 4 }), [], [], 'gateway', FROM, TO);
       expect(top(res)?.service, `seed ${seed}`).toBe('N');
       expect(whats(res, 'N'), `seed ${seed}`).toContain('wire_latency');
     }
@@ -223,15 +225,10 @@ describe('analyseStructure', () => {
 
   it('blames nobody for slow calls that were as many before', () => {
     // The same 250 ms waits on 3% of the calls to N, the whole hour.
-    const topo: Record<string, Svc> = {
-      gateway: { pods: 1, ownMs: 5, calls: [['V', 1, 2]] },
-      V: { pods: 1, ownMs: 8, calls: [['N', 1, 1]] },
-      N: { pods: 2, ownMs: 10 },
-    };
     for (const seed of [34, 35, 36]) {
       const loss = rng(seed * 7);
       const fault: Fault = { at: FROM - HISTORY, addMs: (c) => (c.callee === 'N' && loss() < 0.03 ? 250 : 0) };
-      const res = analyseStructure(simulate({ seed, topo, faults: [fault], perBin: 4 }), [], [], 'gateway', FROM, TO);
+      const res = analyseStructure(simulate({ seed, topo: CHAIN, faults: [fault], perBin: 4 }), [], [], 'gateway', FROM, TO);
       expect(whats(res, 'N'), `seed ${seed}`).not.toContain('wire_latency');
     }
   });
