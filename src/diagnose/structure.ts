@@ -262,10 +262,16 @@ function componentChange(p: PreparedStructure, c: Component, rootBins: ReadonlyM
   return { comp: c, split, surprise: Math.max(zSurprise(z), tail, podSurprise(c, split)), mb, ma, perRequest: a.sx / ra - b.sx / rb };
 }
 
-/** A component's sums before and after its split per pod key part (0: caller's pod, 1: callee's pod), for pods with 3 calls or more before and `minAfter` after. */
+/**
+ * A component's sums before and after its split per pod key part (0: caller's pod, 1: callee's pod),
+ * for pods with 3 calls or more before and `minAfter` after. Calls that reached no callee pod (no
+ * answer, or no pod names) are left out: a few time-outs of seconds are no pod's, and where they
+ * fell among the caller's pods is chance.
+ */
 function podSides(c: Component, split: Split, part: 0 | 1, minAfter = 3): Map<string, { b: Agg; a: Agg }> {
   const out = new Map<string, { b: Agg; a: Agg }>();
   for (const [key, bins] of c.pods) {
+    if (key.endsWith('\u0000')) continue;
     const cur = getOrMake(out, key.split('\u0000')[part] ?? '', () => ({ b: emptyAgg(), a: emptyAgg() }));
     addAgg(cur.b, sumOver(bins, split.before));
     addAgg(cur.a, sumOver(bins, split.after));
