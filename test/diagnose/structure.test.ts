@@ -49,8 +49,8 @@ interface Fault {
   addMs?: (c: Ctx) => number;
   mul?: (c: Ctx) => number;
   calls?: (caller: string, callee: string) => number;
-  /** Services that stopped answering: calls to them time out after 2 s, as the call-tree statement counts them (a call to the callee, on no pod). */
-  down?: readonly string[];
+  /** Calls that get no answer: they time out after 2 s, counted as the call-tree statement counts them (a call to the callee, on no pod). */
+  unanswered?: (c: Ctx) => boolean;
 }
 interface Sim {
   seed: number;
@@ -94,7 +94,7 @@ function simulate({ seed, topo, root = 'gateway', start = FROM - HISTORY, end = 
       const m = perVisit * fs.reduce((p, f) => p * (f.calls?.(service, callee) ?? 1), 1);
       const k = Math.floor(m) + (r() < m % 1 ? 1 : 0);
       for (let i = 0; i < k; i++) {
-        if (fs.some((f) => f.down?.includes(callee))) {
+        if (fs.some((f) => f.unanswered?.({ service, pod: podIdx, callee, calleePod: -1 }))) {
           add(service, pod, callee, '', bin, 2_000_000, 2_000_000);
           total += 2_000_000;
           continue;
@@ -240,7 +240,7 @@ describe('analyseStructure', () => {
       B: { pods: 2, ownMs: 10, calls: [['C', 1, 1]] },
       C: { pods: 2, ownMs: 10 },
     };
-    const res = analyseStructure(simulate({ seed: 41, topo, faults: [{ at: FROM, down: ['B'] }], perBin: 4 }), [], [], 'gateway', FROM, TO);
+    const res = analyseStructure(simulate({ seed: 41, topo, faults: [{ at: FROM, unanswered: (c) => c.callee === 'B' }], perBin: 4 }), [], [], 'gateway', FROM, TO);
     expect(top(res)?.service).toBe('B');
     expect(whats(res, 'B')).toContain('went_silent');
     expect(res.services.find((s) => s.service === 'C')?.score ?? 0).toBeLessThan(top(res)!.score / 2);
