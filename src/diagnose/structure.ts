@@ -336,7 +336,7 @@ const significant = (ch: Change) => ch.surprise >= SURE && ch.ma >= 1.25 * ch.mb
  * Latency evidence: each significant component change as a share of the diagnosed service's extra
  * time per request, the wire's share blamed by the common node.
  */
-function latencyEvidence(changes: readonly Change[], rootDelta: number): Evidence[] {
+function latencyEvidence(changes: readonly Change[], rootDelta: number, silent: ReadonlySet<string>): Evidence[] {
   const worse = changes.filter(significant);
   const total = Math.max(rootDelta, worse.reduce((s, c) => s + c.perRequest, 0), 1);
   const wires = worse.filter((c) => c.comp.kind === 'wire');
@@ -358,7 +358,8 @@ function latencyEvidence(changes: readonly Change[], rootDelta: number): Evidenc
     const caller = ch.comp.service;
     const callee = ch.comp.callee!;
     let blameCallee: boolean;
-    if ((callersOf.get(callee)?.size ?? 0) >= 2) blameCallee = true;
+    // A callee that went silent: the waits on calls to it are its own doing.
+    if (silent.has(callee) || (callersOf.get(callee)?.size ?? 0) >= 2) blameCallee = true;
     else if ((calleesOf.get(caller)?.size ?? 0) >= 2) blameCallee = false;
     else {
       // On one pod (its rise at least 3 times any other's): the side where it sits more clearly.
@@ -547,9 +548,11 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   const changes = [...p.comps.values()].map((c) => componentChange(p, c, rootBins)).filter((c): c is Change => c !== null);
   // The root's split for counts: a window that starts at the onset is judged from its start.
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
+  const calls = callEvidence(p.comps, p.entries, rootBins, root, countSplit);
+  const silent = new Set(calls.filter((e) => e.what === 'went_silent').map((e) => e.service));
   const evidence = [
-    ...latencyEvidence(changes, root_.after - root_.before),
-    ...callEvidence(p.comps, p.entries, rootBins, root, countSplit),
+    ...latencyEvidence(changes, root_.after - root_.before, silent),
+    ...calls,
     ...logEvidence(p, rootBins),
     ...resourceEvidence(p.gauges, countSplit.onset, to),
   ];
