@@ -21,6 +21,7 @@
 import { ERROR_STATUS } from '../core/errors.js';
 import { MAX_MICROS, MIN_MICROS } from '../core/time.js';
 import { type RouteDoc } from './route.js';
+import { FINDING_KINDS } from '../diagnose/findings.js';
 
 export type Schema = Record<string, unknown>;
 
@@ -265,13 +266,13 @@ export const SCHEMAS: Record<string, Schema> = {
     {
       kind: {
         type: 'string',
-        enum: ['incident', 'error_spike', 'latency_regression', 'dependency_failure', 'new_error_type', 'new_log_pattern', 'log_error_burst', 'deploy_regression', 'resource_hot_spot', 'gen_ai_degradation', 'coverage_gap'],
+        enum: [...FINDING_KINDS],
       },
       severity: { type: 'string', enum: ['critical', 'high', 'medium', 'low', 'info'] },
       summary: str('for people; agents read the fields below'),
       service: str('the service at fault; may be another than the one diagnosed'),
       operation: nstr('the operation (or model, or profiled function) the finding is about'),
-      signal: str('error_rate, latency_p95, log_volume, error_log_rate, profile_cost, gen_ai_finish_reasons, or the missing signal of a coverage gap'),
+      signal: str('error_rate, latency_p95, log_volume, error_log_rate, profile_cost, gen_ai_finish_reasons, trace_shape (calls per request), resource_saturation (a CPU, memory or restart gauge), or the missing signal of a coverage gap'),
       before: nnum('baseline value in raw units (percent, microseconds, records or nanoseconds per 5 minutes)'),
       after: nnum('window value in the same units'),
       score: { type: 'number', minimum: 0, maximum: 1, description: 'orders the list; severity is a band of it' },

@@ -40,8 +40,26 @@ export interface Incident {
   deploy: Record<string, unknown> | null;
 }
 
+/** Every kind a finding may have: the API description's enumeration is this list. */
+export const FINDING_KINDS = [
+  'incident',
+  'error_spike',
+  'latency_regression',
+  'dependency_failure',
+  'saturation',
+  'call_pattern_change',
+  'new_error_type',
+  'new_log_pattern',
+  'log_error_burst',
+  'deploy_regression',
+  'resource_hot_spot',
+  'gen_ai_degradation',
+  'coverage_gap',
+] as const;
+export type FindingKind = (typeof FINDING_KINDS)[number];
+
 export interface Finding {
-  kind: string;
+  kind: FindingKind;
   severity: Severity;
   summary: string;
   /** The service at fault (may be another than the one diagnosed). */
@@ -312,7 +330,16 @@ function structureFindings(inp: FindingInputs): Finding[] {
     const resource = e.what === 'saturation' || e.what === 'restarts';
     // A caller that waits on every callee, with its CPU up: saturation.
     const starved = e.what === 'caller_wait' || (resource && s.evidence.some((x) => x.what === 'caller_wait' || x.what === 'own_latency'));
-    const kind = starved || resource ? 'saturation' : latency ? (s.service === inp.root && e.what === 'own_latency' ? 'latency_regression' : 'dependency_failure') : logs ? 'log_error_burst' : 'call_pattern_change';
+    const kind =
+      starved || resource
+        ? 'saturation'
+        : latency || e.what === 'went_silent'
+          ? s.service === inp.root && e.what === 'own_latency'
+            ? 'latency_regression'
+            : 'dependency_failure'
+          : logs
+            ? 'log_error_burst'
+            : 'call_pattern_change';
     const more = s.evidence.slice(1, 3).map((x) => EVIDENCE_TEXT[x.what](x));
     const share = latency && root.after > root.before ? `; ${Math.round(Math.min(1, e.weight) * 100)}% of ${inp.root}'s extra ${ms(root.after - root.before)} per request` : '';
     out.push({
