@@ -44,8 +44,14 @@ function binomLl(k: number, n: number): number {
  * buckets[j..] and the window are "after". `buckets.length` when the regime began in the window.
  */
 export function errorOnset(buckets: readonly Bucket[], winK: number, winN: number): number {
+  return pickOnset(errorSplits(buckets, winK, winN), buckets.length);
+}
+
+/** Per split j (0..len), the log-likelihood ratio of "errors worsened at bucket j"; -Infinity where no split is allowed. */
+function errorSplits(buckets: readonly Bucket[], winK: number, winN: number): number[] {
   const len = buckets.length;
-  if (len < MIN_BASE_BUCKETS + 1) return len;
+  const llr = new Array<number>(len + 1).fill(-Infinity);
+  if (len < MIN_BASE_BUCKETS + 1) return llr;
   let bk = 0;
   let bn = 0;
   let ak = winK;
@@ -54,7 +60,6 @@ export function errorOnset(buckets: readonly Bucket[], winK: number, winN: numbe
     ak += b.k;
     an += b.n;
   }
-  const llr = new Array<number>(len + 1).fill(-Infinity);
   for (let j = 0; j <= len; j++) {
     if (j > 0) {
       const b = buckets[j - 1]!;
@@ -67,7 +72,7 @@ export function errorOnset(buckets: readonly Bucket[], winK: number, winN: numbe
     if (j < MIN_BASE_BUCKETS || bn <= 0 || an <= 0 || ak / an <= bk / bn) continue;
     llr[j] = binomLl(bk, bn) + binomLl(ak, an) - binomLl(bk + ak, bn + an);
   }
-  return pickOnset(llr, len);
+  return llr;
 }
 
 /**
@@ -75,8 +80,14 @@ export function errorOnset(buckets: readonly Bucket[], winK: number, winN: numbe
  * buckets before j and those from j on plus the window (given as `winValue` weighted as `winWeight` buckets).
  */
 export function levelOnset(buckets: readonly Bucket[], winValue: number, winWeight: number): number {
+  return pickOnset(levelSplits(buckets, winValue, winWeight), buckets.length);
+}
+
+/** Per split j (0..len), the log-likelihood ratio of "the level rose at bucket j"; -Infinity where no split is allowed. */
+function levelSplits(buckets: readonly Bucket[], winValue: number, winWeight: number): number[] {
   const len = buckets.length;
-  if (len < MIN_BASE_BUCKETS + 1 || !(winValue > 0)) return len;
+  const llr = new Array<number>(len + 1).fill(-Infinity);
+  if (len < MIN_BASE_BUCKETS + 1 || !(winValue > 0)) return llr;
   const xs = buckets.map((b) => Math.log(Math.max(b.value, 1)));
   const w = Math.max(1, winWeight);
   const wx = Math.log(Math.max(winValue, 1));
@@ -89,7 +100,6 @@ export function levelOnset(buckets: readonly Bucket[], winValue: number, winWeig
   const weights = [...xs.map(() => 1), w];
   const total = sse(all, weights) + 1e-9;
   const n = xs.length + w;
-  const llr = new Array<number>(len + 1).fill(-Infinity);
   for (let j = MIN_BASE_BUCKETS; j <= len; j++) {
     const before = xs.slice(0, j);
     const after = [...xs.slice(j), wx];
@@ -102,7 +112,7 @@ export function levelOnset(buckets: readonly Bucket[], winValue: number, winWeig
     const floor = 0.05 ** 2 * n;
     llr[j] = (n / 2) * Math.log((total + floor) / (split + floor));
   }
-  return pickOnset(llr, len);
+  return llr;
 }
 
 function pickOnset(llr: readonly number[], len: number): number {
@@ -111,11 +121,17 @@ function pickOnset(llr: readonly number[], len: number): number {
   return best >= 0 && llr[best]! > Math.max(llr[len]!, 0) + ONSET_MARGIN ? best : len;
 }
 
-/** The bucket index where a known change point (µs) begins, or -1. */
-export function onsetFromShift(buckets: readonly Bucket[], tsShiftUs: number | undefined): number {
+/**
+ * The bucket index where a known change point (µs) begins, or -1. An onset inside a bucket leaves
+ * that bucket mixed, and the detector may count it to the old regime: when the series' own split
+ * likelihood (`llr`) prefers the bucket before, the baseline ends there, so it never holds the mixed
+ * bucket and agrees with the split found from raw telemetry before any pass.
+ */
+export function onsetFromShift(buckets: readonly Bucket[], tsShiftUs: number | undefined, llr: readonly number[] = []): number {
   if (tsShiftUs === undefined) return -1;
   const j = buckets.findIndex((b) => b.t >= tsShiftUs);
-  return j >= MIN_BASE_BUCKETS ? j : -1;
+  if (j < MIN_BASE_BUCKETS) return -1;
+  return j - 1 >= MIN_BASE_BUCKETS && (llr[j - 1] ?? -Infinity) > (llr[j] ?? -Infinity) ? j - 1 : j;
 }
 
 export interface OpBaseline {
@@ -138,8 +154,12 @@ export function opBaseline(
   shiftUs: number | undefined,
   maxBuckets: number,
 ): OpBaseline {
-  const je = onsetFromShift(errBuckets, shiftUs) >= 0 ? onsetFromShift(errBuckets, shiftUs) : errorOnset(errBuckets, win.k, win.n);
-  const jl = onsetFromShift(latBuckets, shiftUs) >= 0 ? onsetFromShift(latBuckets, shiftUs) : levelOnset(latBuckets, win.p95, win.windowBuckets);
+  const errLlr = errorSplits(errBuckets, win.k, win.n);
+  const latLlr = levelSplits(latBuckets, win.p95, win.windowBuckets);
+  const recordedErr = onsetFromShift(errBuckets, shiftUs, errLlr);
+  const recordedLat = onsetFromShift(latBuckets, shiftUs, latLlr);
+  const je = recordedErr >= 0 ? recordedErr : pickOnset(errLlr, errBuckets.length);
+  const jl = recordedLat >= 0 ? recordedLat : pickOnset(latLlr, latBuckets.length);
   const te = je < errBuckets.length ? errBuckets[je]!.t : Infinity;
   const tl = jl < latBuckets.length ? latBuckets[jl]!.t : Infinity;
   const cut = Math.min(te, tl);

@@ -50,4 +50,20 @@ describe('where the current regime began', () => {
     // At most the last maxBuckets before the onset.
     expect(opBaseline(err, [], { n: 1200, k: 360, p95: 0, windowBuckets: 3 }, undefined, 4).n).toBe(4 * 400);
   });
+
+  it('ends the baseline before a mixed bucket that the detector counted to the old regime', () => {
+    // The fault began inside bucket 10: its error rate lies between the two regimes.
+    const err = errBuckets([...Array(10).fill(0.01), 0.2, ...Array(7).fill(0.4)], 400, 9);
+    const win = { n: 1200, k: 480, p95: 0, windowBuckets: 3 };
+    expect(opBaseline(err, [], win, undefined, 12).onset_us).toBe(T0 + 10 * B);
+    for (const shift of [10, 11]) expect(opBaseline(err, [], win, T0 + shift * B, 12).onset_us, `recorded at ${shift}`).toBe(T0 + 10 * B);
+    // A recorded shift is never moved later, nor earlier than the bucket before it.
+    expect(opBaseline(err, [], win, T0 + 12 * B, 12).onset_us).toBe(T0 + 11 * B);
+    const r = rng(11);
+    const lat = (level: number, i: number): Bucket => ({ t: T0 + i * B, value: level * (0.95 + 0.1 * r()), n: 300, k: 0 });
+    const levels = [...Array(10).fill(20_000), 40_000, ...Array(7).fill(60_000)].map((v, i) => lat(v, i));
+    const latWin = { n: 900, k: 0, p95: 60_000, windowBuckets: 3 };
+    expect(opBaseline([], levels, latWin, undefined, 12).onset_us).toBe(T0 + 10 * B);
+    expect(opBaseline([], levels, latWin, T0 + 11 * B, 12).onset_us).toBe(T0 + 10 * B);
+  });
 });
