@@ -100,6 +100,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       stops.push(() => p.stop());
       forwarder = createForwarder({ secret: config.clusterSecret || config.adminToken, instanceId: () => p.instanceId(), timeoutMs: config.forwardTimeoutMs, retryAfterS: Math.max(1, Math.ceil(config.leaseTtlMs / 3000)) });
     }
+    const budget = memoryBudget(config);
     const registry = createRegistry({
       dataDir: config.dataDir,
       open: (tenant) =>
@@ -107,13 +108,13 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
           throw storeBusy(err) ?? err;
         }),
       idleS: config.tenantIdleS,
+      maxOpen: budget.stores,
       pinned: [OPEN_TENANT],
       log,
     });
     stops.push(() => registry.closeAll());
     // Open mode opens its one store now, as before (a broken store fails the start, not a request).
     const local = config.auth === 'open' ? await registry.use(OPEN_TENANT, (rt) => rt) : null;
-    const budget = memoryBudget(config);
     const admission: Admission = createAdmission({ maxInflightBytes: budget.maxInflightBytes, dataDir: tenantDir(config.dataDir, OPEN_TENANT), minFreeDiskBytes: config.minFreeDiskBytes });
     stops.push(() => admission.stop());
     const latency = createLatencyAdmission({ maxAckWaitMs: config.maxAckWaitMs });
@@ -136,6 +137,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       budget_bytes: budget.bytes,
       budget_source: budget.source,
       duckdb_memory_limit_per_store: budget.duckdbMemoryLimit,
+      max_open_stores: budget.stores,
       ...(local ? { duckdb: await local.reads.use((c) => duckdbMemory(c)) } : {}),
       inflight_bytes: admission.inflightBytes(),
       max_inflight_bytes: budget.maxInflightBytes,

@@ -6,7 +6,8 @@
 // The shares: DuckDB half (buffer cache, ingest loads, queries; it spills to disk beyond it), the
 // bytes in flight an eighth (a request's body is held while it is decoded and its rows are loaded,
 // a few times its size at the peak), the rest for the event loop's heap, the decode workers and
-// their WASM memories.
+// their WASM memories. The hosted variant opens a DuckDB instance per tenant store, at most
+// SVC_TENANT_MAX_OPEN at once: each gets that share of DuckDB's half, so the sum stays within it.
 import { totalmem } from 'node:os';
 import type { Config } from './config.js';
 
@@ -20,15 +21,22 @@ export interface Budget {
   source: 'setting' | 'machine';
   /** DuckDB's memory_limit for each store, as DuckDB takes it. */
   duckdbMemoryLimit: string;
+  /** How many stores may be open at once (and share DuckDB's half). */
+  stores: number;
   maxInflightBytes: number;
 }
 
-export function memoryBudget(config: Pick<Config, 'memoryBudgetBytes' | 'duckdbMemoryLimit' | 'maxInflightBytes'>, machineBytes = totalmem()): Budget {
+export function memoryBudget(
+  config: Pick<Config, 'memoryBudgetBytes' | 'duckdbMemoryLimit' | 'maxInflightBytes' | 'auth' | 'tenantMaxOpen'>,
+  machineBytes = totalmem(),
+): Budget {
   const bytes = config.memoryBudgetBytes || Math.min(DEFAULT_BUDGET_CAP, Math.floor(machineBytes / 4));
+  const stores = config.auth === 'keys' ? config.tenantMaxOpen : 1;
   return {
     bytes,
     source: config.memoryBudgetBytes ? 'setting' : 'machine',
-    duckdbMemoryLimit: config.duckdbMemoryLimit || `${Math.floor(bytes / 2)}B`,
+    duckdbMemoryLimit: config.duckdbMemoryLimit || `${Math.floor(bytes / 2 / stores)}B`,
+    stores,
     maxInflightBytes: config.maxInflightBytes || Math.max(1024, Math.floor(bytes / 8)),
   };
 }

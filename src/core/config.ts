@@ -47,6 +47,7 @@ export interface Config {
   controlPlaneRefreshMs: number;
   /** A tenant's store is closed after this long without a request. */
   tenantIdleS: number;
+  tenantMaxOpen: number;
   /** Ingest bytes a tenant may send per second (token bucket, one second of burst); 0 = no limit. */
   tenantIngestBytesPerS: number;
   /** Above this many bytes stored, the tenant's ingest answers 507; 0 = no limit. */
@@ -148,6 +149,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_CONTROL_PLANE_URL', key: 'controlPlaneUrl', default: '', doc: '`keys` mode: `postgres://user:pass@host:port/db` of a control plane shared by several instances (tables created and migrated by the service); unset = embedded, `SVC_DATA_DIR/control-plane.json`, one instance', secret: true, parse: postgresUrl },
   { env: 'SVC_CONTROL_PLANE_REFRESH_MS', key: 'controlPlaneRefreshMs', default: '2000', doc: 'how often an instance checks the control plane for keys and tenants changed elsewhere: a key created or revoked on one instance works or is refused on the others within this bound', parse: int(100, 60_000) },
   { env: 'SVC_TENANT_IDLE_S', key: 'tenantIdleS', default: '900', doc: '`keys` mode: a tenant\'s store (its DuckDB file, detection and retention) is closed after this long without a request, and reopened by the next', parse: int(1, 86_400) },
+  { env: 'SVC_TENANT_MAX_OPEN', key: 'tenantMaxOpen', default: '8', doc: "`keys` mode: tenant stores open at once on this instance; each runs DuckDB under this share of the budget's DuckDB half (unless `SVC_DUCKDB_MEMORY_LIMIT` is set), so the sum stays within `SVC_MEMORY_BUDGET`. Opening one more first closes the least recently used idle one; when every one is in use, 503 with Retry-After", parse: int(1, 1024) },
   { env: 'SVC_TENANT_INGEST_BYTES_PER_S', key: 'tenantIngestBytesPerS', default: String(32 * MiB), doc: '`keys` mode: ingest bytes per second per tenant (one second of burst, and always one body); above it 429 with Retry-After; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_TENANT_MAX_STORED_BYTES', key: 'tenantMaxStoredBytes', default: String(10 * 1024 * MiB), doc: '`keys` mode: a tenant whose store holds more than this answers 507 to its own ingest (others are unaffected) until retention frees room; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_INSTANCE_URL', key: 'instanceUrl', default: '', doc: 'with `SVC_CONTROL_PLANE_URL`: `http://host:port` at which the other instances reach this instance\'s API port (its OTLP/HTTP listener is reached on the same host at its own port); unset = `http://SVC_HOST:<API port>`', parse: httpUrl },

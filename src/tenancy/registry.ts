@@ -1,8 +1,11 @@
 // The open tenant stores of this instance: opened on the first request that needs one, kept while
 // requests use it, closed after SVC_TENANT_IDLE_S without one. A request arriving while its tenant
 // is closing waits for the close and opens it again, so a store is never used after it closed and
-// never opened twice. Open mode pins its one store (`default`) for the life of the process.
+// never opened twice. Open mode pins its one store (`default`) for the life of the process. At most
+// `maxOpen` stores are open at once (each has its share of the memory budget): opening one more first
+// closes the least recently used idle one, and when every one is in use the request is answered 503.
 import { statSync } from 'node:fs';
+import { ApiError } from '../core/errors.js';
 import { join } from 'node:path';
 import { tenantDir } from '../store/db.js';
 import type { TenantRuntime } from './runtime.js';
@@ -50,6 +53,8 @@ export function createRegistry(opts: {
   dataDir: string;
   open: (tenant: string) => Promise<TenantRuntime>;
   idleS: number;
+  /** Stores open at once (SVC_TENANT_MAX_OPEN); unbounded when absent. */
+  maxOpen?: number;
   /** Tenants never closed for idleness (open mode's `default`). */
   pinned?: readonly string[];
   log: (f: Record<string, unknown>) => void;
@@ -58,6 +63,7 @@ export function createRegistry(opts: {
   const sizes = new Map<string, { bytes: number; at: number }>();
   const lastIngest = new Map<string, number>();
   const pinned = new Set(opts.pinned ?? []);
+  const maxOpen = opts.maxOpen ?? Infinity;
   let stopped = false;
 
   const close = (tenant: string, e: Entry): Promise<void> => {
@@ -82,6 +88,17 @@ export function createRegistry(opts: {
   const timer = setInterval(sweep, Math.min(30_000, Math.max(200, (opts.idleS * 1000) / 4)));
   timer.unref();
 
+  /** Makes room for one more store: closes the least recently used idle one, or refuses when none is idle. */
+  const makeRoom = async (): Promise<void> => {
+    let lru: [string, Entry] | undefined;
+    for (const [tenant, e] of entries) if (!pinned.has(tenant) && e.refs === 0 && !e.closing && (!lru || e.lastUsed < lru[1].lastUsed)) lru = [tenant, e];
+    if (!lru) {
+      throw new ApiError('OVERLOADED', `all ${maxOpen} tenant stores this instance may hold open at once are in use`, 'retry after the delay in Retry-After; an operator can raise SVC_TENANT_MAX_OPEN (each store then gets a smaller share of SVC_MEMORY_BUDGET)', 1);
+    }
+    opts.log({ level: 'info', msg: 'tenant store closed (room for another)', tenant: lru[0], max_open: maxOpen });
+    await close(lru[0], lru[1]);
+  };
+
   return {
     async use(tenant, fn) {
       for (;;) {
@@ -92,6 +109,11 @@ export function createRegistry(opts: {
           continue;
         }
         if (!e) {
+          // Counted with the stores still closing: their memory is not free until they are closed.
+          if (entries.size >= maxOpen) {
+            await makeRoom();
+            continue;
+          }
           const fresh: Entry = { runtime: opts.open(tenant), refs: 0, lastUsed: Date.now(), closing: null };
           entries.set(tenant, fresh);
           fresh.runtime.catch(() => entries.get(tenant) === fresh && entries.delete(tenant));
@@ -120,6 +142,7 @@ export function createRegistry(opts: {
     },
     status: () => ({
       open: entries.size,
+      max_open: maxOpen,
       idle_close_s: opts.idleS,
       stores: [...entries.keys()].map((tenant) => ({ tenant, refs: entries.get(tenant)!.refs, closing: entries.get(tenant)!.closing !== null })),
     }),

@@ -18,11 +18,19 @@ describe('the memory budget', () => {
 
   it('sizes DuckDB (half) and the bytes in flight (an eighth) unless they are set', () => {
     const b = memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB) }));
-    expect(b).toEqual({ bytes: GiB, source: 'setting', duckdbMemoryLimit: `${GiB / 2}B`, maxInflightBytes: GiB / 8 });
+    expect(b).toEqual({ bytes: GiB, source: 'setting', duckdbMemoryLimit: `${GiB / 2}B`, stores: 1, maxInflightBytes: GiB / 8 });
     const set = memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_DUCKDB_MEMORY_LIMIT: '3GB', SVC_MAX_INFLIGHT_BYTES: '1048576' }));
     expect(set).toMatchObject({ bytes: GiB, duckdbMemoryLimit: '3GB', maxInflightBytes: MiB });
     // The default on a machine of 8 GiB or more keeps the previous fixed in-flight limit, 256 MiB.
     expect(memoryBudget(loadConfig({}), 16 * GiB).maxInflightBytes).toBe(256 * MiB);
+  });
+
+  it('shares DuckDB\'s half among the stores the hosted variant may hold open at once', () => {
+    const keys = memoryBudget(loadConfig({ SVC_AUTH: 'keys', SVC_ADMIN_TOKEN: 'a'.repeat(20), SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }));
+    expect(keys).toMatchObject({ stores: 4, duckdbMemoryLimit: `${GiB / 8}B`, maxInflightBytes: GiB / 8 });
+    // Open mode has one store, whatever SVC_TENANT_MAX_OPEN says; a limit set by hand is each store's.
+    expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }))).toMatchObject({ stores: 1, duckdbMemoryLimit: `${GiB / 2}B` });
+    expect(memoryBudget(loadConfig({ SVC_AUTH: 'keys', SVC_DUCKDB_MEMORY_LIMIT: '300MB', SVC_TENANT_MAX_OPEN: '4' })).duckdbMemoryLimit).toBe('300MB');
   });
 
   it('refuses a budget too small to run in', () => {
