@@ -21,7 +21,7 @@ import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
 import { settingDefault } from '../src/core/config.js';
 import { boundsFor } from '../src/diagnose/index.js';
-import { SQL, EDGE_SAMPLE_SPANS, structureRead } from '../src/diagnose/queries.js';
+import { SQL, EDGE_SAMPLE_SPANS, structureRead, windowSample } from '../src/diagnose/queries.js';
 import { BUCKET_US, FINE_BIN_US } from '../src/core/time.js';
 import { sqlString, sqlTimestamp } from '../src/store/sql.js';
 
@@ -217,6 +217,7 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
     // The structure reads over the range and trace sample readShared picks for this window.
     const { lo, mod } = structureRead(b, n);
     const args: Record<string, unknown[]> = {
+      windowOps: [windowSample(b, n, Number(process.env['SVC_DIAGNOSE_SCAN_SPANS'] ?? settingDefault('SVC_DIAGNOSE_SCAN_SPANS')))],
       callTree: [lo, b.to, FINE_BIN_US, mod],
       logLevels: [lo, b.to, []],
       resourceGauges: [lo, b.to],

@@ -10,6 +10,7 @@ import { LEADS } from './leads.js';
 import type { StructureResult } from './structure.js';
 import type { Model, OpStat } from './model.js';
 import type {
+  WindowSample,
   AnomalyRow,
   Bounds,
   GenAiRow,
@@ -404,6 +405,7 @@ export interface BlockParts {
   /** The diagnosed service's onset found from its requests in fine bins, and the stable stretch before it. */
   onset: StructureResult['root'];
   edgeScale: number;
+  windowSample: WindowSample;
 }
 
 /** The block, in the spec's field order, with the totals of every capped list. */
@@ -466,6 +468,10 @@ export function assembleBlock(p: BlockParts): Record<string, unknown> {
         }
       : null,
     call_graph_sampled: p.edgeScale > 1 ? { last_seconds: Math.round((b.to - b.from) / 1e6 / p.edgeScale), counts_scaled_by: Math.round(p.edgeScale * 100) / 100 } : null,
+    window_sampled:
+      p.windowSample.scale > 1
+        ? { slices: p.windowSample.slices.length, seconds_read: Math.round((b.to - b.from) / 1e6 / p.windowSample.scale), counts_scaled_by: Math.round(p.windowSample.scale * 100) / 100 }
+        : null,
   };
   return fitBlock(block);
 }

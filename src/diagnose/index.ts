@@ -10,6 +10,7 @@ import {
   bucketStart,
   readShared,
   run,
+  scaleCounts,
   type Bounds,
   type LogRow,
   type MetricRow,
@@ -53,6 +54,8 @@ export interface DiagnoseDeps {
   reads: ReadPool;
   /** Time limit of one call (SVC_DIAGNOSE_TIMEOUT_MS). */
   timeoutMs: number;
+  /** Spans of the window read for its statistics, about (SVC_DIAGNOSE_SCAN_SPANS); more are read as slices. */
+  scanSpans: number;
   /** When the time limit ends, ms since the epoch: counted from the request's arrival, so time spent waiting for a turn counts. Default: now + timeoutMs. */
   deadline?: number;
   /** First and last time seen per service (the writer's copy of the services table). */
@@ -282,6 +285,7 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Record<st
     baseline: { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
     onset: structure.root,
     edgeScale: shared.edgeScale,
+    windowSample: shared.windowSample,
   });
 }
 
@@ -296,14 +300,18 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       : `diagnosis failed: ${(err as Error).message}`;
   let ctx: Context;
   try {
-    const shared = await readShared(reader, bounds);
+    const shared = await readShared(reader, bounds, deps.scanSpans);
     const model = buildModel(shared, bounds, baseBuckets, Object.keys(deps.services()));
     const tested = latencyCandidates(model);
     const templateIds = new Set<number>();
     const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
     for (const r of shared.windowLogs) if (r.template_id !== null && wanted.has(r.service_name)) templateIds.add(r.template_id);
     const [above, templateRows] = await Promise.all([
-      tested.length ? run(reader, S.exceedances, bounds, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 }))) : [],
+      tested.length
+        ? run(reader, S.exceedances, shared.windowSample, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 }))).then((rows) =>
+            scaleCounts(rows, shared.windowSample.scale, ['above']),
+          )
+        : [],
       templateIds.size ? run(reader, S.templates, [...templateIds]) : [],
     ]);
     applyExceedances(model, above);

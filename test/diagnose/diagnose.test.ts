@@ -297,3 +297,27 @@ describe('diagnose after the detection pass', () => {
     }
   });
 });
+
+describe('diagnose of a window with more spans than it may scan', () => {
+  it('reads slices of the window, scales their counts, and still blames payments with leads that run', async () => {
+    const dataDir = srv.dataDir;
+    expect(await srv.stop()).toBe(0);
+    // The last 15 minutes hold about 1,300 spans; reading about 300 of them is a slice of 2 s in 10.
+    srv = await startTestServer({ SVC_DETECT_INTERVAL_S: '3600', SVC_DETECT_GRACE_S: '0', SVC_DIAGNOSE_SCAN_SPANS: '300' }, dataDir);
+    const w = beforePass.window;
+    const sampled = (await diagnose({ services: ['gateway'], from_ts: w.from_ts, to_ts: w.to_ts })).body.results.gateway;
+    expect(beforePass.window_sampled).toBeNull();
+    expect(sampled.window_sampled.slices).toBeGreaterThan(60);
+    expect(sampled.window_sampled.counts_scaled_by).toBeGreaterThan(3);
+    expect(sampled.window_sampled.seconds_read).toBeLessThan(300);
+    checkBlame(sampled);
+    // The scaled counts estimate the whole window's.
+    const whole = new Map(beforePass.operation_summaries.map((o: any) => [o.operation, o.count]));
+    for (const o of sampled.operation_summaries) {
+      const n = whole.get(o.operation) as number;
+      expect(o.count, o.operation).toBeGreaterThan(0.6 * n);
+      expect(o.count, o.operation).toBeLessThan(1.4 * n);
+    }
+    for (const { where, sql } of leads(sampled)) expect((await query(sql)).status, `${where}: ${sql}`).toBe(200);
+  }, 60_000);
+});

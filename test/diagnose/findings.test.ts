@@ -74,6 +74,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     series: seriesAsStored(series).map(STATEMENTS.series.decode),
     edges: edges.map(([caller, caller_operation, callee]) => STATEMENTS.edges.decode({ caller, caller_operation, callee, n: 100, k: 0 })),
     edgeScale: 1,
+    windowSample: { slices: [[0, 1]], scale: 1 },
     deployments: [],
     windowLogs: [],
     profiles: [],

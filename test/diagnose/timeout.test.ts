@@ -22,7 +22,7 @@ describe('the diagnosis time limit', () => {
   });
 
   it('answers every service of the call in errors when the limit is spent', async () => {
-    const r = await diagnose({ reads, services: () => ({ a: [1, 2] }), timeoutMs: 0 }, { services: ['a', 'b'], from: 1_790_000_000_000_000, to: 1_790_000_900_000_000 });
+    const r = await diagnose({ reads, services: () => ({ a: [1, 2] }), timeoutMs: 0, scanSpans: 2_000_000 }, { services: ['a', 'b'], from: 1_790_000_000_000_000, to: 1_790_000_900_000_000 });
     expect(r.results).toEqual({});
     expect(Object.keys(r.errors).sort()).toEqual(['a', 'b']);
     expect(r.errors['a']).toMatch(/longer than 0 ms.*SVC_DIAGNOSE_TIMEOUT_MS/);

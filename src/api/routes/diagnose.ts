@@ -73,6 +73,8 @@ export function busyLogger(log: (f: Record<string, unknown>) => void, everyMs = 
 
 interface Options {
   timeoutMs: number;
+  /** SVC_DIAGNOSE_SCAN_SPANS. */
+  scanSpans: number;
   admissions: DiagnoseAdmissions;
   log: (f: Record<string, unknown>) => void;
 }
@@ -87,7 +89,7 @@ function route(path: string, doc: RouteDoc, opts: Options, logBusy: (tenant: str
       const arrived = Date.now();
       const request = parseDiagnoseRequest(req.body, arrived * 1000);
       const t = tenantOf(req);
-      const deps = { reads: t.reads, services: () => t.writer.services(), timeoutMs: opts.timeoutMs, deadline: arrived + opts.timeoutMs };
+      const deps = { reads: t.reads, services: () => t.writer.services(), timeoutMs: opts.timeoutMs, scanSpans: opts.scanSpans, deadline: arrived + opts.timeoutMs };
       const answer = await opts.admissions.of(t.tenant).run(diagnoseKey(request), () => diagnose(deps, request));
       if (answer.busy === null) return json(200, answer.value);
       logBusy(t.tenant, answer.busy);
