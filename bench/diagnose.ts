@@ -216,8 +216,9 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
     const w = b.to - b.from;
     // The structure reads over the range and trace sample readShared picks for this window.
     const { lo, mod } = structureRead(b, n);
+    const sample = windowSample(b, n, Number(process.env['SVC_DIAGNOSE_SCAN_SPANS'] ?? settingDefault('SVC_DIAGNOSE_SCAN_SPANS')));
     const args: Record<string, unknown[]> = {
-      windowOps: [windowSample(b, n, Number(process.env['SVC_DIAGNOSE_SCAN_SPANS'] ?? settingDefault('SVC_DIAGNOSE_SCAN_SPANS')))],
+      windowOps: [sample],
       callTree: [lo, b.to, FINE_BIN_US, mod],
       logLevels: [lo, b.to, []],
       resourceGauges: [lo, b.to],
@@ -228,7 +229,7 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
       metrics: [b, [S]],
       metricSeries: [b, [S]],
       errorSpanKeys: [b, [S], 20],
-      slowSpanKeys: [b, [S], 20],
+      slowSpanKeys: [sample, [S], 20],
       exemplarSpanKeys: [b, [{ service: S, from: b.to - 60_000_000 }]],
       errorLogKeys: [b, [S], 20],
       newestLogKeys: [b, [{ service: S, from: b.to - 60_000_000 }], 20],

@@ -172,7 +172,7 @@ async function readSamples(ctx: Context, services: readonly string[]): Promise<M
   const topTemplates = asked.flatMap((a) => a.topTemplates);
   const [errorKeys, slowKeys, exemplarKeys, errorLogKeys, newestLogKeys, paramRows, metricRows, metricSeries, errorTraces] = await Promise.all([
     withErrors.length ? run(reads, S.errorSpanKeys, b, withErrors, CAPS.span_sample) : [],
-    withSpans.length ? run(reads, S.slowSpanKeys, b, withSpans, CAPS.span_sample) : [],
+    withSpans.length ? run(reads, S.slowSpanKeys, ctx.shared.windowSample, withSpans, CAPS.span_sample) : [],
     withSpans.length ? run(reads, S.exemplarSpanKeys, b, slices((a) => a.hasSpans, (a) => a.spanFrom)) : [],
     withErrorLogs.length ? run(reads, S.errorLogKeys, b, withErrorLogs, CAPS.log_sample) : [],
     logSlices.length ? run(reads, S.newestLogKeys, b, logSlices, CAPS.log_sample) : [],

@@ -742,10 +742,10 @@ export const STATEMENTS = {
       topPerService(SPANS.name, 'span_id, operation, epoch_us(timestamp) AS ts', `${wholeWindow(b, services)} AND is_error`, 'timestamp', 'span_id', limit),
     spanKey,
   ),
-  /** The slowest successful spans of each service asked. */
+  /** The slowest successful spans of each service asked (of the window sample's slices, when the window is busy). */
   slowSpanKeys: statement(
-    (b: Bounds, services: readonly string[], limit: number) =>
-      topPerService(SPANS.name, 'span_id, operation, epoch_us(timestamp) AS ts', `${wholeWindow(b, services)} AND NOT is_error`, 'duration_us', 'span_id', limit),
+    (ws: WindowSample, services: readonly string[], limit: number) =>
+      topPerService(windowSpansIn(ws), 'span_id, operation, epoch_us(timestamp) AS ts', `service_name IN (${services.map(sqlString).join(', ')}) AND NOT is_error`, 'duration_us', 'span_id', limit),
     spanKey,
   ),
   /** One span of each operation of each service asked, from its slice. */
