@@ -307,7 +307,7 @@ describe('diagnose of a window with more spans than it may scan', () => {
     const w = beforePass.window;
     const sampled = (await diagnose({ services: ['gateway'], from_ts: w.from_ts, to_ts: w.to_ts })).body.results.gateway;
     expect(beforePass.window_sampled).toBeNull();
-    expect(sampled.window_sampled.slices).toBeGreaterThan(60);
+    expect(sampled.window_sampled.slices).toBeGreaterThanOrEqual(15);
     expect(sampled.window_sampled.counts_scaled_by).toBeGreaterThan(3);
     expect(sampled.window_sampled.seconds_read).toBeLessThan(300);
     checkBlame(sampled);
