@@ -7,6 +7,9 @@
 // senders down, as real exporters on a timer do not. SVC_* variables pass to the server. A diagnosis
 // answered busy (200 with Retry-After, diagnose admission) is expected under overload: it is counted
 // apart, not as an error and not in the diagnosis p50; one that ran but failed (time limit) too.
+// SOAK_BACKFILL_MINUTES (default 0) first sends that many minutes before the start at the same
+// density, as fast as the server takes them, so that the diagnosis window is full from the first
+// minute: the steady state of a 15-minute window is reached without waiting 15 minutes for it.
 import { startChildServer, serverEnv } from './lib/server.js';
 import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
@@ -16,6 +19,7 @@ import { readFileSync } from 'node:fs';
 const MINUTES = Number(process.env['SOAK_MINUTES'] ?? 30);
 const RATE = Number(process.env['SOAK_SPANS_PER_S'] ?? 20_000);
 const DIAGNOSE_S = Number(process.env['SOAK_DIAGNOSE_S'] ?? 10);
+const BACKFILL_MINUTES = Number(process.env['SOAK_BACKFILL_MINUTES'] ?? 0);
 const PER_BODY = 512;
 const SERVICE = 'soak';
 
@@ -48,6 +52,31 @@ function slope(ys: readonly number[]): number {
   return num / den;
 }
 
+/** The minutes before the start at the offered density, 32 bodies in flight, each sent again until acknowledged. */
+async function backfill(send: (body: Uint8Array) => Promise<number>): Promise<void> {
+  const startUs = (Date.now() - BACKFILL_MINUTES * 60_000) * 1000;
+  const stepUs = (PER_BODY / RATE) * 1e6;
+  const total = Math.floor((BACKFILL_MINUTES * 60e6) / stepUs);
+  const t = performance.now();
+  let next = 0;
+  let refused = 0;
+  const worker = async () => {
+    for (let k = next++; k < total; k = next++) {
+      const body = realisticBatch(PER_BODY, Math.round(startUs + k * stepUs), SERVICE);
+      for (;;) {
+        const status = await send(body);
+        if (status === 200) break;
+        if (status !== 429 && status !== 503) throw new Error(`backfill: ingest answered ${status}`);
+        refused++;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+  const s = (performance.now() - t) / 1000;
+  console.log(`backfill: ${BACKFILL_MINUTES} min, ${(total * PER_BODY).toLocaleString()} spans in ${s.toFixed(0)} s (${Math.round((total * PER_BODY) / s)} spans/s, ${refused} refused and sent again)`);
+}
+
 const srv = await startChildServer({ SVC_RETENTION_HOURS: '1', ...serverEnv() });
 const errors: string[] = [];
 const minutes: Minute[] = [];
@@ -56,6 +85,7 @@ let cur = fresh();
 let peakMiB = 0;
 try {
   const send = poster(srv.otlpHttp, '/v1/traces', 'application/x-protobuf', 64);
+  if (BACKFILL_MINUTES > 0) await backfill(send);
   const t0 = Date.now();
   const end = t0 + MINUTES * 60_000;
   // Bodies stamped with the current minute, made again each minute so the diagnosis window holds them.
