@@ -120,7 +120,7 @@ const diagnosisBlock = obj({
     'when the diagnosed service\'s requests changed, found from them in 10-second bins (null without enough requests on both sides): at_ts/at_iso, found_in_data (false: no change point since a minute before the window, so the window\'s start stands), baseline_from_ts/iso and baseline_to_ts/iso (the most recent stable stretch before it, earlier incidents left out), mean_duration_before_us, mean_duration_after_us, requests_after',
   ),
   window_sampled: nobject(
-    'null when the per-operation statistics (operation_summaries, the tests of the findings) read the whole window; {slices, seconds_read, counts_scaled_by} when the window held over 2,000,000 spans and they were read from that many evenly spread slices of it (the first part of every period on the absolute time grid; counts scaled up)',
+    'null when the per-operation statistics (operation_summaries, the tests of the findings) read the whole window; {slices, seconds_read, counts_scaled_by} when the window held more spans than SVC_DIAGNOSE_SCAN_SPANS (2,000,000 by default) and they were read from that many evenly spread slices of it (the first part of every period on the absolute time grid; counts scaled up)',
   ),
   call_graph_sampled: nobject('null when the call graph (dependents, which service each call reaches) was joined over the whole window; {last_seconds, counts_scaled_by} when the window held over 200,000 spans and only its most recent slice was joined (dependents\' counts scaled up; dependencies are counted by the service\'s own client spans either way)'),
 });

@@ -10,7 +10,6 @@ import { LEADS } from './leads.js';
 import type { StructureResult } from './structure.js';
 import type { Model, OpStat } from './model.js';
 import type {
-  WindowSample,
   AnomalyRow,
   Bounds,
   GenAiRow,
@@ -24,6 +23,7 @@ import type {
   TemplateRow,
   WindowErrorRow,
   WindowLogRow,
+  WindowSample,
 } from './queries.js';
 
 export const CAPS = {

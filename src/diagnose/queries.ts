@@ -54,14 +54,6 @@ export interface Bounds {
 
 const between = (lo: number, hi: number, col = 'timestamp') => `${col} >= ${sqlTimestamp(lo)} AND ${col} < ${sqlTimestamp(hi)}`;
 
-/*
- * Spans the window's per-operation statistics read, about (SVC_DIAGNOSE_SCAN_SPANS). A window that holds more (a busy
- * store: 20,000 spans/s fill 15 minutes with 18 million) is read as evenly spread slices of it, the
- * first part of every period on the absolute grid, so that a diagnosis costs about the same whatever
- * the traffic, every part of the window is seen, and where the window falls on the grid does not matter.
- * Each slice is its own range read, so the store skips the row groups between them (one filter with
- * an OR of ranges skipped none and cost 30 times more).
- */
 /**
  * Slices of a sampled window, about (periods are whole fine bins, longer for a longer window). Each
  * slice is a scan of its own: on bench:diagnose's store (1.5 M window spans, 1 thread) the statistics
@@ -78,6 +70,15 @@ export interface WindowSample {
   scale: number;
 }
 
+/**
+ * Where the window's per-operation statistics are read: the whole window when it holds at most
+ * `scanSpans` spans (SVC_DIAGNOSE_SCAN_SPANS); a busier one (20,000 spans/s fill 15 minutes with 18
+ * million) as evenly spread slices holding about that many, the first part of every period on the
+ * absolute grid, so that a diagnosis costs about the same whatever the traffic, every part of the
+ * window is seen, and where the window falls on the grid does not matter. Each slice is its own range
+ * read, so the store skips the row groups between them (one filter with an OR of the ranges skipped
+ * none and cost 30 times more).
+ */
 export function windowSample(b: Pick<Bounds, 'from' | 'to'>, windowSpans: number, scanSpans: number): WindowSample {
   const w = b.to - b.from;
   if (windowSpans <= scanSpans || w <= 0) return { slices: [[b.from, b.to]], scale: 1 };
