@@ -91,25 +91,25 @@ function levelSplits(buckets: readonly Bucket[], winValue: number, winWeight: nu
   const xs = buckets.map((b) => Math.log(Math.max(b.value, 1)));
   const w = Math.max(1, winWeight);
   const wx = Math.log(Math.max(winValue, 1));
-  const sse = (vals: number[], weights: number[]) => {
-    const tw = weights.reduce((s, x) => s + x, 0);
-    const m = vals.reduce((s, x, i) => s + x * weights[i]!, 0) / tw;
-    return vals.reduce((s, x, i) => s + weights[i]! * (x - m) ** 2, 0);
-  };
-  const all = [...xs, wx];
-  const weights = [...xs.map(() => 1), w];
-  const total = sse(all, weights) + 1e-9;
-  const n = xs.length + w;
+  // Prefix sums, so each split costs O(1): the sum of squared deviations of weight c, sum sx and
+  // sum of squares sxx is sxx - sx^2 / c.
+  const s1 = [0];
+  const s2 = [0];
+  for (const x of xs) {
+    s1.push(s1[s1.length - 1]! + x);
+    s2.push(s2[s2.length - 1]! + x * x);
+  }
+  const sse = (c: number, sx: number, sxx: number) => Math.max(0, sxx - (sx * sx) / c);
+  const total = sse(len + w, s1[len]! + w * wx, s2[len]! + w * wx * wx) + 1e-9;
+  const n = len + w;
+  // Noise floor: bucket p95s of a steady service still vary by a few percent.
+  const floor = 0.05 ** 2 * n;
   for (let j = MIN_BASE_BUCKETS; j <= len; j++) {
-    const before = xs.slice(0, j);
-    const after = [...xs.slice(j), wx];
-    const mb = before.reduce((s, x) => s + x, 0) / before.length;
-    const aw = [...xs.slice(j).map(() => 1), w];
-    const ma = after.reduce((s, x, i) => s + x * aw[i]!, 0) / aw.reduce((s, x) => s + x, 0);
-    if (ma <= mb) continue;
-    const split = sse(before, before.map(() => 1)) + sse(after, aw) + 1e-9;
-    // Noise floor: bucket p95s of a steady service still vary by a few percent.
-    const floor = 0.05 ** 2 * n;
+    const ac = len - j + w;
+    const ax = s1[len]! - s1[j]! + w * wx;
+    const axx = s2[len]! - s2[j]! + w * wx * wx;
+    if (ax / ac <= s1[j]! / j) continue;
+    const split = sse(j, s1[j]!, s2[j]!) + sse(ac, ax, axx) + 1e-9;
     llr[j] = (n / 2) * Math.log((total + floor) / (split + floor));
   }
   return llr;
