@@ -91,7 +91,8 @@ export function windowSample(b: Pick<Bounds, 'from' | 'to'>, windowSpans: number
     if (hi > lo) slices.push([lo, hi]);
   }
   const read = slices.reduce((s, [lo, hi]) => s + hi - lo, 0);
-  return read >= w ? { slices: [[b.from, b.to]], scale: 1 } : { slices, scale: w / read };
+  // A window shorter than a period may miss every slice's start: then it is read whole.
+  return read === 0 || read >= w ? { slices: [[b.from, b.to]], scale: 1 } : { slices, scale: w / read };
 }
 
 /** The window's spans as a relation: one range read per slice. */

@@ -46,5 +46,8 @@ describe('the window sample', () => {
     for (const [lo, hi] of tiny.slices) expect(hi - lo).toBeGreaterThanOrEqual(250_000);
     const day = windowSample({ from: T0, to: T0 + 24 * 60 * MINUTE_US }, 1e9, 2_000_000);
     expect(day.slices.length).toBeLessThanOrEqual(16);
+    // A busy second that falls between two slices' starts is read whole, not as nothing.
+    const aligned = T0 - (T0 % FINE_BIN_US);
+    expect(windowSample({ from: aligned + 5_000_000, to: aligned + 6_000_000 }, 1e9, 2_000_000)).toEqual({ slices: [[aligned + 5_000_000, aligned + 6_000_000]], scale: 1 });
   });
 });
