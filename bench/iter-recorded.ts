@@ -6,7 +6,7 @@
 // EVAL_SERVICES does (e.g. 36-44); ITER_RELOAD=1 loads them again.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startChildServer } from './lib/server.js';
+import { serverEnv, startChildServer } from './lib/server.js';
 import { RECORDED_SHAPES, diagnose, generateRecorded, planRecorded, recordedCaseList, scoreCase, sendScenario, waitForDetection, type RecordedShape } from './lib/scenario/index.js';
 
 const env = process.env;
@@ -47,7 +47,8 @@ for (const spec of specs) {
   const { nowUs } = JSON.parse(readFileSync(meta, 'utf8')) as Saved;
   const plan = planRecorded(spec, nowUs);
   const e = plan.expectation;
-  const srv = await startChildServer({ SVC_DETECT_INTERVAL_S: '3600', SVC_DETECT_GRACE_S: '3600' }, dir);
+  // SVC_* of this process reach the diagnosing server (e.g. SVC_DIAGNOSE_SCAN_SPANS to try the window sample on every case).
+  const srv = await startChildServer({ SVC_DETECT_INTERVAL_S: '3600', SVC_DETECT_GRACE_S: '3600', ...serverEnv() }, dir);
   try {
     const window = e.window ?? { fromUs: nowUs - 15 * 60e6, toUs: nowUs };
     const a = await diagnose(srv, e.entry, window);
