@@ -49,15 +49,32 @@ export class ByteSink {
       b[n++] = 0x2d;
       v = -v;
     }
+    // Above 10^8 (timestamps in µs have 16 digits) the low eight digits are written with int32
+    // arithmetic, the rest by the loop: a division of a double a digit was 3% of log ingest's thread.
+    let low = -1;
+    if (v >= 1e8) {
+      const hi = Math.floor(v / 1e8);
+      low = v - hi * 1e8;
+      v = hi;
+    }
     let d = 1;
     for (let x = v; x >= 10; x = Math.floor(x / 10)) d++;
-    let k = (this.n = n + d);
+    let k = (n = n + d);
     while (v >= 10) {
       const q = Math.floor(v / 10);
       b[--k] = 48 + (v - q * 10);
       v = q;
     }
     b[--k] = 48 + v;
+    if (low >= 0) {
+      for (let j = n + 7; j >= n; j--) {
+        const q = (low / 10) | 0;
+        b[j] = 48 + (low - q * 10);
+        low = q;
+      }
+      n += 8;
+    }
+    this.n = n;
   }
 
   /** Gives back memory after an unusually large record or batch. */
