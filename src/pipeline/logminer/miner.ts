@@ -350,6 +350,7 @@ export class LogMiner {
         }
         let samples = r.samples[slot];
         const want = sampling && (samples !== undefined ? samples.length < maxSamples : r.nSampleSlots < maxSlots);
+        if (!want && !paramsJson && !lineParams) continue;
         const s = out.paramStart[base + k]!;
         const len = Math.min(out.paramLen[base + k]!, this.maxValueChars * 4);
         // An ASCII value goes to the JSON text as bytes; any other is decoded and stringified.
