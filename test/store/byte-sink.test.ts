@@ -13,6 +13,14 @@ describe('ByteSink.decimal', () => {
       s.decimal(v);
       expect(s.b.toString('latin1', 0, s.n)).toBe(String(v));
     }
+    // consecutive timestamps share their high digits (copied from the last one): low parts with leading zeros, then a new high part
+    const base = 17_957_755 * 1e8; // µs in 2026
+    const seq = [base + 5, base + 99_999_999, base + 10_000_000, base, base + 1e8 + 7, base + 1e8 + 7, base - 1, -(base + 3)];
+    for (const v of seq) {
+      s.n = 0;
+      s.decimal(v);
+      expect(s.b.toString('latin1', 0, s.n)).toBe(String(v));
+    }
     // appended after what is there, not over it
     s.n = 0;
     s.byte(0x2c);
