@@ -1023,9 +1023,10 @@ function skelHash(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArr
 }
 
 /** The differing word positions taken for constants (a copy of dPos: sameWord's diffsOf overwrites that). */
-const enumPos = new Array<i32>();
+const enumPos = new StaticArray<i32>(MAX_TOKENS + 1);
+let enumN: i32 = 0;
 @inline function isEnumPos(i: i32): bool {
-  for (let k = 0; k < enumPos.length; k++) if (unchecked(enumPos[k]) == i) return true;
+  for (let k = 0; k < enumN; k++) if (unchecked(enumPos[k]) == i) return true;
   return false;
 }
 
@@ -1036,7 +1037,7 @@ function family(leaf: Array<Tpl>, tpl: Tpl): void {
   for (let j = 0; j < leaf.length; j++) {
     const u = unchecked(leaf[j]);
     let words = true;
-    for (let k = 0; k < enumPos.length && words; k++) {
+    for (let k = 0; k < enumN && words; k++) {
       const p = unchecked(enumPos[k]);
       words = isWordTok(changetype<usize>(u.pat) + <usize>unchecked(u.ts[p]), unchecked(u.tl[p]));
     }
@@ -1049,7 +1050,7 @@ function family(leaf: Array<Tpl>, tpl: Tpl): void {
 
 /** reference.ts fewWords: has every position of enumPos held fewer than ENUM_MAX distinct words in fam? */
 function fewWords(): bool {
-  for (let k = 0; k < enumPos.length; k++) {
+  for (let k = 0; k < enumN; k++) {
     const p = unchecked(enumPos[k]);
     let distinct = 0;
     for (let a = 0; a < fam.length; a++) {
@@ -1092,15 +1093,16 @@ function simOf(t: Tpl, ntok: i32): void {
 /** reference.ts diffs: positions t does not cover in the current line (dN), those holding a word in both (dPos, dWords of them). */
 let dN: i32 = 0;
 let dWords: i32 = 0;
-const dPos = new Array<i32>();
-/** reference.ts diffs' tplWordPos: differing positions where t holds a word, whatever the line holds. */
-const dTplPos = new Array<i32>();
+const dPos = new StaticArray<i32>(MAX_TOKENS + 1);
+/** reference.ts diffs' tplWordPos: differing positions where t holds a word, whatever the line holds (dTplN of them). */
+const dTplPos = new StaticArray<i32>(MAX_TOKENS + 1);
+let dTplN: i32 = 0;
 function diffsOf(t: Tpl, ntok: i32): void {
   const mb = changetype<usize>(mbuf);
   const pp = changetype<usize>(t.pat);
   dN = 0;
-  dPos.length = 0;
-  dTplPos.length = 0;
+  dWords = 0;
+  dTplN = 0;
   for (let i = 0; i < ntok; i++) {
     const kind = unchecked(t.kind[i]);
     if (kind == 1 || unchecked(t.th[i]) == unchecked(lH[i])) continue;
@@ -1109,11 +1111,10 @@ function diffsOf(t: Tpl, ntok: i32): void {
     if (kind == 2 && globMatch(ta, unchecked(t.tl[i]), la, unchecked(lML[i]))) continue;
     dN++;
     if (isWordTok(ta, unchecked(t.tl[i]))) {
-      dTplPos.push(i);
-      if (isWordTok(la, unchecked(lML[i]))) dPos.push(i);
+      unchecked(dTplPos[dTplN++] = i);
+      if (isWordTok(la, unchecked(lML[i]))) unchecked(dPos[dWords++] = i);
     }
   }
-  dWords = dPos.length;
 }
 
 /** reference.ts sameWord: the leaf's template (not best) with the line's words at enumPos that accepts the line and differs in no word. */
@@ -1126,7 +1127,7 @@ function sameWord(leaf: Array<Tpl>, best: Tpl, ntok: i32): Tpl | null {
     const u = unchecked(leaf[j]);
     if (u === best) continue;
     let holds = true;
-    for (let k = 0; k < enumPos.length && holds; k++) {
+    for (let k = 0; k < enumN && holds; k++) {
       const p = unchecked(enumPos[k]);
       holds = unchecked(u.th[p]) == unchecked(lH[p]);
     }
@@ -1811,8 +1812,8 @@ export function mine(svc: i32, n: i32): void {
         diffsOf(bt, ntok);
         let hasFamily = false;
         if (dWords >= 1 && dWords <= ENUM_POSITIONS) {
-          enumPos.length = 0;
-          for (let k = 0; k < dPos.length; k++) enumPos.push(unchecked(dPos[k]));
+          enumN = dWords;
+          for (let k = 0; k < dWords; k++) unchecked(enumPos[k] = unchecked(dPos[k]));
           family(s.leaves.get(key), bt);
           hasFamily = true;
           if (fewWords()) {
@@ -1830,9 +1831,9 @@ export function mine(svc: i32, n: i32): void {
           found = bt;
           if (nd > 0) {
             // reference.ts: a value that is no word where bt holds one makes the position a variable: bt's family merges
-            if (!hasFamily && dTplPos.length >= 1 && dTplPos.length <= ENUM_POSITIONS) {
-              enumPos.length = 0;
-              for (let k = 0; k < dTplPos.length; k++) enumPos.push(unchecked(dTplPos[k]));
+            if (!hasFamily && dTplN >= 1 && dTplN <= ENUM_POSITIONS) {
+              enumN = dTplN;
+              for (let k = 0; k < dTplN; k++) unchecked(enumPos[k] = unchecked(dTplPos[k]));
               family(s.leaves.get(key), bt);
               hasFamily = true;
             }
