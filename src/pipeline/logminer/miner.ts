@@ -435,6 +435,7 @@ export class LogMiner {
       this.recs.delete(id);
       r.dirty = false;
     }
+    js.shrink(); // the batch's JSON is in its strings; a buffer grown by an unusual batch is given back
     return {
       templateIds,
       flags: flagsOut,
