@@ -72,7 +72,7 @@ export function mineLogs(m: LogMiner, batch: ColumnBatch): TemplateRow[] {
     });
   // A request usually holds one service's lines: its columns go to the miner as they are.
   const first = services[0] as string;
-  let one = true;
+  let one = batch.rows > 0; // (no lines: no service to mine for)
   for (let i = 1; i < batch.rows && one; i++) one = services[i] === first;
   if (one) {
     const r = mine(first, c['body']! as (string | null)[], c['timestamp']!, c['severity_text']!, c['severity_number']!);
