@@ -19,6 +19,7 @@ const PREFIX_TOKENS: i32 = 1;
 const LEAF_MAX: i32 = 64;
 const QUOTE_MAX: i32 = 512;
 const ENUM_MAX: i32 = 5;
+const ENUM_POSITIONS: i32 = 3;
 let simNum: i64 = 7; // of SIM_DEN; set by init()
 const SIM_DEN: i64 = 10;
 const FLAG_NEW: u8 = 1;
@@ -1021,17 +1022,46 @@ function skelHash(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArr
   return k == 0 ? 1 : k;
 }
 
-/** reference.ts family: the templates of tpl's leaf that differ from it only by the word at p (into fam). */
+/** The differing word positions taken for constants (a copy of dPos: sameWord's diffsOf overwrites that). */
+const enumPos = new StaticArray<i32>(MAX_TOKENS + 1);
+let enumN: i32 = 0;
+@inline function isEnumPos(i: i32): bool {
+  for (let k = 0; k < enumN; k++) if (unchecked(enumPos[k]) == i) return true;
+  return false;
+}
+
+/** reference.ts family: the templates of tpl's leaf that differ from it only by the words at enumPos (into fam). */
 const fam = new Array<Tpl>();
-function family(leaf: Array<Tpl>, tpl: Tpl, p: i32): void {
+function family(leaf: Array<Tpl>, tpl: Tpl): void {
   fam.length = 0;
   for (let j = 0; j < leaf.length; j++) {
     const u = unchecked(leaf[j]);
-    if (!isWordTok(changetype<usize>(u.pat) + <usize>unchecked(u.ts[p]), unchecked(u.tl[p]))) continue;
+    let words = true;
+    for (let k = 0; k < enumN && words; k++) {
+      const p = unchecked(enumPos[k]);
+      words = isWordTok(changetype<usize>(u.pat) + <usize>unchecked(u.ts[p]), unchecked(u.tl[p]));
+    }
+    if (!words) continue;
     let same = true;
-    for (let i = 0; i < tpl.ntok && same; i++) if (i != p && unchecked(u.th[i]) != unchecked(tpl.th[i])) same = false;
+    for (let i = 0; i < tpl.ntok && same; i++) if (!isEnumPos(i) && unchecked(u.th[i]) != unchecked(tpl.th[i])) same = false;
     if (same) fam.push(u);
   }
+}
+
+/** reference.ts fewWords: has every position of enumPos held fewer than ENUM_MAX distinct words in fam? */
+function fewWords(): bool {
+  for (let k = 0; k < enumN; k++) {
+    const p = unchecked(enumPos[k]);
+    let distinct = 0;
+    for (let a = 0; a < fam.length; a++) {
+      const h = unchecked(unchecked(fam[a]).th[p]);
+      let seen = false;
+      for (let b = 0; b < a && !seen; b++) seen = unchecked(unchecked(fam[b]).th[p]) == h;
+      if (!seen) distinct++;
+    }
+    if (distinct >= ENUM_MAX) return false;
+  }
+  return true;
 }
 
 /** reference.ts similarity of t to the current line: sEq / sDen (non-wildcard positions), sWild. */
@@ -1060,16 +1090,19 @@ function simOf(t: Tpl, ntok: i32): void {
   return eq * SIM_DEN >= simNum * den || (den - eq <= 1 && eq >= 2);
 }
 
-/** reference.ts diffs: positions t does not cover in the current line (dN), those holding a word in both (dWords, the last at dWordAt). */
+/** reference.ts diffs: positions t does not cover in the current line (dN), those holding a word in both (dPos, dWords of them). */
 let dN: i32 = 0;
 let dWords: i32 = 0;
-let dWordAt: i32 = -1;
+const dPos = new StaticArray<i32>(MAX_TOKENS + 1);
+/** reference.ts diffs' tplWordPos: differing positions where t holds a word, whatever the line holds (dTplN of them). */
+const dTplPos = new StaticArray<i32>(MAX_TOKENS + 1);
+let dTplN: i32 = 0;
 function diffsOf(t: Tpl, ntok: i32): void {
   const mb = changetype<usize>(mbuf);
   const pp = changetype<usize>(t.pat);
   dN = 0;
   dWords = 0;
-  dWordAt = -1;
+  dTplN = 0;
   for (let i = 0; i < ntok; i++) {
     const kind = unchecked(t.kind[i]);
     if (kind == 1 || unchecked(t.th[i]) == unchecked(lH[i])) continue;
@@ -1077,22 +1110,28 @@ function diffsOf(t: Tpl, ntok: i32): void {
     const la = mb + <usize>unchecked(lMS[i]);
     if (kind == 2 && globMatch(ta, unchecked(t.tl[i]), la, unchecked(lML[i]))) continue;
     dN++;
-    if (isWordTok(ta, unchecked(t.tl[i])) && isWordTok(la, unchecked(lML[i]))) {
-      dWords++;
-      dWordAt = i;
+    if (isWordTok(ta, unchecked(t.tl[i]))) {
+      unchecked(dTplPos[dTplN++] = i);
+      if (isWordTok(la, unchecked(lML[i]))) unchecked(dPos[dWords++] = i);
     }
   }
 }
 
-/** reference.ts sameWord: the leaf's template (not best) with the line's word at p that accepts the line and differs in no word. */
-function sameWord(leaf: Array<Tpl>, best: Tpl, ntok: i32, p: i32): Tpl | null {
+/** reference.ts sameWord: the leaf's template (not best) with the line's words at enumPos that accepts the line and differs in no word. */
+function sameWord(leaf: Array<Tpl>, best: Tpl, ntok: i32): Tpl | null {
   let alt: Tpl | null = null;
   let aEq: i64 = 0;
   let aDen: i64 = 1;
   let aWild: i32 = -1;
   for (let j = 0; j < leaf.length; j++) {
     const u = unchecked(leaf[j]);
-    if (u === best || unchecked(u.th[p]) != unchecked(lH[p])) continue;
+    if (u === best) continue;
+    let holds = true;
+    for (let k = 0; k < enumN && holds; k++) {
+      const p = unchecked(enumPos[k]);
+      holds = unchecked(u.th[p]) == unchecked(lH[p]);
+    }
+    if (!holds) continue;
     simOf(u, ntok);
     const eq = sEq;
     const den = sDen;
@@ -1426,6 +1465,11 @@ function constantsAround(t: Tpl, a: i32, b: i32): i32 {
   for (let i = 0; i < t.ntok; i++) if ((i < a || i >= b) && unchecked(t.kind[i]) == 0) c++;
   return c;
 }
+/** reference.ts phraseContext: two constants around the phrase, or a constant first token alone before a phrase that ends the line. */
+function phraseContext(t: Tpl, p: i32, q: i32): bool {
+  const c = constantsAround(t, p, t.ntok - q);
+  return c >= 2 || (c == 1 && p == 1 && q == 0);
+}
 /** reference.ts phraseRun over template t's tokens [a, b). */
 function tplPhrase(t: Tpl, a: i32, b: i32): bool {
   if (a >= b) return false;
@@ -1608,7 +1652,7 @@ function phrase(s: Svc, hl: Array<Tpl>, n: i32): Tpl | null {
     while (p < lim && coversTok(u, p, p)) p++;
     let q = 0;
     while (p + q < lim && coversTok(u, m - 1 - q, n - 1 - q)) q++;
-    if (p < 1 || constantsAround(u, p, m - q) < 2 || !tplPhrase(u, p, m - q) || !linePhrase(p, n - q)) continue;
+    if (p < 1 || !phraseContext(u, p, q) || !tplPhrase(u, p, m - q) || !linePhrase(p, n - q)) continue;
     sibT.push(u);
     sibP.push(p);
     sibQ.push(q);
@@ -1763,15 +1807,17 @@ export function mine(svc: i32, n: i32): void {
       let found: Tpl | null = null;
       if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
         let bt: Tpl = best;
-        // reference.ts: a word in both at one differing position is an enum-like constant, unless a
-        // template holding the line's word there takes the line
+        // reference.ts: words in both at one to ENUM_POSITIONS differing positions are enum-like
+        // constants, unless a template holding the line's words there takes the line
         diffsOf(bt, ntok);
         let hasFamily = false;
-        if (dWords == 1) {
-          family(s.leaves.get(key), bt, dWordAt);
+        if (dWords >= 1 && dWords <= ENUM_POSITIONS) {
+          enumN = dWords;
+          for (let k = 0; k < dWords; k++) unchecked(enumPos[k] = unchecked(dPos[k]));
+          family(s.leaves.get(key), bt);
           hasFamily = true;
-          if (fam.length < ENUM_MAX) {
-            const alt = sameWord(s.leaves.get(key), bt, ntok, dWordAt);
+          if (fewWords()) {
+            const alt = sameWord(s.leaves.get(key), bt, ntok);
             if (alt !== null) {
               bt = alt;
               diffsOf(bt, ntok);
@@ -1784,6 +1830,13 @@ export function mine(svc: i32, n: i32): void {
         if (splitFrom == 0) {
           found = bt;
           if (nd > 0) {
+            // reference.ts: a value that is no word where bt holds one makes the position a variable: bt's family merges
+            if (!hasFamily && dTplN >= 1 && dTplN <= ENUM_POSITIONS) {
+              enumN = dTplN;
+              for (let k = 0; k < dTplN; k++) unchecked(enumPos[k] = unchecked(dTplPos[k]));
+              family(s.leaves.get(key), bt);
+              hasFamily = true;
+            }
             const need = bt.pat.length + 3 * ntok + 16;
             if (gbuf.length < need) gbuf = new StaticArray<u8>(need * 2);
             const gb = changetype<usize>(gbuf);

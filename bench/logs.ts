@@ -125,7 +125,10 @@ function main(): void {
   // worst case for the tree: every line a new template in one leaf (leaf bound, evictions, new rows)
   let seed = 1;
   const rnd = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
-  const word = (): string => Array.from({ length: 3 + (rnd() % 6) }, () => String.fromCharCode(97 + (rnd() % 26))).join('');
+  const part = (): string => Array.from({ length: 2 + (rnd() % 4) }, () => String.fromCharCode(97 + (rnd() % 26))).join('');
+  // Tokens like `ab_cde`: no plain words, so neither the constant-word rule nor the phrase rule
+  // applies (40 random plain words after `event` are a phrase variable: one template after five).
+  const word = (): string => `${part()}_${part()}`;
   const flood = Array.from({ length: 10 }, () => Array.from({ length: 1000 }, () => 'event ' + Array.from({ length: 40 }, word).join(' ')));
   for (const impl of ['wasm', 'reference'] as const) {
     let best = 0;

@@ -58,33 +58,46 @@ function templatesBatch(rows: readonly TemplateRow[]): ColumnBatch {
 /** Mines the svc_logs batch in place (template_id, template_params); returns the template rows to upsert. */
 export function mineLogs(m: LogMiner, batch: ColumnBatch): TemplateRow[] {
   const c = batch.columns;
-  const byService = new Map<string, number[]>();
-  for (let i = 0; i < batch.rows; i++) {
-    const s = c['service_name']![i] as string;
-    let l = byService.get(s);
-    if (!l) byService.set(s, (l = []));
-    l.push(i);
-  }
+  const services = c['service_name']!;
   const ids = c['template_id']!;
   const params = c['template_params']!;
   const evicted: TemplateRow[] = [];
-  for (const [service, idx] of byService) {
-    const r = m.mineBatch(
-      service,
-      idx.map((i) => (c['body']![i] as string | null) ?? ''),
-      {
-        timestampsUs: idx.map((i) => c['timestamp']![i] as number),
-        severityTexts: idx.map((i) => c['severity_text']![i] as string | null),
-        severityNumbers: idx.map((i) => (c['severity_number']![i] as number | null) ?? 0),
-        withParams: true,
-      },
-    );
-    evicted.push(...r.evicted);
-    idx.forEach((row, j) => {
-      ids[row] = r.templateIds[j]!;
-      const p = r.params?.[j];
-      params[row] = p && p.length ? JSON.stringify(p) : null;
+  const mine = (service: string, bodies: readonly (string | null)[], timestamps: readonly unknown[], sevTexts: readonly unknown[], sevNumbers: readonly unknown[]) =>
+    m.mineBatch(service, bodies.every((b) => b != null) ? (bodies as readonly string[]) : bodies.map((b) => b ?? ''), {
+      timestampsUs: timestamps as readonly number[],
+      severityTexts: sevTexts as readonly (string | null)[],
+      // a missing number (null) counts as 0, below the error levels, as the miner reads it
+      severityNumbers: sevNumbers as readonly number[],
+      withParamsJson: true,
     });
+  // A request usually holds one service's lines: its columns go to the miner as they are.
+  const first = services[0] as string;
+  let one = batch.rows > 0; // (no lines: no service to mine for)
+  for (let i = 1; i < batch.rows && one; i++) one = services[i] === first;
+  if (one) {
+    const r = mine(first, c['body']! as (string | null)[], c['timestamp']!, c['severity_text']!, c['severity_number']!);
+    evicted.push(...r.evicted);
+    for (let i = 0; i < batch.rows; i++) {
+      ids[i] = r.templateIds[i]!;
+      params[i] = r.paramsJson![i]!;
+    }
+  } else {
+    const byService = new Map<string, number[]>();
+    for (let i = 0; i < batch.rows; i++) {
+      const s = services[i] as string;
+      let l = byService.get(s);
+      if (!l) byService.set(s, (l = []));
+      l.push(i);
+    }
+    for (const [service, idx] of byService) {
+      const pick = (col: string) => idx.map((i) => c[col]![i]);
+      const r = mine(service, pick('body') as (string | null)[], pick('timestamp'), pick('severity_text'), pick('severity_number'));
+      evicted.push(...r.evicted);
+      idx.forEach((row, j) => {
+        ids[row] = r.templateIds[j]!;
+        params[row] = r.paramsJson![j]!;
+      });
+    }
   }
   // Created and changed templates at once, evicted ones marked so, counts of busy ones every few seconds.
   const touched = new Map<number, TemplateRow>();

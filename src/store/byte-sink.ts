@@ -12,9 +12,15 @@ export interface NodeBuffer extends Buffer {
 
 const alloc = (n: number) => Buffer.allocUnsafe(n) as NodeBuffer;
 
+/** '00' … '99' as ASCII byte pairs. */
+const PAIRS = Uint8Array.from({ length: 200 }, (_v, i) => 48 + (i & 1 ? (i >> 1) % 10 : Math.floor((i >> 1) / 10)));
+
 export class ByteSink {
   b: NodeBuffer;
   n = 0;
+  /** decimal(): the digits above 10^8 of the last number that had any, and that number's high part. */
+  private lastHi = -1;
+  private hiDigits = '';
   private readonly initial: number;
   private readonly keepMax: number;
 
@@ -48,6 +54,28 @@ export class ByteSink {
     if (v < 0) {
       b[n++] = 0x2d;
       v = -v;
+    }
+    if (v >= 1e8) {
+      // Timestamps in µs (16 digits): the digits above 10^8 (100 s) repeat from one row to the next,
+      // so they are copied from the last such number; the low eight are written two at a time in
+      // int32 arithmetic. A division of a double a digit was 3% of log ingest's thread.
+      const hi = Math.floor(v / 1e8);
+      let low = v - hi * 1e8;
+      if (hi !== this.lastHi) {
+        this.lastHi = hi;
+        this.hiDigits = String(hi);
+      }
+      const hd = this.hiDigits;
+      for (let i = 0; i < hd.length; i++) b[n++] = hd.charCodeAt(i);
+      for (let j = n + 6; j >= n; j -= 2) {
+        const q = (low / 100) | 0;
+        const r = (low - q * 100) << 1;
+        b[j] = PAIRS[r]!;
+        b[j + 1] = PAIRS[r + 1]!;
+        low = q;
+      }
+      this.n = n + 8;
+      return;
     }
     let d = 1;
     for (let x = v; x >= 10; x = Math.floor(x / 10)) d++;

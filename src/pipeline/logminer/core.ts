@@ -9,7 +9,7 @@
 // (allocated once, grown by doubling), so nothing is copied per call apart from the UTF-8 encoding.
 
 /** Fixed algorithm constants. Changing one changes template ids for existing data: bump ENGINE_VERSION. */
-export const ENGINE_VERSION = 4;
+export const ENGINE_VERSION = 5;
 /** Bytes of a body looked at for matching; the rest is kept in the body but ignored. */
 export const MATCH_BYTES = 4096;
 /** Tokens of a body looked at for matching; a longer line ends in one synthetic `<*>` token. */
@@ -36,6 +36,12 @@ export const LEAF_MAX = 64;
  * phrases of plain words between shared tokens (`failed: connection refused`, `failed: no route to host`).
  */
 export const ENUM_MAX = 5;
+/**
+ * Differing positions holding a word in both that a line may differ from its best template in and
+ * still be taken for constants (`moved from queued to running` / `... from running to done`, two
+ * positions); a line differing in more words generalises them (the similarity decides, as in Drain).
+ */
+export const ENUM_POSITIONS = 3;
 /** Default similarity threshold, as a fraction SIM_NUM / SIM_DEN, compared exactly in integers. */
 export const SIM_NUM = 7;
 export const SIM_DEN = 10;

@@ -7,6 +7,7 @@ import { FLAG_JSON, JSON_MAX_BYTES, MAX_PARAMS, type MinerCore } from './core.js
 
 /** Bytes of a body handed to the engine: one more than any rule looks at (plus a UTF-8 sequence). */
 const ENCODE_LIMIT = JSON_MAX_BYTES + 4;
+import { CsvSink } from '../../store/csv.js';
 import { addSample, computeLogCounters, newSlotStats, slotLabels, type LogCounter, type LogCounterOptions, type SlotStats } from './counters.js';
 
 /** A row shaped like svc_log_templates (src/store/schema.ts); timestamps in microseconds since the epoch. */
@@ -72,6 +73,12 @@ export interface BatchMeta {
   severityNumbers?: ArrayLike<number>;
   /** also return each line's parameter values (costs one string per value) */
   withParams?: boolean;
+  /**
+   * also return each line's parameter values as the text of a JSON array, `JSON.stringify(params)`
+   * (null for none): what svc_logs.template_params stores, written from the engine's bytes with one
+   * string a line (ingest: a string per value, an array and JSON.stringify cost ~0.5 µs a line)
+   */
+  withParamsJson?: boolean;
 }
 
 export interface MineBatchResult {
@@ -88,6 +95,8 @@ export interface MineBatchResult {
   evicted: TemplateRow[];
   /** per line parameter values, when meta.withParams */
   params?: string[][];
+  /** per line `JSON.stringify(params)`, or null when the line has none, when meta.withParamsJson */
+  paramsJson?: (string | null)[];
 }
 
 interface Rec {
@@ -125,6 +134,48 @@ function toMicros(v: number | bigint | Date | string | null | undefined, dflt: n
   if (v instanceof Date) return v.getTime() * 1000;
   const t = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T') + 'Z');
   return Number.isNaN(t) ? dflt : t * 1000;
+}
+
+/** The JSON text of a batch's parameters (mineBatch's paramsJson), reused across batches. */
+const jsonSink = new CsvSink(1 << 16, 1 << 22);
+
+/** JSON's own escapes of the control characters (JSON.stringify's), by code; the rest are \u00XX. */
+const SHORT_ESCAPES: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72 };
+const HEX = '0123456789abcdef';
+
+/**
+ * Writes `src[s, s + len)` as a JSON string (quotes included) when every byte is ASCII, escaped as
+ * JSON.stringify escapes it; else writes nothing and returns false. Such a value decodes to the same
+ * characters, one a byte, so the first `len` bytes are the first `len` characters.
+ */
+function jsonAscii_(out: CsvSink, src: Uint8Array, s: number, len: number): boolean {
+  const end = s + len;
+  for (let i = s; i < end; i++) if (src[i]! >= 0x80) return false;
+  out.ensure(len * 6 + 2);
+  const b = out.b;
+  let n = out.n;
+  b[n++] = 0x22;
+  for (let i = s; i < end; i++) {
+    const c = src[i]!;
+    if (c >= 0x20 && c !== 0x22 && c !== 0x5c) b[n++] = c;
+    else if (c === 0x22 || c === 0x5c) {
+      b[n++] = 0x5c;
+      b[n++] = c;
+    } else if (SHORT_ESCAPES[c] !== undefined) {
+      b[n++] = 0x5c;
+      b[n++] = SHORT_ESCAPES[c]!;
+    } else {
+      b[n++] = 0x5c;
+      b[n++] = 0x75;
+      b[n++] = 0x30;
+      b[n++] = 0x30;
+      b[n++] = HEX.charCodeAt(c >> 4);
+      b[n++] = HEX.charCodeAt(c & 15);
+    }
+  }
+  b[n++] = 0x22;
+  out.n = n;
+  return true;
 }
 
 export class LogMiner {
@@ -238,10 +289,15 @@ export class LogMiner {
     const sevT = meta.severityTexts;
     const sevN = meta.severityNumbers;
     const params: string[][] | undefined = meta.withParams ? [] : undefined;
+    const paramsJson: (string | null)[] | undefined = meta.withParamsJson ? [] : undefined;
+    const js = jsonSink;
+    js.n = 0;
     const maxSlots = this.maxSlots;
     const maxSamples = this.maxSamples;
     let lastId = -1;
     let lastRec: Rec | undefined;
+    let lastSevText: string | null | undefined = null;
+    let lastSevError = false;
     for (let li = 0; li < n; li++) {
       const id = templateIds[li]!;
       const t = ts ? ts[li]! : now;
@@ -264,7 +320,12 @@ export class LogMiner {
       const st = sevT ? sevT[li] : undefined;
       const sn = sevN ? sevN[li]! : 0;
       if (st && r.severity === null) r.severity = st;
-      if (sn >= 17 || (st && ERROR_TEXTS.has(st.toUpperCase()))) r.errors++;
+      if (st !== lastSevText) {
+        // a batch's lines mostly repeat a few texts: upper-cased once per run, not once a line
+        lastSevText = st;
+        lastSevError = !!st && ERROR_TEXTS.has(st.toUpperCase());
+      }
+      if (sn >= 17 || lastSevError) r.errors++;
       if (!r.dirty) {
         r.dirty = true;
         this.dirty.push(r);
@@ -274,6 +335,8 @@ export class LogMiner {
       const lineParams: string[] | undefined = params ? [] : undefined;
       // sampling decodes a value: done for the first 32 lines of a template, then every 64th line
       const sampling = r.count <= 32 || (r.count & 63) === 0;
+      const jsonStart = js.n;
+      let jsonAscii = true;
       for (let k = 0; k < pc; k++) {
         const slot = out.paramSlot[base + k]!;
         const num = out.paramNum[base + k]!;
@@ -287,9 +350,18 @@ export class LogMiner {
         }
         let samples = r.samples[slot];
         const want = sampling && (samples !== undefined ? samples.length < maxSamples : r.nSampleSlots < maxSlots);
+        if (!want && !paramsJson && !lineParams) continue;
+        const s = out.paramStart[base + k]!;
+        const len = Math.min(out.paramLen[base + k]!, this.maxValueChars * 4);
+        // An ASCII value goes to the JSON text as bytes; any other is decoded and stringified.
+        if (paramsJson) {
+          js.byte(k ? 0x2c : 0x5b);
+          if (!jsonAscii_(js, data, s, Math.min(len, this.maxValueChars))) {
+            jsonAscii = false;
+            js.utf8(JSON.stringify(data.toString('utf8', s, s + len).slice(0, this.maxValueChars)));
+          }
+        }
         if (want || lineParams) {
-          const s = out.paramStart[base + k]!;
-          const len = Math.min(out.paramLen[base + k]!, this.maxValueChars * 4);
           const v = data.toString('utf8', s, s + len).slice(0, this.maxValueChars);
           if (lineParams) lineParams.push(v);
           if (want) {
@@ -305,10 +377,24 @@ export class LogMiner {
           }
         }
       }
+      const x = extras?.[li];
       if (params) {
-        const x = extras?.[li];
         if (x) for (const v of x) if (lineParams!.length < MAX_PARAMS) lineParams!.push(v.slice(0, this.maxValueChars));
         params.push(lineParams!);
+      }
+      if (paramsJson) {
+        let count = pc;
+        if (x) {
+          for (let e = 0; e < x.length && count < MAX_PARAMS; e++, count++) {
+            js.byte(count ? 0x2c : 0x5b);
+            js.utf8(JSON.stringify(x[e]!.slice(0, this.maxValueChars)));
+            jsonAscii = false;
+          }
+        }
+        if (count) {
+          js.byte(0x5d);
+          paramsJson.push(jsonAscii ? js.b.latin1Slice(jsonStart, js.n) : js.b.utf8Slice(jsonStart, js.n));
+        } else paramsJson.push(null);
       }
     }
     // a merged template's counts move to the template it merged into, before rows are built
@@ -349,12 +435,14 @@ export class LogMiner {
       this.recs.delete(id);
       r.dirty = false;
     }
+    js.shrink(); // the batch's JSON is in its strings; a buffer grown by an unusual batch is given back
     return {
       templateIds,
       flags: flagsOut,
       changed,
       evicted: evictedRows,
       ...(params ? { params } : {}),
+      ...(paramsJson ? { paramsJson } : {}),
     };
   }
 

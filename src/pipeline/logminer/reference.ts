@@ -37,11 +37,13 @@
 //     (`user=root` + `user=guest` → `user=<*>`), else `<*>`. A template that generalised absorbs the
 //     templates of its leaf with its constants whose variables it now covers (absorb): a merge,
 //     reported so the store records it; the generalised template keeps its id.
-//     Enum-like words: when exactly one differing position holds a plain word in both (Started /
-//     Stopped), it is a constant: a template of the leaf with the line's word there that accepts the
-//     line takes it (sameWord), else the line starts its own template (reported as split from the
-//     match), as long as the leaf holds fewer than ENUM_MAX templates differing only there (family);
-//     the next word makes the position a variable: the match generalises and that family merges into it.
+//     Enum-like words: when one to ENUM_POSITIONS differing positions hold a plain word in both
+//     (Started / Stopped; from queued to running / from running to done), they are constants: a
+//     template of the leaf with the line's words there that accepts the line takes it (sameWord),
+//     else the line starts its own template (reported as split from the match), as long as each of
+//     those positions has held fewer than ENUM_MAX distinct words in the templates of the leaf that
+//     differ from the match only there (family); a further word makes the positions variables: the
+//     match generalises and that family merges into it.
 //  5b. Variable length: a line no template of its length accepts joins the template with the same
 //     skeleton (constants in order, each run of variable tokens one mark: skeletonOf), whatever its
 //     length. When a template's skeleton changes as it generalises and a template of another length
@@ -57,7 +59,7 @@
 //     the leaf, else of the service) is evicted. Ids come from one counter and are never reused.
 import {
   FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, JSON_MAX_BYTES, JSON_MAX_DEPTH, JSON_MAX_KEYS, LONG_TOKEN,
-  ENUM_MAX, LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, QUOTE_MAX, SIM_DEN, SIM_NUM,
+  ENUM_MAX, ENUM_POSITIONS, LEAF_MAX, MATCH_BYTES, MAX_PARAMS, MAX_TOKENS, PREFIX_TOKENS, QUOTE_MAX, SIM_DEN, SIM_NUM,
   type CoreConfig, type CoreInput, type CoreOutput, type MinerCore,
 } from './core.js';
 
@@ -918,11 +920,22 @@ export function isPhraseWord(t: string): boolean {
   return true;
 }
 
-/** Constant tokens of a template outside [a, b): the context a phrase needs two of (`Job <*> <phrase>` has one). */
+/** Constant tokens of a template outside [a, b). */
 function constantsAround(kinds: number[], a: number, b: number): number {
   let c = 0;
   for (let i = 0; i < kinds.length; i++) if ((i < a || i >= b) && kinds[i] === 0) c++;
   return c;
+}
+
+/**
+ * Is the context of a phrase at [p, m - q) of a template with these kinds enough to call it one
+ * event: two constant tokens around it, or a constant first token that is all there is before the
+ * phrase ends the line (`Starting <phrase>`, `error: <phrase>`). `Job <*> <phrase>` (one constant
+ * and a variable) is neither: such phrases (started, stopped by user) name events.
+ */
+function phraseContext(kinds: number[], p: number, q: number): boolean {
+  const c = constantsAround(kinds, p, kinds.length - q);
+  return c >= 2 || (c === 1 && p === 1 && q === 0);
 }
 
 /** Are tokens [a, b) one or more plain words of a phrase? */
@@ -1233,18 +1246,24 @@ export class ReferenceCore implements MinerCore {
   }
 
   /**
-   * The templates of tpl's leaf that differ from it only by the word at position p (tpl included):
-   * the values an enum-like position has taken, one template each.
+   * The templates of tpl's leaf that differ from it only by the words at positions ps (tpl included):
+   * the values enum-like positions have taken, one template per combination.
    */
-  private family(leaf: RefTemplate[], tpl: RefTemplate, p: number): RefTemplate[] {
+  private family(leaf: RefTemplate[], tpl: RefTemplate, ps: number[]): RefTemplate[] {
     const out: RefTemplate[] = [];
     for (const u of leaf) {
-      if (!isWord(u.tokens[p]!)) continue;
+      if (!ps.every((p) => isWord(u.tokens[p]!))) continue;
       let same = true;
-      for (let i = 0; i < tpl.tokens.length && same; i++) if (i !== p && u.tokens[i] !== tpl.tokens[i]) same = false;
+      for (let i = 0; i < tpl.tokens.length && same; i++) if (!ps.includes(i) && u.tokens[i] !== tpl.tokens[i]) same = false;
       if (same) out.push(u);
     }
     return out;
+  }
+
+  /** Has every position of ps held fewer than ENUM_MAX distinct words in the family (an enum, still)? */
+  private static fewWords(fam: RefTemplate[], ps: number[]): boolean {
+    for (const p of ps) if (new Set(fam.map((u) => u.tokens[p]!)).size >= ENUM_MAX) return false;
+    return true;
   }
 
   /**
@@ -1265,7 +1284,7 @@ export class ReferenceCore implements MinerCore {
       while (p < lim && coversToken(u.tokens[p]!, u.kinds[p]!, lt[p]!)) p++;
       let q = 0;
       while (p + q < lim && coversToken(u.tokens[m - 1 - q]!, u.kinds[m - 1 - q]!, lt[n - 1 - q]!)) q++;
-      if (p < 1 || constantsAround(u.kinds, p, m - q) < 2 || !phraseRun(u.tokens, p, m - q) || !phraseRun(lt, p, n - q)) continue;
+      if (p < 1 || !phraseContext(u.kinds, p, q) || !phraseRun(u.tokens, p, m - q) || !phraseRun(lt, p, n - q)) continue;
       sib.push({ u, p, q });
     }
     if (sib.length < ENUM_MAX) return undefined;
@@ -1349,36 +1368,39 @@ export class ReferenceCore implements MinerCore {
     return eq * SIM_DEN >= this.simNum * den || (den - eq <= 1 && eq >= 2);
   }
 
-  /** The positions template t does not cover yet in line tokens lt: how many, and those holding a word in both (the last one's position). */
-  private diffs(t: RefTemplate, lt: string[]): { n: number; words: number; wordAt: number } {
+  /**
+   * The positions template t does not cover yet in line tokens lt: how many, those holding a word in
+   * both (wordPos), and those where t holds a word whatever the line holds (tplWordPos).
+   */
+  private diffs(t: RefTemplate, lt: string[]): { n: number; words: number; wordPos: number[]; tplWordPos: number[] } {
     let n = 0;
-    let words = 0;
-    let wordAt = -1;
+    const wordPos: number[] = [];
+    const tplWordPos: number[] = [];
     for (let i = 0; i < lt.length; i++) {
       const tt = t.tokens[i]!;
       const kind = t.kinds[i]!;
       if (kind === 1 || tt === lt[i] || (kind === 2 && globMatch(tt, lt[i]!))) continue;
       n++;
-      if (isWord(tt) && isWord(lt[i]!)) {
-        words++;
-        wordAt = i;
+      if (isWord(tt)) {
+        tplWordPos.push(i);
+        if (isWord(lt[i]!)) wordPos.push(i);
       }
     }
-    return { n, words, wordAt };
+    return { n, words: wordPos.length, wordPos, tplWordPos };
   }
 
   /**
-   * The template of the leaf, other than best, that holds the line's word at p, accepts the line and
-   * differs from it in no other word: the event the line's word names. The most similar one (then
-   * more wildcards, then the older one), or undefined.
+   * The template of the leaf, other than best, that holds the line's words at ps, accepts the line
+   * and differs from it in no other word: the event the line's words name. The most similar one
+   * (then more wildcards, then the older one), or undefined.
    */
-  private sameWord(leaf: RefTemplate[], best: RefTemplate, lt: string[], p: number): RefTemplate | undefined {
+  private sameWord(leaf: RefTemplate[], best: RefTemplate, lt: string[], ps: number[]): RefTemplate | undefined {
     let alt: RefTemplate | undefined;
     let aEq = 0;
     let aDen = 1;
     let aWild = -1;
     for (const u of leaf) {
-      if (u === best || u.tokens[p] !== lt[p]) continue;
+      if (u === best || !ps.every((p) => u.tokens[p] === lt[p])) continue;
       const [eq, den, wild] = this.similarity(u, lt);
       if (!this.accepts(eq, den) || this.diffs(u, lt).words > 0) continue;
       const lhs = eq * aDen;
@@ -1510,10 +1532,10 @@ export class ReferenceCore implements MinerCore {
           // the line's word there and accepts the line takes it instead (the same event).
           let d = this.diffs(best, line.tokens);
           let family: RefTemplate[] | null = null;
-          if (d.words === 1) {
-            family = this.family(leaf!, best, d.wordAt);
-            if (family.length < ENUM_MAX) {
-              const alt = this.sameWord(leaf!, best, line.tokens, d.wordAt);
+          if (d.words >= 1 && d.words <= ENUM_POSITIONS) {
+            family = this.family(leaf!, best, d.wordPos);
+            if (ReferenceCore.fewWords(family, d.wordPos)) {
+              const alt = this.sameWord(leaf!, best, line.tokens, d.wordPos);
               if (alt !== undefined) {
                 best = alt;
                 d = this.diffs(alt, line.tokens);
@@ -1525,6 +1547,10 @@ export class ReferenceCore implements MinerCore {
           if (splitFrom === 0) {
             tpl = best;
             if (nd > 0) {
+              // a value that is no word where the template holds one (`notes.txt` after `alpha`,
+              // `gamma`): the position is a variable, so the templates split off there by their
+              // words (the family) merge into this one as it generalises
+              if (family === null && d.tplWordPos.length >= 1 && d.tplWordPos.length <= ENUM_POSITIONS) family = this.family(leaf!, tpl, d.tplWordPos);
               for (let i = 0; i < ntok; i++) {
                 const tt = tpl.tokens[i]!;
                 const kind = tpl.kinds[i]!;

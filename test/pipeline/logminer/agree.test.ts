@@ -168,6 +168,34 @@ describe('WASM and reference agree on generated hostile input', () => {
     expect(splits).toBeGreaterThan(10);
     expect(merges).toBeGreaterThan(10);
   });
+  it('words in two or three positions, non-word values where words were, phrases after a lone word', () => {
+    const few = ['queued', 'running', 'done', 'failed'];
+    const many = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'red', 'blue', 'green', 'north', 'south', 'notes.txt', 'q1', 'a_b', '42'];
+    const phraseWords = ['metrics', 'system', 'shuffle', 'handler', 'the', 'block', 'scanner', 'web', 'server', 'lease', 'monitor'];
+    const pick = (xs: string[]): string => xs[rnd(xs.length)]!;
+    const shapes = [
+      () => `job ${rnd(999)} moved from ${pick(few)} to ${pick(few)} by scheduler`,
+      () => `user ${rnd(99)} renamed file ${pick(many)} to ${pick(many)} in project main`,
+      () => `sync of volume vol-${rnd(9)} failed: ${pick(many)} is ${pick(rnd(2) ? few : many)} now`,
+      () => `copy ${pick(few)} ${pick(many)} ${pick(few)} done for tenant ${rnd(9)} in region eu`,
+      () => `Starting ${Array.from({ length: 1 + rnd(4) }, () => pick(phraseWords)).join(' ')}`,
+    ];
+    const batches = Array.from({ length: 30 }, (_, i) => ({ svc: i % 2, bodies: Array.from({ length: 40 }, () => enc.encode(shapes[rnd(shapes.length)]!())) }));
+    agree(batches, 2000);
+    agree(batches, 12);
+    agree(batches, 2000, 5);
+    // the input reaches the rules: splits by two or more words, merges of families and phrases
+    const r = new ReferenceCore({ maxTemplatesPerService: 2000 });
+    let splits = 0;
+    let merges = 0;
+    for (const { svc, bodies } of batches) {
+      const o = run(r, svc, bodies);
+      splits += o.splitFrom.filter((x) => x > 0).length;
+      merges += o.evictedInto.filter((x) => x > 0).length;
+    }
+    expect(splits).toBeGreaterThan(10);
+    expect(merges).toBeGreaterThan(10);
+  });
   it('phrases of plain words, request lines and lines of a retired length (phrase merges, run covers)', () => {
     const words = ['connection', 'reset', 'by', 'peer', 'no', 'route', 'to', 'host', 'is', 'down', 'broken', 'pipe', "can't", 'read-only', 'file.', 'done,'];
     const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'];

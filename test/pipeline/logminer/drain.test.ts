@@ -55,6 +55,30 @@ function logBatch(service: string, bodies: string[]): ColumnBatch {
 }
 
 describe('mineLogs', () => {
+  it('fills template_id and template_params alike whether a batch holds one service or several; an empty batch mines nothing', () => {
+    const a = ['took 12 ms for user 7', 'took 30 ms for user 8', 'no values here'];
+    const b = ['queue depth 4 of 10', 'queue depth 9 of 10'];
+    const one = createMiner();
+    const sa = logBatch('a', a);
+    const sb = logBatch('b', b);
+    mineLogs(one, sa);
+    mineLogs(one, sb);
+    const mixed = createMiner();
+    const rows = [...a.map((body, i) => ({ service_name: 'a', body, timestamp: 1_700_000_000_000_000 + i })), ...b.map((body, i) => ({ service_name: 'b', body, timestamp: 1_700_000_000_000_000 + i }))];
+    const order = [0, 3, 1, 4, 2];
+    const mb = batchOf(LOGS, order.map((k) => rows[k]!));
+    mineLogs(mixed, mb);
+    const col = (x: ColumnBatch, name: string) => x.columns[name]!;
+    const want = [...col(sa, 'template_params'), ...col(sb, 'template_params')];
+    expect(order.map((_k, j) => col(mb, 'template_params')[j])).toEqual(order.map((k) => want[k]));
+    expect(col(sa, 'template_params')).toEqual(['["12","7"]', '["30","8"]', null]);
+    expect(col(mb, 'template_id')[0]).toBe(col(mb, 'template_id')[2]);
+    expect(col(mb, 'template_id')[0]).not.toBe(col(mb, 'template_id')[1]);
+    const empty = createMiner();
+    expect(mineLogs(empty, logBatch('c', []))).toEqual([]);
+    expect(empty.liveCount('c')).toBe(0);
+  });
+
   it('returns evicted templates marked evicted, so the table records the eviction', () => {
     const m = createMiner({ maxTemplatesPerService: 2 });
     mineLogs(m, logBatch('svc', ['alpha one', 'beta two three']));

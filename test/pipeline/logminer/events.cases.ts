@@ -189,7 +189,7 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       ], batch);
     });
 
-    it('a phrase needs two constant tokens around it: `Job <*> <phrase>` stays one event per phrase', () => {
+    it('a phrase needs two constant tokens around it, or a leading word alone: `Job <*> <phrase>` stays one event per phrase', () => {
       const m = make();
       const phrases = ['started', 'finished successfully', 'timed out after retries', 'was cancelled by the user', 'could not be scheduled anywhere', 'lost its lease to another node'];
       const r = m.mineBatch('svc', phrases.map((p, i) => `Job ${100 + i} ${p}`));
@@ -299,6 +299,90 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
     });
   });
 
+  describe(`log events (${impl}): words in two positions, phrases after one word, phrases of one length`, () => {
+    const moves = (from: string, to: string, ids: number[]) => ids.map((id) => `job ${id} moved from ${from} to ${to} by scheduler`);
+    const renames = ['alpha beta', 'gamma delta', 'notes.txt notes-old.txt', 'draft final', 'q1 q2', 'old new', 'left right', 'alpha omega'].map(
+      (pair, i) => `user ${i + 3} renamed file ${pair.split(' ')[0]} to ${pair.split(' ')[1]} in project main`,
+    );
+
+    it('a value that is no word where the split templates hold words makes the position a variable: they merge', () => {
+      const m = make();
+      const r = m.mineBatch('svc', renames.slice(0, 3));
+      const [a, b] = [r.templateIds[0]!, r.templateIds[1]!];
+      expect(a).not.toBe(b);
+      expect(r.templateIds[2]).toBe(a);
+      expect(r.evicted.map((e) => [e.template_id, e.merged_into, e.split_from])).toEqual([[b, a, a]]);
+      expect(m.template(a)).toMatchObject({ pattern: 'user <*> renamed file <*> to <*> in project main', count: 3 });
+    });
+
+    it('two enum-like positions are constants, one event per combination; two positions that keep changing are variables', () => {
+      for (const batch of [1000, 1]) golden([
+        { pattern: 'job <*> moved from queued to running by scheduler', lines: moves('queued', 'running', [12, 16, 230, 7]) },
+        { pattern: 'job <*> moved from running to done by scheduler', lines: moves('running', 'done', [13, 12, 99]) },
+        { pattern: 'job <*> moved from running to failed by scheduler', lines: moves('running', 'failed', [14, 230]) },
+        { pattern: 'job <*> moved from queued to cancelled by scheduler', lines: moves('queued', 'cancelled', [15, 8, 9]) },
+        { pattern: 'user <*> renamed file <*> to <*> in project main', lines: renames },
+      ], batch);
+    });
+
+    it('phrases of one length that similarity would join stay separate events while few', () => {
+      const vol = (p: string, ids: number[]) => ids.map((id) => `sync of volume vol-${id} failed: ${p}`);
+      golden([
+        { pattern: 'sync of volume vol-<*> failed: disk is full', lines: vol('disk is full', [1, 2, 7, 1]) },
+        { pattern: 'sync of volume vol-<*> failed: host is down', lines: vol('host is down', [3, 1]) },
+        { pattern: 'sync of volume vol-<*> failed: quota is exceeded', lines: vol('quota is exceeded', [4, 5, 6]) },
+        { pattern: 'sync of volume vol-<*> failed: peer not reachable', lines: vol('peer not reachable', [2, 9]) },
+      ]);
+    });
+
+    it('a phrase after a single leading word is a variable once it keeps changing; few repeated ones stay events', () => {
+      golden([
+        {
+          pattern: 'Starting <*>',
+          lines: [
+            'Starting metrics system',
+            'Starting shuffle handler service',
+            'Starting cleanup thread',
+            'Starting the block scanner',
+            'Starting web server on all interfaces',
+            'Starting lease recovery monitor',
+            'Starting metrics system',
+            'Starting audit log writer',
+          ],
+        },
+        { pattern: 'Shutdown complete', lines: ['Shutdown complete', 'Shutdown complete'] },
+        { pattern: 'Shutdown requested by operator', lines: ['Shutdown requested by operator', 'Shutdown requested by operator'] },
+      ]);
+    });
+
+    it('the merged phrase keeps the oldest id and takes new phrases of any length after a restart', () => {
+      const lines = ['Starting metrics system', 'Starting shuffle handler service', 'Starting cleanup thread', 'Starting the block scanner', 'Starting web server on all interfaces', 'Starting lease recovery monitor'];
+      const m1 = make();
+      const r1 = m1.mineBatch('svc', lines);
+      const first = r1.templateIds[0]!;
+      expect(new Set(Array.from(r1.templateIds, resolver([r1])))).toEqual(new Set([first]));
+      expect(r1.evicted.map((e) => e.merged_into)).toEqual([first, first, first, first]);
+      const m2 = make();
+      m2.restore(new Map([...r1.changed, ...m1.drainDirty(), ...r1.evicted].map((row) => [row.template_id, row])).values());
+      const r2 = m2.mineBatch('svc', ['Starting job history server', 'Starting cleanup thread']);
+      expect(Array.from(r2.templateIds)).toEqual([first, first]);
+      expect(r2.changed).toEqual([]);
+    });
+
+    it('a split of a two-word combination records where it came from; the merge when the words turn variable too', () => {
+      const m = make();
+      // words only: each rename splits off until the sixth pair of words
+      const wordRenames = ['alpha beta', 'gamma delta', 'draft final', 'old new', 'left right', 'red blue'].map((pair, i) => `user ${i} renamed file ${pair.replace(' ', ' to ')} in project main`);
+      const r = m.mineBatch('svc', [...moves('queued', 'running', [1]), ...moves('running', 'done', [2]), ...wordRenames]);
+      const rows = new Map(m.drainDirty().map((row) => [row.template_id, row]));
+      expect(rows.get(r.templateIds[1]!)!.split_from).toBe(r.templateIds[0]);
+      const renameFirst = r.templateIds[2]!;
+      // the sixth rename turned both positions into variables: the five before merged into the first
+      expect(r.evicted.map((e) => [e.merged_into, e.split_from])).toEqual([1, 2, 3, 4].map(() => [renameFirst, renameFirst]));
+      expect(m.template(renameFirst)).toMatchObject({ pattern: 'user <*> renamed file <*> to <*> in project main', count: 6 });
+    });
+  });
+
   describe(`log events (${impl}): ids across a restart`, () => {
     const phase1 = [
       'replicas 10.0.0.1 in sync after 12ms',
@@ -311,6 +395,14 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       'copied 3 4 files to archive',
       '10.0.0.1 - - [12/Jan/2025:08:00:01 +0100] "GET /a/1 HTTP/1.1" 200 12',
       '10.0.0.2 - - [12/Jan/2025:08:00:02 +0100] "POST /a/1 HTTP/1.1" 201 3',
+      'job 1 moved from queued to running by scheduler',
+      'job 2 moved from running to done by scheduler',
+      'user 1 renamed file a to b in project main',
+      'user 2 renamed file c to d in project main',
+      'user 3 renamed file e to f in project main',
+      'Starting metrics system',
+      'Starting shuffle handler service',
+      'Starting cleanup thread',
     ];
     const phase2 = [
       'replicas 10.0.0.1 10.0.0.2 in sync after 3s',
@@ -333,6 +425,16 @@ export function eventsSuite(impl: 'wasm' | 'reference'): void {
       '10.0.0.3 - - [12/Jan/2025:08:00:03 +0100] "POST /b/2 HTTP/2.0" 201 4',
       '10.0.0.4 - - [12/Jan/2025:08:00:04 +0100] "PUT /b/2 HTTP/1.1" 200 5',
       '10.0.0.5 - - [12/Jan/2025:08:00:05 +0100] "GET /b/3 HTTP/1.1" 200 6',
+      'job 3 moved from running to failed by scheduler',
+      'job 4 moved from queued to running by scheduler',
+      'job 5 moved from running to done by scheduler',
+      'user 4 renamed file g to h in project main',
+      'user 5 renamed file ij to kl in project main',
+      'user 6 renamed file mn to op in project main',
+      'Starting the block scanner',
+      'Starting web server on all interfaces',
+      'Starting lease recovery monitor',
+      'Starting cleanup thread',
     ];
 
     it('a restart between two phases gives the same ids, splits and merges as no restart', () => {

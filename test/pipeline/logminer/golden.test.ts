@@ -33,10 +33,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '60ef6d1525706c5e'
   },
   BGL: {
-    templates: 111,
-    ga: 0.9825,
-    pa: 0.9355,
-    sha256: 'b9f73ee615fb8e1d'
+    templates: 117,
+    ga: 0.982,
+    pa: 0.9375,
+    sha256: 'c61a50cff2724ff8'
   },
   HPC: {
     templates: 44,

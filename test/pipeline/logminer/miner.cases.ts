@@ -144,6 +144,32 @@ export function minerSuite(impl: 'wasm' | 'reference'): void {
       expect([...c1.params!, ...c2.params!]).toEqual(a.params);
       expect(a.params![2]).toEqual(['13', '4']);
     });
+    it('writes each line\'s parameters as JSON text equal to JSON.stringify of them', () => {
+      // ASCII values take the byte path, the others the string path: escapes, cuts and mixes of both
+      const lines = [
+        'job 12 said "hi\\there" tab\tend code=\u0001x',
+        'job 13 said "a" tab\tend code=\u0002y',
+        'job 14 said café tab\tend code=ü',
+        `job 15 said ${'x'.repeat(100)} tab\tend code=${'é'.repeat(70)}`,
+        `job 16 said ${'😀'.repeat(40)} tab\tend code=${'a'.repeat(63)}😀`,
+        'no variables here at all',
+        'ping 1 from 10.0.0.1:77 x\u0007y\u001fz\u007f"q',
+        'ping 2 from 10.0.0.2:78 a\u0008b\u000cc\rd',
+        'ping 3 from 10.0.0.3:79 more\u0010than',
+        'ping 4 from 10.0.0.4:80 few\u0003words',
+        'said "a\u0007b 12\u001f" ok',
+        'said "c\u0008d 13\u000c\u007f" ok',
+        '{"msg":"user 42 logged in","level":"info","ip":"10.0.0.1"}',
+        'level=warn msg="disk 91% full" path=/var/lib/x',
+        '\u0000\u0001 null 12 \ud800 lone 13',
+      ];
+      const m = make();
+      for (let round = 0; round < 2; round++) {
+        const r = m.mineBatch('p', lines, { withParams: true, withParamsJson: true });
+        expect(r.paramsJson).toEqual(r.params!.map((p) => (p.length ? JSON.stringify(p) : null)));
+        expect(r.paramsJson!.filter((j) => j === null).length).toBeGreaterThan(0);
+      }
+    });
   });
 
   describe(`log miner (${impl}): structured bodies`, () => {

@@ -898,9 +898,24 @@ function logRecord(res: ResourceCtx, sc: ScopeCtx, end: number, sink: LogSink): 
         break;
       case 0x2a: {
         const e = len(end);
-        V.reset();
-        anyValue(V, e, 1, true);
-        body = typeof LASTV === 'string' && V.b[0] === 0x22 ? (LASTV as string) : LASTV === null ? null : V.text(0);
+        // A body that is one string_value (almost every log record) is read as it is: the JSON copy
+        // anyValue also writes, byte by byte, is for other values only (7% of log ingest's thread).
+        const at = P;
+        let one = false;
+        if (P < e && B[P] === 0x0a) {
+          P++;
+          const se = len(e);
+          if (se === e) {
+            body = str(P, se);
+            one = true;
+          }
+        }
+        if (!one) {
+          P = at;
+          V.reset();
+          anyValue(V, e, 1, true);
+          body = typeof LASTV === 'string' && V.b[0] === 0x22 ? (LASTV as string) : LASTV === null ? null : V.text(0);
+        }
         P = e;
         break;
       }

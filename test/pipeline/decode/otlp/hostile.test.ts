@@ -196,3 +196,40 @@ describe('nesting and encoding', () => {
     }
   });
 });
+
+describe('log bodies read straight as a string, and the other AnyValues', () => {
+  // ExportLogsServiceRequest → ResourceLogs (1) → ScopeLogs (2) → LogRecord (2) → body (5): AnyValue bytes as given.
+  const lp = (field: number, bytes: number[]) => [(field << 3) | 2, ...varint(bytes.length), ...bytes];
+  function varint(n: number): number[] {
+    const out: number[] = [];
+    while (n >= 0x80) {
+      out.push((n & 0x7f) | 0x80);
+      n >>>= 7;
+    }
+    out.push(n);
+    return out;
+  }
+  const utf8 = (s: string) => [...Buffer.from(s, 'utf8')];
+  const bodyOf = (anyValue: number[]) => {
+    const req = Uint8Array.from(lp(1, lp(2, lp(2, [0x09, 1, 0, 0, 0, 0, 0, 0, 0, ...lp(5, anyValue)]))));
+    return tables(decodeLogs(req, opts))['svc_logs']![0]!['body'];
+  };
+
+  it('a lone string value, empty, non-ASCII or invalid UTF-8, is the body as it is', () => {
+    expect(bodyOf(lp(1, utf8('payment failed for order 42')))).toBe('payment failed for order 42');
+    expect(bodyOf(lp(1, []))).toBe('');
+    expect(bodyOf(lp(1, utf8('café "quoted" \\ tab\t')))).toBe('café "quoted" \\ tab\t');
+    expect(bodyOf(lp(1, [0x61, 0xff, 0x62]))).toBe('a\uFFFDb');
+  });
+
+  it('a string followed by another field is that field (the last one wins), and no value is no body', () => {
+    expect(bodyOf([...lp(1, utf8('first')), 0x18, 7])).toBe('7');
+    expect(bodyOf([...lp(1, utf8('first')), ...lp(1, utf8('second'))])).toBe('second');
+    expect(bodyOf([0x18, 7, ...lp(1, utf8('last'))])).toBe('last');
+    expect(bodyOf([])).toBeNull();
+  });
+
+  it('a string whose length runs past its AnyValue is malformed', () => {
+    expect(() => bodyOf([0x0a, 9, 0x61])).toThrow(MalformedError);
+  });
+});
