@@ -140,6 +140,15 @@ const CALL_TREE_SUMS = ['bin', 'n', 'k', 'sx', 'sxx', 'slx', 'sllx', 'sl', 'sll'
  */
 export const SLOW_CALL_US = 100_000;
 
+/** Requests of a caller that called a callee in a fine bin, and their calls to it (STATEMENTS.repeatedCalls). */
+export interface RepeatedCallRow {
+  caller: string;
+  callee: string;
+  bin: number;
+  requests: number;
+  calls: number;
+}
+
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
 export interface CallTreeRow {
   service: string;
@@ -535,6 +544,22 @@ export const STATEMENTS = {
     (r): GaugeRow => ({ service_name: String(r['service_name']), pod: String(r['pod']), metric_name: String(r['metric_name']), minute: Number(r['minute']), value: num(r['value']) }),
   ),
 
+  /**
+   * Calls repeated within one request (issue 27): per caller, callee and fine bin, the requests that
+   * called the callee (a callee span's parent's parent, or the parent when it has none) and the calls
+   * they made. A caller that asks again after a wrong answer repeats calls to one callee in one
+   * request, which its requests did not do before. Its own statement, over the call tree's range and
+   * sample, so the call tree's statement stays as it is.
+   */
+  repeatedCalls: statement(
+    (lo: number, hi: number, binUs: number, sampleMod: number) =>
+      `WITH s AS MATERIALIZED (SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
+      `epoch_us(timestamp) // ${binUs} * ${binUs} AS bin FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}) ` +
+      `SELECT caller, callee, bin, count(*) AS requests, sum(calls) AS calls FROM (SELECT coalesce(c.pid, c.id) AS req, c.service AS caller, k.service AS callee, min(k.bin) AS bin, count(*) AS calls ` +
+      `FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service GROUP BY ALL) GROUP BY ALL`,
+    (r): RepeatedCallRow => ({ caller: String(r['caller']), callee: String(r['callee']), bin: Number(r['bin']), requests: num(r['requests']), calls: num(r['calls']) }),
+  ),
+
   /** Log records per service and fine bin over [lo, hi) (lo on the fine grid): all, errors, warnings; closed buckets from their rollup. */
   logLevels: statement(
     (lo: number, hi: number, dirty: readonly number[]) =>
@@ -865,6 +890,7 @@ export interface SharedRows {
   traceSample: number;
   logLevels: LogLevelRow[];
   gauges: GaugeRow[];
+  repeatedCalls: RepeatedCallRow[];
 }
 
 /** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
@@ -901,7 +927,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
   // recent slice of the window that holds about that many (at least a minute).
   const w = b.to - b.from;
   const slice = windowSpans > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / windowSpans)) : w;
-  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies] = await Promise.all([
+  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies, repeatedCalls] = await Promise.all([
     run(reads, S.windowOps, b),
     run(reads, S.callTree, structure.lo, b.to, FINE_BIN_US, structure.mod),
     run(reads, S.logLevels, structure.lo, b.to, dirty),
@@ -917,6 +943,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     run(reads, S.deployments, b, dirty),
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
+    run(reads, S.repeatedCalls, structure.lo, b.to, FINE_BIN_US, structure.mod),
   ]);
   return {
     windowOps,
@@ -935,6 +962,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     traceSample: structure.mod,
     logLevels,
     gauges,
+    repeatedCalls,
   };
 }
 
