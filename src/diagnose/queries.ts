@@ -140,13 +140,11 @@ const CALL_TREE_SUMS = ['bin', 'n', 'k', 'sx', 'sxx', 'slx', 'sllx', 'sl', 'sll'
  */
 export const SLOW_CALL_US = 100_000;
 
-/** Requests of a caller that called a callee in a fine bin, and their calls to it (STATEMENTS.repeatedCalls). */
-export interface RepeatedCallRow {
+/** One request of a caller: its fine bin and the services it called, in order (STATEMENTS.callSequences). */
+export interface CallSequenceRow {
   caller: string;
-  callee: string;
   bin: number;
-  requests: number;
-  calls: number;
+  seq: string[];
 }
 
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
@@ -545,19 +543,20 @@ export const STATEMENTS = {
   ),
 
   /**
-   * Calls repeated within one request (issue 27): per caller, callee and fine bin, the requests that
-   * called the callee (a callee span's parent's parent, or the parent when it has none) and the calls
-   * they made. A caller that asks again after a wrong answer repeats calls to one callee in one
-   * request, which its requests did not do before. Its own statement, over the call tree's range and
-   * sample, so the call tree's statement stays as it is.
+   * The calls each request made, in order (issue 27): per request of a caller (a callee span's
+   * parent's parent, or the parent when it has none), its fine bin and the services it called, in
+   * the order it issued the calls (its own span around each call, then the callee's span: a delay on
+   * the wire or a starved caller moves when a callee starts, not when it was called). What a caller
+   * does after an answer (ask again, turn to another service, stop) shows in these sequences. Its own statement over the call tree's range and sample, so the call tree's
+   * statement stays as it is.
    */
-  repeatedCalls: statement(
+  callSequences: statement(
     (lo: number, hi: number, binUs: number, sampleMod: number) =>
       `WITH s AS MATERIALIZED (SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
-      `epoch_us(timestamp) // ${binUs} * ${binUs} AS bin FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}) ` +
-      `SELECT caller, callee, bin, count(*) AS requests, sum(calls) AS calls FROM (SELECT coalesce(c.pid, c.id) AS req, c.service AS caller, k.service AS callee, min(k.bin) AS bin, count(*) AS calls ` +
-      `FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service GROUP BY ALL) GROUP BY ALL`,
-    (r): RepeatedCallRow => ({ caller: String(r['caller']), callee: String(r['callee']), bin: Number(r['bin']), requests: num(r['requests']), calls: num(r['calls']) }),
+      `epoch_us(timestamp) AS t FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}) ` +
+      `SELECT c.service AS caller, min(k.t) // ${binUs} * ${binUs} AS bin, list(k.service ORDER BY c.t, k.t) AS seq ` +
+      `FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service GROUP BY coalesce(c.pid, c.id), c.service`,
+    (r): CallSequenceRow => ({ caller: String(r['caller']), bin: Number(r['bin']), seq: ((r['seq'] as unknown[] | null) ?? []).map(String) }),
   ),
 
   /** Log records per service and fine bin over [lo, hi) (lo on the fine grid): all, errors, warnings; closed buckets from their rollup. */
@@ -890,7 +889,7 @@ export interface SharedRows {
   traceSample: number;
   logLevels: LogLevelRow[];
   gauges: GaugeRow[];
-  repeatedCalls: RepeatedCallRow[];
+  callSequences: CallSequenceRow[];
 }
 
 /** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
@@ -927,7 +926,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
   // recent slice of the window that holds about that many (at least a minute).
   const w = b.to - b.from;
   const slice = windowSpans > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / windowSpans)) : w;
-  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies, repeatedCalls] = await Promise.all([
+  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies, callSequences] = await Promise.all([
     run(reads, S.windowOps, b),
     run(reads, S.callTree, structure.lo, b.to, FINE_BIN_US, structure.mod),
     run(reads, S.logLevels, structure.lo, b.to, dirty),
@@ -943,7 +942,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     run(reads, S.deployments, b, dirty),
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
-    run(reads, S.repeatedCalls, structure.lo, b.to, FINE_BIN_US, structure.mod),
+    run(reads, S.callSequences, structure.lo, b.to, FINE_BIN_US, structure.mod),
   ]);
   return {
     windowOps,
@@ -962,7 +961,7 @@ export async function readShared(reads: Reader, b: Bounds): Promise<SharedRows> 
     traceSample: structure.mod,
     logLevels,
     gauges,
-    repeatedCalls,
+    callSequences,
   };
 }
 

@@ -21,7 +21,7 @@
 import { compareSegments, segmentSeries, type Bin } from './onset.js';
 import { amountWeight, baselineRate, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
 import { FINE_BIN_US } from '../core/time.js';
-import type { CallTreeRow, GaugeRow, LogLevelRow, RepeatedCallRow } from './queries.js';
+import type { CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow } from './queries.js';
 import { gaugeShifts } from './gauges.js';
 
 /** An onset up to this long before the window's start still counts as the window's. */
@@ -161,7 +161,7 @@ function welch(b: Agg, a: Agg, floored = false): { z: number; mb: number; ma: nu
 export interface Evidence {
   service: string;
   /** What it rests on. */
-  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_new' | 'calls_drop' | 'went_silent' | 'saturation' | 'restarts';
+  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'path_after' | 'calls_new' | 'calls_drop' | 'went_silent' | 'saturation' | 'restarts';
   /** The other end of an edge (wire time, calls); the gauge and pod of a resource shift. */
   peer: string | null;
   /** Per call or per request, before and after (µs for time; records or calls per request otherwise). */
@@ -199,8 +199,8 @@ export interface PreparedStructure {
   /** Each component's split, and each service's log splits, found once (they do not depend on the service diagnosed). */
   splits: Map<Component, Split | null>;
   logSplits: Map<string, Split | null>;
-  /** Per `caller\0callee` and bin: the requests that called the callee and their calls to it. */
-  repeats: Map<string, Map<number, { requests: number; calls: number }>>;
+  /** Per caller: its requests' bins and the services each called, in order. */
+  sequences: Map<string, { bin: number; seq: string[] }[]>;
 }
 
 export function prepareStructure(
@@ -210,7 +210,7 @@ export function prepareStructure(
   from: number,
   to: number,
   traceSample = 1,
-  repeated: readonly RepeatedCallRow[] = [],
+  sequences: readonly CallSequenceRow[] = [],
 ): PreparedStructure {
   const comps = new Map<string, Component>();
   const entries = new Map<string, Map<number, Agg>>();
@@ -226,14 +226,9 @@ export function prepareStructure(
   }
   const byService = new Map<string, Map<number, LogLevelRow>>();
   for (const r of logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
-  const repeats = new Map<string, Map<number, { requests: number; calls: number }>>();
-  for (const r of repeated) {
-    const bins = getOrMake(repeats, `${r.caller}\u0000${r.callee}`, () => new Map());
-    const cur = getOrMake(bins, r.bin, () => ({ requests: 0, calls: 0 }));
-    cur.requests += r.requests;
-    cur.calls += r.calls;
-  }
-  return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map(), repeats };
+  const bySeq = new Map<string, { bin: number; seq: string[] }[]>();
+  for (const r of sequences) getOrMake(bySeq, r.caller, () => []).push({ bin: r.bin, seq: r.seq });
+  return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map(), sequences: bySeq };
 }
 
 function componentSplit(p: PreparedStructure, c: Component): Split | null {
@@ -477,42 +472,67 @@ function exposure(rootBins: ReadonlyMap<number, Agg>, split: Split, to: number):
   return [sorted(before), sorted(after)];
 }
 
+/** The start and the end of a request's calls, as steps of its sequence. */
+const START = '\u0000start';
+const END = '\u0000end';
+
 /**
- * Calls asked again within one request, per edge, judged on the root's split: the calls beyond the
- * first that each request made to the callee, against the baseline's per request. A caller that got
- * an answer it could not use asks the callee again; where its requests never did so before, three
- * requests doing it are news however quiet the edge, where a count of all its calls (callEvidence)
- * drowns in the traffic's own variation (13 calls where 6.7 were expected: p = 0.02). The callee's.
+ * What callers do after an answer, judged on the root's split: per caller, each step from one call
+ * to the next in its requests (from the answer of `x` it went on to `y`: the same callee again, another
+ * one, or no further call), against how often that step followed `x` in the baseline. A step that
+ * became more frequent is evidence for `x`, whose answer came just before it: a caller that got an
+ * answer it could not use asks again, turns to a fallback, or gives up, so a wrong return value shows
+ * in its callers' paths while its own spans stay flat. Counted per step, three requests are news on
+ * an edge whose requests never did so before, where a count of all calls (callEvidence) drowns in
+ * the traffic's own variation (13 calls where 6.7 were expected: p = 0.02). A change from the
+ * request's start is its caller's own (callEvidence says so).
  */
-function repeatEvidence(p: PreparedStructure, split: Split): Evidence[] {
+function pathEvidence(p: PreparedStructure, split: Split, silent: ReadonlySet<string>): Evidence[] {
+  const lo = split.before[0] ?? split.onset;
   const out: Evidence[] = [];
-  for (const [key, bins] of p.repeats) {
-    const side = (ts: 'before' | 'after') => {
-      let requests = 0;
-      let calls = 0;
-      for (const [t, x] of bins) {
-        const inAfter = t >= split.onset && t < p.to;
-        const inBefore = t < split.onset && t >= (split.before[0] ?? split.onset);
-        if (ts === 'after' ? inAfter : inBefore) {
-          requests += x.requests;
-          calls += x.calls;
-        }
+  for (const [caller, reqs] of p.sequences) {
+    // Calls to a service that stopped answering leave no span of it: the steps around them changed
+    // because the answer never came, which its silence already says.
+    if ([...p.comps.values()].some((c) => c.kind === 'wire' && c.service === caller && silent.has(c.callee!))) continue;
+    // Steps counted per side: from x (its total) and x→y.
+    const sides = [new Map<string, number>(), new Map<string, number>()] as const;
+    for (const { bin, seq } of reqs) {
+      const m = bin >= split.onset && bin < p.to ? sides[1] : bin >= lo && bin < split.onset ? sides[0] : null;
+      if (!m) continue;
+      const steps = [START, ...seq, END];
+      for (let i = 1; i < steps.length; i++) {
+        m.set(steps[i - 1]!, (m.get(steps[i - 1]!) ?? 0) + 1);
+        const key = `${steps[i - 1]}\u0000${steps[i]}`;
+        m.set(key, (m.get(key) ?? 0) + 1);
       }
-      return { requests, extra: calls - requests };
-    };
-    const b = side('before');
-    const a = side('after');
-    if (b.requests < 5 || a.requests < 3) continue;
-    // Half an extra call of prior, as for the error logs: a clean baseline bounds the rate by its length.
-    const expected = ((b.extra + 0.5) / b.requests) * a.requests;
-    const surprise = poissonSurprise(a.extra, expected);
-    const rise = a.extra / a.requests - b.extra / b.requests;
-    if (surprise < SURE || a.extra < 3 || rise <= 0) continue;
-    // Half an extra call per request is a full effect; the weight grows from a surprise of 2 on, as
-    // for the other counts of calls.
-    const weight = 0.9 * Math.min(1, Math.max(0, (surprise - 2) / 7)) * Math.min(1, rise / 0.5);
-    const [caller, callee] = key.split('\u0000') as [string, string];
-    out.push({ service: callee, what: 'calls_rise', peer: caller, before: 1 + b.extra / b.requests, after: 1 + a.extra / a.requests, surprise, weight, onset: split.onset });
+    }
+    const [before, after] = sides;
+    // Per answer x, the step after it that rose most surely.
+    const best = new Map<string, Evidence>();
+    for (const [key, na] of after) {
+      const i = key.indexOf('\u0000', 1);
+      if (i < 0) continue;
+      const x = key.slice(0, i);
+      const y = key.slice(i + 1);
+      if (x === START) continue;
+      const fromB = before.get(x) ?? 0;
+      const fromA = after.get(x) ?? 0;
+      if (fromB < 5 || fromA < 3) continue;
+      const nb = before.get(key) ?? 0;
+      // Half a step of prior: a clean baseline bounds the step's rate by how often x was answered.
+      const expected = ((nb + 0.5) / (fromB + 1)) * fromA;
+      const surprise = poissonSurprise(na, expected);
+      const rise = na / fromA - nb / fromB;
+      if (surprise < SURE || na < 3 || rise <= 0) continue;
+      // A third of x's answers followed by the new step is a full effect; the weight grows from a
+      // surprise of 2 on, as for the other counts of calls.
+      const weight = 0.9 * Math.min(1, Math.max(0, (surprise - 2) / 7)) * Math.min(1, rise / 0.3);
+      // The peer names the caller first (the lead reads its calls to x), then what it did next.
+      const next = y === x ? 'asked it again' : y === END ? 'made no further call' : `turned to ${y}`;
+      const e: Evidence = { service: x, what: 'path_after', peer: `${caller}: ${next}`, before: nb / fromB, after: na / fromA, surprise, weight, onset: split.onset };
+      if ((best.get(x)?.weight ?? -1) < weight) best.set(x, e);
+    }
+    out.push(...best.values());
   }
   return out;
 }
@@ -659,9 +679,10 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   // The root's split for counts: a window that starts at the onset is judged from its start.
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
   const calls = callEvidence(p.comps, p.entries, rootBins, root, countSplit);
-  // One piece of evidence per edge for its retries: the repeats within requests where they are surer.
-  for (const r of repeatEvidence(p, countSplit)) {
-    const i = calls.findIndex((e) => e.what === 'calls_rise' && e.service === r.service && e.peer === r.peer);
+  // Retries seen both as more calls on the edge and as a step repeated after its answers are one
+  // piece of evidence: the surer one.
+  for (const r of pathEvidence(p, countSplit, new Set(calls.filter((e) => e.what === 'went_silent').map((e) => e.service)))) {
+    const i = r.peer!.endsWith(': asked it again') ? calls.findIndex((e) => e.what === 'calls_rise' && e.service === r.service && e.peer === r.peer!.split(': ')[0]) : -1;
     if (i < 0) calls.push(r);
     else if (calls[i]!.weight < r.weight) calls[i] = r;
   }

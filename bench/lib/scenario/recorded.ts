@@ -212,7 +212,7 @@ function detailOf(p: RecordedPlan): string {
     case 'exception':
       return `${e} throws on ${(p.share * 100).toFixed(0)}% (ERROR logs with stack traces, no span status)`;
     case 'wrong_return':
-      return `${e} returns a wrong value on ${(p.share * 100).toFixed(0)}%: callers retry and skip their later calls`;
+      return `${e} returns a wrong value on ${(p.share * 100).toFixed(0)}%: ${p.java ? `callers ${p.java.onWrong === 'retry' ? 'retry and skip their later calls' : p.java.onWrong === 'fallback' ? 'call a fallback service instead of their later calls' : 'give up with an error'}` : 'callers retry and skip their later calls'}`;
   }
 }
 
