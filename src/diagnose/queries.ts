@@ -140,11 +140,13 @@ const CALL_TREE_SUMS = ['bin', 'n', 'k', 'sx', 'sxx', 'slx', 'sllx', 'sl', 'sll'
  */
 export const SLOW_CALL_US = 100_000;
 
-/** One request of a caller: its fine bin and the services it called, in order (STATEMENTS.callSequences). */
+/** One request of a caller: its fine bin and its calls in the order issued: callee, issued and answered (µs) (STATEMENTS.callSequences). */
 export interface CallSequenceRow {
   caller: string;
   bin: number;
   seq: string[];
+  issued: number[];
+  answered: number[];
 }
 
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
@@ -543,20 +545,30 @@ export const STATEMENTS = {
   ),
 
   /**
-   * The calls each request made, in order (issue 27): per request of a caller (a callee span's
-   * parent's parent, or the parent when it has none), its fine bin and the services it called, in
-   * the order it issued the calls (its own span around each call, then the callee's span: a delay on
-   * the wire or a starved caller moves when a callee starts, not when it was called). What a caller
-   * does after an answer (ask again, turn to another service, stop) shows in these sequences. Its own statement over the call tree's range and sample, so the call tree's
-   * statement stays as it is.
+   * The calls each request made (issue 27): per request of a caller (a callee span's parent's
+   * parent, or the parent when it has none), its fine bin and, per call in the order issued, the
+   * callee, when the caller issued it and when its answer came. A call's times are those of the
+   * caller's own span around it where it has one (a client span with one callee span under it: the
+   * caller's clock, and a delay on the wire or a starved caller moves when the callee starts, not
+   * when it was called), else the callee span's. What a caller does after an answer (ask again,
+   * turn to another service, stop) shows in these. Its own statement over the call tree's range and
+   * sample, so the call tree's statement stays as it is.
    */
   callSequences: statement(
     (lo: number, hi: number, binUs: number, sampleMod: number) =>
       `WITH s AS MATERIALIZED (SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
-      `epoch_us(timestamp) AS t FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}) ` +
-      `SELECT c.service AS caller, min(k.t) // ${binUs} * ${binUs} AS bin, list(k.service ORDER BY c.t, k.t) AS seq ` +
-      `FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service GROUP BY coalesce(c.pid, c.id), c.service`,
-    (r): CallSequenceRow => ({ caller: String(r['caller']), bin: Number(r['bin']), seq: ((r['seq'] as unknown[] | null) ?? []).map(String) }),
+      `epoch_us(timestamp) AS t, duration_us AS d FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}), ` +
+      `j AS (SELECT coalesce(c.pid, c.id) AS req, c.service AS caller, k.service AS callee, k.t AS kt, count(*) OVER (PARTITION BY c.id) = 1 AS own, ` +
+      `CASE WHEN own THEN c.t ELSE k.t END AS issued, CASE WHEN own THEN c.t + c.d ELSE k.t + k.d END AS answered FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service) ` +
+      `SELECT caller, min(kt) // ${binUs} * ${binUs} AS bin, list(callee ORDER BY issued, kt) AS seq, list(issued::DOUBLE ORDER BY issued, kt) AS issued, ` +
+      `list(answered::DOUBLE ORDER BY issued, kt) AS answered FROM j GROUP BY req, caller`,
+    (r): CallSequenceRow => ({
+      caller: String(r['caller']),
+      bin: Number(r['bin']),
+      seq: ((r['seq'] as unknown[] | null) ?? []).map(String),
+      issued: ((r['issued'] as unknown[] | null) ?? []).map(Number),
+      answered: ((r['answered'] as unknown[] | null) ?? []).map(Number),
+    }),
   ),
 
   /** Log records per service and fine bin over [lo, hi) (lo on the fine grid): all, errors, warnings; closed buckets from their rollup. */

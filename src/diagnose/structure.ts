@@ -199,8 +199,8 @@ export interface PreparedStructure {
   /** Each component's split, and each service's log splits, found once (they do not depend on the service diagnosed). */
   splits: Map<Component, Split | null>;
   logSplits: Map<string, Split | null>;
-  /** Per caller: its requests' bins and the services each called, in order. */
-  sequences: Map<string, { bin: number; seq: string[] }[]>;
+  /** Per caller: its requests' bins and steps (the answer each call followed, START for none; the last answer then END). */
+  sequences: Map<string, { bin: number; answers: string[]; steps: [string, string][] }[]>;
 }
 
 export function prepareStructure(
@@ -226,8 +226,8 @@ export function prepareStructure(
   }
   const byService = new Map<string, Map<number, LogLevelRow>>();
   for (const r of logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
-  const bySeq = new Map<string, { bin: number; seq: string[] }[]>();
-  for (const r of sequences) getOrMake(bySeq, r.caller, () => []).push({ bin: r.bin, seq: r.seq });
+  const bySeq = new Map<string, { bin: number; answers: string[]; steps: [string, string][] }[]>();
+  for (const r of sequences) getOrMake(bySeq, r.caller, () => []).push({ bin: r.bin, answers: r.seq, steps: stepsOf(r) });
   return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map(), sequences: bySeq };
 }
 
@@ -477,18 +477,40 @@ const START = '\u0000start';
 const END = '\u0000end';
 
 /**
- * What callers do after an answer, judged on the root's split: per caller, each step from one call
- * to the next in its requests (from the answer of `x` it went on to `y`: the same callee again, another
- * one, or no further call), against how often that step followed `x` in the baseline. A step that
- * became more frequent is evidence for `x`, whose answer came just before it: a caller that got an
- * answer it could not use asks again, turns to a fallback, or gives up, so a wrong return value shows
- * in its callers' paths while its own spans stay flat. Counted per step, three requests are news on
- * an edge whose requests never did so before, where a count of all calls (callEvidence) drowns in
- * the traffic's own variation (13 calls where 6.7 were expected: p = 0.02). A change from the
- * request's start is its caller's own (callEvidence says so).
+ * A request's steps: each call after the latest answer that came before it was issued (START when
+ * none had: the first call, and every call of a fan-out issued at once), then END after the last
+ * answer. In a fan-out the answer a caller acts on is the one it last received, not the call it
+ * happened to issue before.
+ */
+export function stepsOf(r: Pick<CallSequenceRow, 'seq' | 'issued' | 'answered'>): [string, string][] {
+  const out: [string, string][] = [];
+  let last = -1;
+  for (let j = 0; j < r.seq.length; j++) {
+    let prev = -1;
+    for (let i = 0; i < r.seq.length; i++) if (i !== j && r.answered[i]! <= r.issued[j]! && (prev < 0 || r.answered[i]! > r.answered[prev]!)) prev = i;
+    out.push([prev < 0 ? START : r.seq[prev]!, r.seq[j]!]);
+    if (last < 0 || r.answered[j]! > r.answered[last]!) last = j;
+  }
+  if (last >= 0) out.push([r.seq[last]!, END]);
+  return out;
+}
+
+/**
+ * What callers do after an answer, judged on the root's split: per caller, each step from an answer
+ * to the next call issued after it (the same callee again, another one, or no further call),
+ * counted per answer of that callee, against the baseline's rate. A step that became more frequent
+ * is evidence for the callee whose answer came just before it: a caller that got an answer it could
+ * not use asks again, turns to a fallback, or gives up, so a wrong return value shows in its
+ * callers' paths while its own spans stay flat. Counted per step, three requests are news on an
+ * edge whose requests never did so before, where a count of all calls (callEvidence) drowns in the
+ * traffic's own variation (13 calls where 6.7 were expected: p = 0.02). A change from the request's
+ * start is its caller's own (callEvidence says so). Calls to a callee that went silent are skipped.
  */
 function pathEvidence(p: PreparedStructure, split: Split, silent: ReadonlySet<string>): Evidence[] {
-  const lo = split.before[0] ?? split.onset;
+  // The baseline is all that was read before the onset, not only the root's stable stretch: a step's
+  // rate is per answer of its callee, whatever the traffic did, and a quiet callee answers a few
+  // times in the three minutes a root's stretch may last. An earlier incident in it can only make
+  // a new step less surprising.
   const out: Evidence[] = [];
   for (const [caller, reqs] of p.sequences) {
     // Calls to a service that stopped answering leave no span of it: the steps around them changed
@@ -496,19 +518,20 @@ function pathEvidence(p: PreparedStructure, split: Split, silent: ReadonlySet<st
     if ([...p.comps.values()].some((c) => c.kind === 'wire' && c.service === caller && silent.has(c.callee!))) continue;
     // Steps counted per side: from x (its total) and x→y.
     const sides = [new Map<string, number>(), new Map<string, number>()] as const;
-    for (const { bin, seq } of reqs) {
-      const m = bin >= split.onset && bin < p.to ? sides[1] : bin >= lo && bin < split.onset ? sides[0] : null;
+    for (const { bin, answers, steps } of reqs) {
+      const m = bin >= split.onset && bin < p.to ? sides[1] : bin < split.onset ? sides[0] : null;
       if (!m) continue;
-      const steps = [START, ...seq, END];
-      for (let i = 1; i < steps.length; i++) {
-        m.set(steps[i - 1]!, (m.get(steps[i - 1]!) ?? 0) + 1);
-        const key = `${steps[i - 1]}\u0000${steps[i]}`;
+      // Answers of each callee, and the steps that followed them.
+      for (const x of answers) m.set(x, (m.get(x) ?? 0) + 1);
+      for (const [x, y] of steps) {
+        const key = `${x}\u0000${y}`;
         m.set(key, (m.get(key) ?? 0) + 1);
       }
     }
     const [before, after] = sides;
     // Per answer x, the step after it that rose most surely.
     const best = new Map<string, Evidence>();
+    const tested: { x: string; y: string; na: number; nb: number; fromA: number; fromB: number }[] = [];
     for (const [key, na] of after) {
       const i = key.indexOf('\u0000', 1);
       if (i < 0) continue;
@@ -518,10 +541,15 @@ function pathEvidence(p: PreparedStructure, split: Split, silent: ReadonlySet<st
       const fromB = before.get(x) ?? 0;
       const fromA = after.get(x) ?? 0;
       if (fromB < 5 || fromA < 3) continue;
-      const nb = before.get(key) ?? 0;
+      tested.push({ x, y, na, nb: before.get(key) ?? 0, fromA, fromB });
+    }
+    // Less log10 of the steps tested (Bonferroni): a caller that fans out to ten callees in any order
+    // has a hundred kinds of step, and one of them rises by chance (p ~ 5e-4 in a fault-free window).
+    const multiple = Math.log10(Math.max(1, tested.length));
+    for (const { x, y, na, nb, fromA, fromB } of tested) {
       // Half a step of prior: a clean baseline bounds the step's rate by how often x was answered.
       const expected = ((nb + 0.5) / (fromB + 1)) * fromA;
-      const surprise = poissonSurprise(na, expected);
+      const surprise = poissonSurprise(na, expected) - multiple;
       const rise = na / fromA - nb / fromB;
       if (surprise < SURE || na < 3 || rise <= 0) continue;
       // A third of x's answers followed by the new step is a full effect; the weight grows from a

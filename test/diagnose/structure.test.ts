@@ -351,9 +351,11 @@ describe('analyseStructure', () => {
     const sequences = (seed: number, normal: (r: () => number) => string[], after: (r: () => number) => string[]): CallSequenceRow[] => {
       const r = rng(seed);
       const out: CallSequenceRow[] = [];
-      for (let bin = FROM - HISTORY; bin < TO; bin += BIN) for (let i = 0; i < 5; i++) out.push({ caller: 'A', bin, seq: bin >= FROM ? after(r) : normal(r) });
+      for (let bin = FROM - HISTORY; bin < TO; bin += BIN) for (let i = 0; i < 5; i++) out.push(sequential('A', bin, bin >= FROM ? after(r) : normal(r)));
       return out;
     };
+    /** One request's calls one after the other: each issued after the answer before it. */
+    const sequential = (caller: string, bin: number, seq: string[]): CallSequenceRow => ({ caller, bin, seq, issued: seq.map((_c, i) => bin + i * 10_000), answered: seq.map((_c, i) => bin + i * 10_000 + 8_000) });
     const run = (seqs: CallSequenceRow[]) => structureFor(prepareStructure(calls, [], [], FROM, TO, 1, seqs), 'gateway');
 
     it('blames the callee whose answers its caller stopped using: a fallback after it, or the call asked again', () => {
@@ -363,6 +365,21 @@ describe('analyseStructure', () => {
       const retried = run(sequences(71, () => ['T', 'B'], (r) => (r() < 0.4 ? ['T', 'T', 'B'] : ['T', 'B'])));
       expect(top(retried)?.service).toBe('T');
       expect(top(retried)?.evidence[0]?.peer).toBe('A: asked it again');
+    });
+
+    it('in a fan-out, ties a fallback to the answer that came just before it, not to the call issued last', () => {
+      // A calls T, B and C at once; T answers first (5 ms), B and C later (8 and 9 ms). Since the
+      // onset, 40% of the time A calls F 1 ms after T's answer, before the others answer.
+      const r = rng(73);
+      const seqs: CallSequenceRow[] = [];
+      for (let bin = FROM - HISTORY; bin < TO; bin += BIN)
+        for (let i = 0; i < 5; i++) {
+          const fb = bin >= FROM && r() < 0.4;
+          seqs.push({ caller: 'A', bin, seq: ['T', 'B', 'C', ...(fb ? ['F'] : [])], issued: [bin, bin + 10, bin + 20, ...(fb ? [bin + 6_000] : [])], answered: [bin + 5_000, bin + 8_000, bin + 9_000, ...(fb ? [bin + 7_000] : [])] });
+        }
+      const res = run(seqs);
+      expect(top(res)?.service).toBe('T');
+      expect(top(res)?.evidence[0]?.peer).toBe('A: turned to F');
     });
 
     it('blames nobody for calls made in any order, as often before as after', () => {
