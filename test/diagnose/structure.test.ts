@@ -367,19 +367,31 @@ describe('analyseStructure', () => {
       expect(top(retried)?.evidence[0]?.peer).toBe('A: asked it again');
     });
 
-    it('in a fan-out, ties a fallback to the answer that came just before it, not to the call issued last', () => {
-      // A calls T, B and C at once; T answers first (5 ms), B and C later (8 and 9 ms). Since the
-      // onset, 40% of the time A calls F 1 ms after T's answer, before the others answer.
-      const r = rng(73);
+    /** A's requests, each a fan-out to T, B and C issued at once: answers at `at(r)` ms (T, B, C), then `more` after them. */
+    const fanOut = (seed: number, at: (r: () => number, after: boolean) => [number, number, number], more: (r: () => number, after: boolean) => string[]) => {
+      const r = rng(seed);
       const seqs: CallSequenceRow[] = [];
       for (let bin = FROM - HISTORY; bin < TO; bin += BIN)
         for (let i = 0; i < 5; i++) {
-          const fb = bin >= FROM && r() < 0.4;
-          seqs.push({ caller: 'A', bin, seq: ['T', 'B', 'C', ...(fb ? ['F'] : [])], issued: [bin, bin + 10, bin + 20, ...(fb ? [bin + 6_000] : [])], answered: [bin + 5_000, bin + 8_000, bin + 9_000, ...(fb ? [bin + 7_000] : [])] });
+          const answers = at(r, bin >= FROM).map((ms) => bin + ms * 1000);
+          const extra = more(r, bin >= FROM);
+          const done = Math.max(...answers);
+          seqs.push({ caller: 'A', bin, seq: ['T', 'B', 'C', ...extra], issued: [bin, bin + 10, bin + 20, ...extra.map((_c, k) => done + 1000 + k * 10_000)], answered: [...answers, ...extra.map((_c, k) => done + 5000 + k * 10_000)] });
         }
-      const res = run(seqs);
+      return run(seqs);
+    };
+
+    it('after a fan-out, ties a fallback to the answer that came last, not to the call issued last', () => {
+      // T answers last (5 ms after B and C); since the onset, 40% of the requests then call F.
+      const res = fanOut(73, () => [5, 3, 4], (r, after) => (after && r() < 0.4 ? ['F'] : []));
       expect(top(res)?.service).toBe('T');
       expect(top(res)?.evidence[0]?.peer).toBe('A: turned to F');
+    });
+
+    it('blames nobody for the answer that now comes last in a fan-out because it got slower', () => {
+      // T's answers go from first (2 ms) to last (300 ms): the caller still stops after all three.
+      const res = fanOut(74, (_r, after) => [after ? 300 : 2, 3, 4], () => []);
+      expect(res.services.flatMap((x) => x.evidence).filter((e) => e.what === 'path_after')).toEqual([]);
     });
 
     it('blames nobody for calls made in any order, as often before as after', () => {
