@@ -477,26 +477,26 @@ const START = '\u0000start';
 const END = '\u0000end';
 
 /**
- * A request's steps: each call issued when the caller was waiting on nothing, after the answer that
- * came last (START before the first call), then END after the last answer when the caller never had
- * two calls outstanding. Only then is the step the caller's decision on that answer: in a fan-out
- * the answer that happens to come last is the slowest one, and a callee that got slower would look
- * like one after whose answers the caller stopped (a network delay read as a wrong answer).
+ * A request's steps: each call after the answer that came last before it was issued (START when
+ * none had: the first call, and every call of a fan-out issued at once), then END after the last
+ * answer when the caller never had two calls outstanding. A call issued after an answer is the
+ * caller's decision on what it had, the latest answer the likeliest trigger (a fallback in a
+ * fan-out follows the answer it replaces); stopping after a fan-out is not a decision on the
+ * answer that happened to come last, the slowest one: a callee that got slower would look like one
+ * after whose answers the caller stopped (a network delay read as a wrong answer).
  */
 export function stepsOf(r: Pick<CallSequenceRow, 'seq' | 'issued' | 'answered'>): [string, string][] {
   const out: [string, string][] = [];
   let last = -1;
   let overlapped = false;
   for (let j = 0; j < r.seq.length; j++) {
-    // Calls are in the order issued: those before j are answered by its issue, or j overlaps them.
+    // Calls are in the order issued: those before j were answered by its issue, or j overlaps them.
     let prev = -1;
-    let waiting = false;
     for (let i = 0; i < j; i++) {
-      if (r.answered[i]! > r.issued[j]!) waiting = true;
+      if (r.answered[i]! > r.issued[j]!) overlapped = true;
       else if (prev < 0 || r.answered[i]! > r.answered[prev]!) prev = i;
     }
-    if (waiting) overlapped = true;
-    else out.push([prev < 0 ? START : r.seq[prev]!, r.seq[j]!]);
+    out.push([prev < 0 ? START : r.seq[prev]!, r.seq[j]!]);
     if (last < 0 || r.answered[j]! > r.answered[last]!) last = j;
   }
   if (last >= 0 && !overlapped) out.push([r.seq[last]!, END]);
@@ -505,9 +505,8 @@ export function stepsOf(r: Pick<CallSequenceRow, 'seq' | 'issued' | 'answered'>)
 
 /**
  * What callers do after an answer, judged on the root's split: per caller, each step from an answer
- * to the next call issued after it while nothing else was outstanding (stepsOf: the same callee
- * again, another one, or no further call),
- * counted per answer of that callee, against the baseline's rate. A step that became more frequent
+ * to the next call issued after it (stepsOf: the same callee again, another one, or no further
+ * call), counted per answer of that callee, against the baseline's rate. A step that became more frequent
  * is evidence for the callee whose answer came just before it: a caller that got an answer it could
  * not use asks again, turns to a fallback, or gives up, so a wrong return value shows in its
  * callers' paths while its own spans stay flat. Counted per step, three requests are news on an
