@@ -16,8 +16,10 @@
 // callee's (a slow network or queue in front of it, whatever its own spans say); on calls from one
 // caller to several callees it is the caller's (starved of CPU, paused, out of connections); on a
 // single edge, the pod it concentrates on decides. Calls per request that rise on an edge (retries)
-// point at the callee, calls that stop or start anew point at the caller; error and warning logs per
-// request that rise point at their service; resource gauges that shift at the onset corroborate.
+// point at the callee, calls that stop or start anew point at the caller; what a caller does more
+// often after a callee's answers (ask again, turn elsewhere, stop) points at that callee; error and
+// warning logs per request that rise point at their service, less what its callees' bursts explain;
+// resource gauges that shift at the onset corroborate.
 import { compareSegments, segmentSeries, type Bin } from './onset.js';
 import { amountWeight, baselineRate, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
 import { FINE_BIN_US } from '../core/time.js';
@@ -506,10 +508,10 @@ export function stepsOf(r: Pick<CallSequenceRow, 'seq' | 'issued' | 'answered'>)
 /**
  * What callers do after an answer, judged on the root's split: per caller, each step from an answer
  * to the next call issued after it (stepsOf: the same callee again, another one, or no further
- * call), counted per answer of that callee, against the baseline's rate. A step that became more frequent
- * is evidence for the callee whose answer came just before it: a caller that got an answer it could
- * not use asks again, turns to a fallback, or gives up, so a wrong return value shows in its
- * callers' paths while its own spans stay flat. Counted per step, three requests are news on an
+ * call), counted per answer of that callee, against the rate before. A step that became more
+ * frequent is evidence for the callee whose answer came just before it: a caller that got an answer
+ * it could not use asks again, turns to a fallback, or gives up, so a wrong return value shows in
+ * its callers' paths while its own spans stay flat. Counted per step, three requests are news on an
  * edge whose requests never did so before, where a count of all calls (callEvidence) drowns in the
  * traffic's own variation (13 calls where 6.7 were expected: p = 0.02). A change from the request's
  * start is its caller's own (callEvidence says so). Calls to a callee that went silent are skipped.
@@ -524,12 +526,11 @@ function pathEvidence(p: PreparedStructure, split: Split, silent: ReadonlySet<st
     // Calls to a service that stopped answering leave no span of it: the steps around them changed
     // because the answer never came, which its silence already says.
     if ([...p.comps.values()].some((c) => c.kind === 'wire' && c.service === caller && silent.has(c.callee!))) continue;
-    // Steps counted per side: from x (its total) and x→y.
+    // Per side: the answers of each callee x, and the steps x→y that followed them.
     const sides = [new Map<string, number>(), new Map<string, number>()] as const;
     for (const { bin, answers, steps } of reqs) {
       const m = bin >= split.onset && bin < p.to ? sides[1] : bin < split.onset ? sides[0] : null;
       if (!m) continue;
-      // Answers of each callee, and the steps that followed them.
       for (const x of answers) m.set(x, (m.get(x) ?? 0) + 1);
       for (const [x, y] of steps) {
         const key = `${x}\u0000${y}`;
@@ -719,14 +720,14 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   // The root's split for counts: a window that starts at the onset is judged from its start.
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
   const calls = callEvidence(p.comps, p.entries, rootBins, root, countSplit);
+  const silent = new Set(calls.filter((e) => e.what === 'went_silent').map((e) => e.service));
   // Retries seen both as more calls on the edge and as a step repeated after its answers are one
   // piece of evidence: the surer one.
-  for (const r of pathEvidence(p, countSplit, new Set(calls.filter((e) => e.what === 'went_silent').map((e) => e.service)))) {
+  for (const r of pathEvidence(p, countSplit, silent)) {
     const i = r.peer!.endsWith(': asked it again') ? calls.findIndex((e) => e.what === 'calls_rise' && e.service === r.service && e.peer === r.peer!.split(': ')[0]) : -1;
     if (i < 0) calls.push(r);
     else if (calls[i]!.weight < r.weight) calls[i] = r;
   }
-  const silent = new Set(calls.filter((e) => e.what === 'went_silent').map((e) => e.service));
   const evidence = [
     ...latencyEvidence(changes, root_.after - root_.before, silent),
     ...calls,
