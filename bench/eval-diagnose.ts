@@ -19,7 +19,7 @@
 // 40,000 for recorded ones: lower is less traffic), EVAL_OUT (write the per-case results as JSON to
 // this file). Recorded cases: EVAL_SHAPES (comma-separated shapes, default all; `none` for none),
 // EVAL_PER_SHAPE (cases per shape, default 10), EVAL_RECORDED_SEED (first seed, default 1000),
-// EVAL_SERVICES (services in a recorded case's topology, fewest-most, default 8-11; e.g. 36-44).
+// EVAL_SERVICES (services in a recorded case's topology, fewest-most, default 8-11 and 36-44 for the Java shapes; e.g. 36-44).
 // EVAL_PER_KIND=0 EVAL_CONTROLS=0 runs the recorded cases alone, EVAL_SHAPES=none the generated alone.
 import { writeFileSync } from 'node:fs';
 import {

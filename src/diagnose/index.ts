@@ -323,7 +323,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       templates: new Map(templateRows.map((r) => [r.template_id, r])),
       deploys: findDeploys(shared.deployments, bounds.lookFrom),
       newErrors: newErrorTypes(shared, bounds),
-      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample),
+      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences),
     };
   } catch (err) {
     for (const s of req.services) response.errors[s] = failure(err);

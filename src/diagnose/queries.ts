@@ -184,6 +184,15 @@ const CALL_TREE_SUMS = ['bin', 'n', 'k', 'sx', 'sxx', 'slx', 'sllx', 'sl', 'sll'
  */
 export const SLOW_CALL_US = 100_000;
 
+/** One request of a caller: its fine bin and its calls in the order issued: callee, issued and answered (µs) (STATEMENTS.callSequences). */
+export interface CallSequenceRow {
+  caller: string;
+  bin: number;
+  seq: string[];
+  issued: number[];
+  answered: number[];
+}
+
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
 export interface CallTreeRow {
   service: string;
@@ -579,6 +588,33 @@ export const STATEMENTS = {
     (r): GaugeRow => ({ service_name: String(r['service_name']), pod: String(r['pod']), metric_name: String(r['metric_name']), minute: Number(r['minute']), value: num(r['value']) }),
   ),
 
+  /**
+   * The calls each request made (issue 27): per request of a caller (a callee span's parent's
+   * parent, or the parent when it has none), its fine bin and, per call in the order issued, the
+   * callee, when the caller issued it and when its answer came. A call's times are those of the
+   * caller's own span around it where it has one (a client span with one callee span under it: the
+   * caller's clock, and a delay on the wire or a starved caller moves when the callee starts, not
+   * when it was called), else the callee span's. What a caller does after an answer (ask again,
+   * turn to another service, stop) shows in these. Its own statement over the call tree's range and
+   * sample, so the call tree's statement stays as it is.
+   */
+  callSequences: statement(
+    (lo: number, hi: number, binUs: number, sampleMod: number) =>
+      `WITH s AS MATERIALIZED (SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
+      `epoch_us(timestamp) AS t, duration_us AS d FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}), ` +
+      `j AS (SELECT coalesce(c.pid, c.id) AS req, c.service AS caller, k.service AS callee, k.t AS kt, count(*) OVER (PARTITION BY c.id) = 1 AS own, ` +
+      `CASE WHEN own THEN c.t ELSE k.t END AS issued, CASE WHEN own THEN c.t + c.d ELSE k.t + k.d END AS answered FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service) ` +
+      `SELECT caller, min(kt) // ${binUs} * ${binUs} AS bin, list(callee ORDER BY issued, kt) AS seq, list(issued::DOUBLE ORDER BY issued, kt) AS issued, ` +
+      `list(answered::DOUBLE ORDER BY issued, kt) AS answered FROM j GROUP BY req, caller`,
+    (r): CallSequenceRow => ({
+      caller: String(r['caller']),
+      bin: Number(r['bin']),
+      seq: ((r['seq'] as unknown[] | null) ?? []).map(String),
+      issued: ((r['issued'] as unknown[] | null) ?? []).map(Number),
+      answered: ((r['answered'] as unknown[] | null) ?? []).map(Number),
+    }),
+  ),
+
   /** Log records per service and fine bin over [lo, hi) (lo on the fine grid): all, errors, warnings; closed buckets from their rollup. */
   logLevels: statement(
     (lo: number, hi: number, dirty: readonly number[]) =>
@@ -911,6 +947,7 @@ export interface SharedRows {
   traceSample: number;
   logLevels: LogLevelRow[];
   gauges: GaugeRow[];
+  callSequences: CallSequenceRow[];
 }
 
 /** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
@@ -958,7 +995,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
   const w = b.to - b.from;
   const slice = windowSpans > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / windowSpans)) : w;
   const sample = windowSample(b, windowSpans, scanSpans);
-  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies] = await Promise.all([
+  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies, callSequences] = await Promise.all([
     run(reads, S.windowOps, sample).then((rows) => scaleCounts(rows, sample.scale, ['n', 'k'])),
     run(reads, S.callTree, structure.lo, b.to, FINE_BIN_US, structure.mod),
     run(reads, S.logLevels, structure.lo, b.to, dirty),
@@ -974,6 +1011,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
     run(reads, S.deployments, b, dirty),
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
+    run(reads, S.callSequences, structure.lo, b.to, FINE_BIN_US, structure.mod),
   ]);
   return {
     windowOps,
@@ -993,6 +1031,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
     traceSample: structure.mod,
     logLevels,
     gauges,
+    callSequences,
   };
 }
 

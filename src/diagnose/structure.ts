@@ -16,12 +16,14 @@
 // callee's (a slow network or queue in front of it, whatever its own spans say); on calls from one
 // caller to several callees it is the caller's (starved of CPU, paused, out of connections); on a
 // single edge, the pod it concentrates on decides. Calls per request that rise on an edge (retries)
-// point at the callee, calls that stop or start anew point at the caller; error and warning logs per
-// request that rise point at their service; resource gauges that shift at the onset corroborate.
+// point at the callee, calls that stop or start anew point at the caller; what a caller does more
+// often after a callee's answers (ask again, turn elsewhere, stop) points at that callee; error and
+// warning logs per request that rise point at their service, less what its callees' bursts explain;
+// resource gauges that shift at the onset corroborate.
 import { compareSegments, segmentSeries, type Bin } from './onset.js';
 import { amountWeight, baselineRate, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
 import { FINE_BIN_US } from '../core/time.js';
-import type { CallTreeRow, GaugeRow, LogLevelRow } from './queries.js';
+import type { CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow } from './queries.js';
 import { gaugeShifts } from './gauges.js';
 
 /** An onset up to this long before the window's start still counts as the window's. */
@@ -161,7 +163,7 @@ function welch(b: Agg, a: Agg, floored = false): { z: number; mb: number; ma: nu
 export interface Evidence {
   service: string;
   /** What it rests on. */
-  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'calls_new' | 'calls_drop' | 'went_silent' | 'saturation' | 'restarts';
+  what: 'own_latency' | 'wire_latency' | 'caller_wait' | 'error_logs' | 'warning_logs' | 'calls_rise' | 'path_after' | 'calls_new' | 'calls_drop' | 'went_silent' | 'saturation' | 'restarts';
   /** The other end of an edge (wire time, calls); the gauge and pod of a resource shift. */
   peer: string | null;
   /** Per call or per request, before and after (µs for time; records or calls per request otherwise). */
@@ -199,9 +201,19 @@ export interface PreparedStructure {
   /** Each component's split, and each service's log splits, found once (they do not depend on the service diagnosed). */
   splits: Map<Component, Split | null>;
   logSplits: Map<string, Split | null>;
+  /** Per caller: its requests' bins and steps (the answer each call followed, START for none; the last answer then END). */
+  sequences: Map<string, { bin: number; answers: string[]; steps: [string, string][] }[]>;
 }
 
-export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly LogLevelRow[], gauges: readonly GaugeRow[], from: number, to: number, traceSample = 1): PreparedStructure {
+export function prepareStructure(
+  rows: readonly CallTreeRow[],
+  logs: readonly LogLevelRow[],
+  gauges: readonly GaugeRow[],
+  from: number,
+  to: number,
+  traceSample = 1,
+  sequences: readonly CallSequenceRow[] = [],
+): PreparedStructure {
   const comps = new Map<string, Component>();
   const entries = new Map<string, Map<number, Agg>>();
   for (const r of rows) {
@@ -216,7 +228,9 @@ export function prepareStructure(rows: readonly CallTreeRow[], logs: readonly Lo
   }
   const byService = new Map<string, Map<number, LogLevelRow>>();
   for (const r of logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
-  return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map() };
+  const bySeq = new Map<string, { bin: number; answers: string[]; steps: [string, string][] }[]>();
+  for (const r of sequences) getOrMake(bySeq, r.caller, () => []).push({ bin: r.bin, answers: r.seq, steps: stepsOf(r) });
+  return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map(), sequences: bySeq };
 }
 
 function componentSplit(p: PreparedStructure, c: Component): Split | null {
@@ -445,6 +459,122 @@ function callEvidence(comps: ReadonlyMap<string, Component>, entries: ReadonlyMa
 }
 
 /**
+ * The fine bins of a log split's two sides, with every bin of the root's requests in them: the
+ * baseline from its first bin to the onset, the rest from the onset to the window's end.
+ */
+function exposure(rootBins: ReadonlyMap<number, Agg>, split: Split, to: number): [number[], number[]] {
+  const lo = split.before[0] ?? split.onset;
+  const before = new Set(split.before);
+  const after = new Set(split.after);
+  for (const t of rootBins.keys()) {
+    if (t >= lo && t < split.onset) before.add(t);
+    else if (t >= split.onset && t < to) after.add(t);
+  }
+  const sorted = (x: Set<number>) => [...x].sort((a, b) => a - b);
+  return [sorted(before), sorted(after)];
+}
+
+/** The start and the end of a request's calls, as steps of its sequence. */
+const START = '\u0000start';
+const END = '\u0000end';
+
+/**
+ * A request's steps: each call after the answer that came last before it was issued (START when
+ * none had: the first call, and every call of a fan-out issued at once), then END after the last
+ * answer when the caller never had two calls outstanding. A call issued after an answer is the
+ * caller's decision on what it had, the latest answer the likeliest trigger (a fallback in a
+ * fan-out follows the answer it replaces); stopping after a fan-out is not a decision on the
+ * answer that happened to come last, the slowest one: a callee that got slower would look like one
+ * after whose answers the caller stopped (a network delay read as a wrong answer).
+ */
+export function stepsOf(r: Pick<CallSequenceRow, 'seq' | 'issued' | 'answered'>): [string, string][] {
+  const out: [string, string][] = [];
+  let last = -1;
+  let overlapped = false;
+  for (let j = 0; j < r.seq.length; j++) {
+    // Calls are in the order issued: those before j were answered by its issue, or j overlaps them.
+    let prev = -1;
+    for (let i = 0; i < j; i++) {
+      if (r.answered[i]! > r.issued[j]!) overlapped = true;
+      else if (prev < 0 || r.answered[i]! > r.answered[prev]!) prev = i;
+    }
+    out.push([prev < 0 ? START : r.seq[prev]!, r.seq[j]!]);
+    if (last < 0 || r.answered[j]! > r.answered[last]!) last = j;
+  }
+  if (last >= 0 && !overlapped) out.push([r.seq[last]!, END]);
+  return out;
+}
+
+/**
+ * What callers do after an answer, judged on the root's split: per caller, each step from an answer
+ * to the next call issued after it (stepsOf: the same callee again, another one, or no further
+ * call), counted per answer of that callee, against the rate before. A step that became more
+ * frequent is evidence for the callee whose answer came just before it: a caller that got an answer
+ * it could not use asks again, turns to a fallback, or gives up, so a wrong return value shows in
+ * its callers' paths while its own spans stay flat. Counted per step, three requests are news on an
+ * edge whose requests never did so before, where a count of all calls (callEvidence) drowns in the
+ * traffic's own variation (13 calls where 6.7 were expected: p = 0.02). A change from the request's
+ * start is its caller's own (callEvidence says so). Calls to a callee that went silent are skipped.
+ */
+function pathEvidence(p: PreparedStructure, split: Split, silent: ReadonlySet<string>): Evidence[] {
+  // The baseline is all that was read before the onset, not only the root's stable stretch: a step's
+  // rate is per answer of its callee, whatever the traffic did, and a quiet callee answers a few
+  // times in the three minutes a root's stretch may last. An earlier incident in it can only make
+  // a new step less surprising.
+  const out: Evidence[] = [];
+  for (const [caller, reqs] of p.sequences) {
+    // Calls to a service that stopped answering leave no span of it: the steps around them changed
+    // because the answer never came, which its silence already says.
+    if ([...p.comps.values()].some((c) => c.kind === 'wire' && c.service === caller && silent.has(c.callee!))) continue;
+    // Per side: the answers of each callee x, and the steps x→y that followed them.
+    const sides = [new Map<string, number>(), new Map<string, number>()] as const;
+    for (const { bin, answers, steps } of reqs) {
+      const m = bin >= split.onset && bin < p.to ? sides[1] : bin < split.onset ? sides[0] : null;
+      if (!m) continue;
+      for (const x of answers) m.set(x, (m.get(x) ?? 0) + 1);
+      for (const [x, y] of steps) {
+        const key = `${x}\u0000${y}`;
+        m.set(key, (m.get(key) ?? 0) + 1);
+      }
+    }
+    const [before, after] = sides;
+    // Per answer x, the step after it that rose most surely.
+    const best = new Map<string, Evidence>();
+    const tested: { x: string; y: string; na: number; nb: number; fromA: number; fromB: number }[] = [];
+    for (const [key, na] of after) {
+      const i = key.indexOf('\u0000', 1);
+      if (i < 0) continue;
+      const x = key.slice(0, i);
+      const y = key.slice(i + 1);
+      if (x === START) continue;
+      const fromB = before.get(x) ?? 0;
+      const fromA = after.get(x) ?? 0;
+      if (fromB < 5 || fromA < 3) continue;
+      tested.push({ x, y, na, nb: before.get(key) ?? 0, fromA, fromB });
+    }
+    // Less log10 of the steps tested (Bonferroni): a caller that fans out to ten callees in any order
+    // has a hundred kinds of step, and one of them rises by chance (p ~ 5e-4 in a fault-free window).
+    const multiple = Math.log10(Math.max(1, tested.length));
+    for (const { x, y, na, nb, fromA, fromB } of tested) {
+      // Half a step of prior: a clean baseline bounds the step's rate by how often x was answered.
+      const expected = ((nb + 0.5) / (fromB + 1)) * fromA;
+      const surprise = poissonSurprise(na, expected) - multiple;
+      const rise = na / fromA - nb / fromB;
+      if (surprise < SURE || na < 3 || rise <= 0) continue;
+      // A third of x's answers followed by the new step is a full effect; the weight grows from a
+      // surprise of 2 on, as for the other counts of calls.
+      const weight = 0.9 * Math.min(1, Math.max(0, (surprise - 2) / 7)) * Math.min(1, rise / 0.3);
+      // The peer names the caller first (the lead reads its calls to x), then what it did next.
+      const next = y === x ? 'asked it again' : y === END ? 'made no further call' : `turned to ${y}`;
+      const e: Evidence = { service: x, what: 'path_after', peer: `${caller}: ${next}`, before: nb / fromB, after: na / fromA, surprise, weight, onset: split.onset };
+      if ((best.get(x)?.weight ?? -1) < weight) best.set(x, e);
+    }
+    out.push(...best.values());
+  }
+  return out;
+}
+
+/**
  * Records and requests of a baseline with its worst fifth of minutes left out: a short burst the
  * segmentation could not tell from noise (a few records a minute) must not raise the bar a new
  * one is judged against.
@@ -461,9 +591,25 @@ function trimmedBaseline(bins: readonly number[], records: (ts: readonly number[
   return { k: keep.reduce((s, m) => s + m.k, 0), requests: keep.reduce((s, m) => s + m.r, 0) };
 }
 
-/** Error and warning logs per request of the diagnosed service, per service, each judged on its own split. */
+/** One service's count of one log level since its onset against its baseline, before it is weighed. */
+interface LogCount {
+  service: string;
+  level: 'error' | 'warning';
+  split: Split;
+  kb: number;
+  rb: number;
+  ka: number;
+  ra: number;
+  expected: number;
+  after: number[];
+}
+
+/**
+ * Error and warning logs per request of the diagnosed service, per service, each judged on its own
+ * split; less the error records its callees' bursts explain.
+ */
 function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): Evidence[] {
-  const out: Evidence[] = [];
+  const counts: LogCount[] = [];
   for (const [service, bins] of p.logs) {
     for (const level of ['error', 'warning'] as const) {
       const count = (r: LogLevelRow) => (level === 'error' ? r.k : r.w);
@@ -480,26 +626,51 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
       const split = p.logSplits.get(key)!;
       if (!split || !split.before.length) continue;
       const sum = (ts: readonly number[]) => ts.reduce((s, t) => s + (bins.get(t) ? count(bins.get(t)!) : 0), 0);
-      const { k: kb, requests: rb } = trimmedBaseline(split.before, sum, (ts) => sumOver(rootBins, ts).n);
-      const ka = sum(split.after);
-      const ra = sumOver(rootBins, split.after).n;
+      // The requests exposed are the root's over the whole stretch, not only in the bins where the
+      // service happened to log: a quiet service logs in a bin of ten, and counting the requests of
+      // those bins alone made its clean baseline look a tenth as long as it was.
+      const [before, after] = exposure(rootBins, split, p.to);
+      const { k: kb, requests: rb } = trimmedBaseline(before, sum, (ts) => sumOver(rootBins, ts).n);
+      const ra = sumOver(rootBins, after).n;
       if (rb < 5 || ra < 5) continue;
       // Half a record of prior: a baseline without one still bounds the rate by how long it was,
       // so four errors in 40 requests after none in 400 are news, after none in 10 they are not.
-      const expected = ((kb + 0.5) / rb) * ra;
-      const surprise = poissonSurprise(ka, expected);
-      const excess = ka - expected;
-      const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
-      if (surprise < SURE || excess < 3 || effect <= 0) continue;
-      // The amount is judged against the service's own volume: 4 error records of a service that
-      // logged 7 since the onset (a third of its few calls threw) weigh as 16 of a busy one's.
-      const records = split.after.reduce((s, t) => s + (bins.get(t)?.n ?? 0), 0);
-      const half = Math.min(8, Math.max(2, records / 4));
-      const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, half) * (0.5 + 0.5 * effect);
-      // Records per request: the requests counted are of the sampled traces.
-      const perRequest = (k: number, r: number) => k / (r * p.traceSample);
-      out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: perRequest(kb, rb), after: perRequest(ka, ra), surprise, weight, onset: split.onset });
+      counts.push({ service, level, split, kb, rb, ka: sum(after), ra, expected: ((kb + 0.5) / rb) * ra, after });
     }
+  }
+  // A caller logs an error of its own for a call that failed: its error records echo its callees'.
+  // What its callees' error bursts account for (their records beyond expected, added up over the
+  // services it calls) is theirs, as the causal walk subtracts what a service inherits; the rest is
+  // its own. So the exception's service, not every caller above it, is named by the logs.
+  const errorExcess = new Map(counts.filter((c) => c.level === 'error').map((c) => [c.service, Math.max(0, c.ka - c.expected)]));
+  const callees = new Map<string, Set<string>>();
+  for (const c of p.comps.values()) if (c.kind === 'wire') getOrMake(callees, c.service, () => new Set()).add(c.callee!);
+  // Less log10 of the counts tested (Bonferroni): the largest of many services' fluctuations is
+  // surprising by itself (a noisy service's steady errors, against a baseline whose worst minutes
+  // are trimmed, reached p ~ 1e-3 in fault-free windows).
+  const multiple = Math.log10(Math.max(1, counts.length));
+  const out: Evidence[] = [];
+  for (const c of counts) {
+    const { service, level, kb, rb, ra, expected, after } = c;
+    const inherited = [...(callees.get(service) ?? [])].reduce((s, d) => s + (errorExcess.get(d) ?? 0), 0);
+    const ka = Math.max(0, c.ka - inherited);
+    const surprise = poissonSurprise(ka, expected) - multiple;
+    const excess = ka - expected;
+    const effect = Math.min(1, Math.log2((ka + 1) / (expected + 1)) / 2);
+    // Three records at least; how sure and how many beyond the expected count weigh the rest.
+    if (surprise < SURE || ka < 3 || excess <= 0 || effect <= 0) continue;
+    // The amount is judged against the service's own volume: 4 error records of a service that
+    // served 13 requests since the onset (a third of its few calls threw) weigh as 16 of a busy
+    // one's. Its requests, not its records: a stack trace shipped a line a record multiplies the
+    // records, not the work done. A service without spans is judged by its records.
+    const bins = p.logs.get(service)!;
+    const served = sumOver(p.entries.get(service) ?? new Map(), after).n * p.traceSample;
+    const volume = served > 0 ? served : after.reduce((s, t) => s + (bins.get(t)?.n ?? 0), 0);
+    const half = Math.min(8, Math.max(2, volume / 4));
+    const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, half) * (0.5 + 0.5 * effect);
+    // Records per request: the requests counted are of the sampled traces.
+    const perRequest = (k: number, r: number) => k / (r * p.traceSample);
+    out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: perRequest(kb, rb), after: perRequest(ka, ra), surprise, weight, onset: c.split.onset });
   }
   return out;
 }
@@ -550,6 +721,13 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   const countSplit = rootSplit.found ? rootSplit : { ...rootSplit, onset: from };
   const calls = callEvidence(p.comps, p.entries, rootBins, root, countSplit);
   const silent = new Set(calls.filter((e) => e.what === 'went_silent').map((e) => e.service));
+  // Retries seen both as more calls on the edge and as a step repeated after its answers are one
+  // piece of evidence: the surer one.
+  for (const r of pathEvidence(p, countSplit, silent)) {
+    const i = r.peer!.endsWith(': asked it again') ? calls.findIndex((e) => e.what === 'calls_rise' && e.service === r.service && e.peer === r.peer!.split(': ')[0]) : -1;
+    if (i < 0) calls.push(r);
+    else if (calls[i]!.weight < r.weight) calls[i] = r;
+  }
   const evidence = [
     ...latencyEvidence(changes, root_.after - root_.before, silent),
     ...calls,

@@ -70,6 +70,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
   const shared: SharedRows = {
     windowOps: windowOps.map(STATEMENTS.windowOps.decode),
     windowErrors: [],
+    callSequences: [],
     errorTypesFirstSeen: [],
     series: seriesAsStored(series).map(STATEMENTS.series.decode),
     edges: edges.map(([caller, caller_operation, callee]) => STATEMENTS.edges.decode({ caller, caller_operation, callee, n: 100, k: 0 })),

@@ -23,8 +23,8 @@ async function query(srv: TestServer, sql: string): Promise<{ status: number; ro
 }
 
 /** One case on its own server: the plan (what must be found) and the first findings of the diagnosis of the entry service. */
-async function runCase(shape: RecordedShape, seed: number) {
-  const plan = planRecorded({ seed, shape, maxSpans: 15_000 }, Date.now() * 1000);
+async function runCase(shape: RecordedShape, seed: number, services?: readonly [number, number]) {
+  const plan = planRecorded({ seed, shape, maxSpans: 15_000, ...(services ? { services } : {}) }, Date.now() * 1000);
   const srv = await startTestServer({ SVC_DETECT_INTERVAL_S: '3600' });
   servers.push(srv);
   await sendScenario(srv, generateRecorded(plan));
@@ -73,5 +73,17 @@ describe('diagnosis on recorded-style telemetry', () => {
       const sql = f.drill_down_sql;
       if (sql) expect({ sql, status: (await query(srv, sql)).status }).toEqual({ sql, status: 200 });
     }
+  }, 120_000);
+
+  it("a wrong return value seen only in what its caller does next (a fallback) is blamed on the service that answered, and the lead lists the caller's calls to it", async () => {
+    const { plan, srv, findings } = await runCase('java_wrong_return', 40, [8, 11]);
+    expect(plan.java?.onWrong).toBe('fallback');
+    const top = findings[0]!;
+    expect(top.service).toBe(plan.target);
+    expect(top.kind).toBe('call_pattern_change');
+    expect(top.summary).toMatch(/after its answers .* turned to /);
+    const lead = await query(srv, top.drill_down_sql!);
+    expect(lead.status).toBe(200);
+    expect(lead.rows.length).toBeGreaterThan(0);
   }, 120_000);
 });

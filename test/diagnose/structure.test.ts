@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyseStructure, prepareStructure, splitSeries, structureFor, zSurprise, type StructureResult } from '../../src/diagnose/structure.js';
 import type { Bin } from '../../src/diagnose/onset.js';
-import { SLOW_CALL_US, type CallTreeRow, type LogLevelRow } from '../../src/diagnose/queries.js';
+import { SLOW_CALL_US, type CallSequenceRow, type CallTreeRow, type LogLevelRow } from '../../src/diagnose/queries.js';
 import { rng } from '../../bench/lib/rng.js';
 
 const SEC = 1_000_000;
@@ -300,17 +300,104 @@ describe('analyseStructure', () => {
     expect(whats(res, 'A')).not.toContain('error_logs');
   });
 
-  it("weighs a few error records by the service's own volume: more on a quiet service than on a busy one", () => {
-    const calls = simulate({ seed: 6, topo: FAN_IN });
-    // The same 5 ERROR records since the onset (none before), among one other record every 5 bins or 200 a bin.
-    const rows = (busy: boolean) =>
-      Array.from({ length: (TO - (FROM - HISTORY)) / BIN }, (_v, i) => FROM - HISTORY + i * BIN).map((bin, i) => {
+  it("weighs a few error records by the service's own volume, its requests: more on a quiet service than on a busy one, whatever its records", () => {
+    // gateway → A on every request (about 360 since the onset), gateway → Q on one in fifty (about 7).
+    const calls = simulate({ seed: 6, topo: { gateway: { pods: 1, ownMs: 5, calls: [['A', 1, 2], ['Q', 0.02, 2]] }, A: { pods: 1, ownMs: 8 }, Q: { pods: 1, ownMs: 8 } } });
+    // The same 5 ERROR records since the onset (none before) for either, among `perBin` other records a bin.
+    const rows = (service: string, perBin: number) =>
+      Array.from({ length: (TO - (FROM - HISTORY)) / BIN }, (_v, i) => FROM - HISTORY + i * BIN).map((bin) => {
         const k = bin >= FROM && ((bin - FROM) / BIN) % 4 === 0 ? 1 : 0;
-        return { service_name: 'B', bin, n: (busy ? 200 : i % 5 === 0 ? 1 : 0) + k, k, w: 0 };
+        return { service_name: service, bin, n: perBin + k * (1 + (perBin > 1 ? 6 : 0)), k, w: 0 };
       });
-    const weight = (busy: boolean) => analyseStructure(calls, rows(busy), [], 'gateway', FROM, TO).services.find((x) => x.service === 'B')?.evidence.find((e) => e.what === 'error_logs')?.weight ?? 0;
-    expect(weight(true)).toBeGreaterThan(0);
-    expect(weight(false)).toBeGreaterThan(1.2 * weight(true));
+    const weight = (service: string, perBin: number) =>
+      analyseStructure(calls, rows(service, perBin), [], 'gateway', FROM, TO).services.find((x) => x.service === service)?.evidence.find((e) => e.what === 'error_logs')?.weight ?? 0;
+    expect(weight('A', 1)).toBeGreaterThan(0);
+    expect(weight('Q', 1)).toBeGreaterThan(1.2 * weight('A', 1));
+    // A stack trace shipped a line a record, or a chattier logger, multiplies records, not requests.
+    expect(weight('Q', 200)).toBeCloseTo(weight('Q', 1), 6);
+  });
+
+  it('names a quiet service by three ERROR records after a clean hour, counted against every request of the hour', () => {
+    const calls = simulate({ seed: 7, topo: { gateway: { pods: 1, ownMs: 5, calls: [['A', 1, 2], ['Q', 0.1, 2]] }, A: { pods: 1, ownMs: 8 }, Q: { pods: 1, ownMs: 8 } }, perBin: 2 });
+    // Q logs a record in one bin of twenty before (none an error), and three ERROR records since the onset.
+    const logs: LogLevelRow[] = [];
+    for (let bin = FROM - HISTORY, i = 0; bin < TO; bin += BIN, i++) {
+      const k = bin >= FROM && [2, 7, 12].includes((bin - FROM) / BIN) ? 1 : 0;
+      if (k || i % 20 === 0) logs.push({ service_name: 'Q', bin, n: 1, k, w: 0 });
+    }
+    const res = analyseStructure(calls, logs, [], 'gateway', FROM, TO);
+    expect(top(res)?.service).toBe('Q');
+    expect(whats(res, 'Q')).toContain('error_logs');
+  });
+
+  it("leaves a caller's echo of its callee's exceptions to the callee: the caller's error records less the callee's burst", () => {
+    // gateway → A → D: D throws on some requests since the onset, A logs its own ERROR for 70% of the failed calls.
+    const calls = simulate({ seed: 8, topo: { gateway: { pods: 1, ownMs: 5, calls: [['A', 1, 2]] }, A: { pods: 1, ownMs: 8, calls: [['D', 1, 2]] }, D: { pods: 1, ownMs: 8 } } });
+    const logs = [...logRows(62, 'D', (t) => (t >= FROM ? 3 : 0.02)), ...logRows(63, 'A', (t) => (t >= FROM ? 2.1 : 0.02))];
+    const res = analyseStructure(calls, logs, [], 'gateway', FROM, TO);
+    expect(top(res)?.service).toBe('D');
+    expect(whats(res, 'D')).toContain('error_logs');
+    expect(whats(res, 'A')).not.toContain('error_logs');
+    // A burst of its own, larger than its callee's, is still its own.
+    const own = analyseStructure(calls, [...logRows(62, 'D', (t) => (t >= FROM ? 3 : 0.02)), ...logRows(64, 'A', (t) => (t >= FROM ? 9 : 0.02))], [], 'gateway', FROM, TO);
+    expect(whats(own, 'A')).toContain('error_logs');
+  });
+
+  describe('what callers do after an answer (call sequences)', () => {
+    // gateway → A; A calls T, then B (five requests a bin), F idle; a wrong answer from T shows only in what A does next.
+    const topo: Record<string, Svc> = { gateway: { pods: 1, ownMs: 5, calls: [['A', 1, 2]] }, A: { pods: 1, ownMs: 8, calls: [['T', 1, 2], ['B', 1, 2]] }, T: { pods: 1, ownMs: 8 }, B: { pods: 1, ownMs: 8 }, F: { pods: 1, ownMs: 8 } };
+    const calls = simulate({ seed: 9, topo, perBin: 5 });
+    /** A's requests: `normal` before the onset, `after(r)` since. */
+    const sequences = (seed: number, normal: (r: () => number) => string[], after: (r: () => number) => string[]): CallSequenceRow[] => {
+      const r = rng(seed);
+      const out: CallSequenceRow[] = [];
+      for (let bin = FROM - HISTORY; bin < TO; bin += BIN) for (let i = 0; i < 5; i++) out.push(sequential('A', bin, bin >= FROM ? after(r) : normal(r)));
+      return out;
+    };
+    /** One request's calls one after the other: each issued after the answer before it. */
+    const sequential = (caller: string, bin: number, seq: string[]): CallSequenceRow => ({ caller, bin, seq, issued: seq.map((_c, i) => bin + i * 10_000), answered: seq.map((_c, i) => bin + i * 10_000 + 8_000) });
+    const run = (seqs: CallSequenceRow[]) => structureFor(prepareStructure(calls, [], [], FROM, TO, 1, seqs), 'gateway');
+
+    it('blames the callee whose answers its caller stopped using: a fallback after it, or the call asked again', () => {
+      const fallback = run(sequences(70, () => ['T', 'B'], (r) => (r() < 0.4 ? ['T', 'F'] : ['T', 'B'])));
+      expect(top(fallback)?.service).toBe('T');
+      expect(whats(fallback, 'T')).toContain('path_after');
+      const retried = run(sequences(71, () => ['T', 'B'], (r) => (r() < 0.4 ? ['T', 'T', 'B'] : ['T', 'B'])));
+      expect(top(retried)?.service).toBe('T');
+      expect(top(retried)?.evidence[0]?.peer).toBe('A: asked it again');
+    });
+
+    /** A's requests, each a fan-out to T, B and C issued at once: answers at `at(r)` ms (T, B, C), then `more` after them. */
+    const fanOut = (seed: number, at: (r: () => number, after: boolean) => [number, number, number], more: (r: () => number, after: boolean) => string[]) => {
+      const r = rng(seed);
+      const seqs: CallSequenceRow[] = [];
+      for (let bin = FROM - HISTORY; bin < TO; bin += BIN)
+        for (let i = 0; i < 5; i++) {
+          const answers = at(r, bin >= FROM).map((ms) => bin + ms * 1000);
+          const extra = more(r, bin >= FROM);
+          const done = Math.max(...answers);
+          seqs.push({ caller: 'A', bin, seq: ['T', 'B', 'C', ...extra], issued: [bin, bin + 10, bin + 20, ...extra.map((_c, k) => done + 1000 + k * 10_000)], answered: [...answers, ...extra.map((_c, k) => done + 5000 + k * 10_000)] });
+        }
+      return run(seqs);
+    };
+
+    it('after a fan-out, ties a fallback to the answer that came last, not to the call issued last', () => {
+      // T answers last (5 ms after B and C); since the onset, 40% of the requests then call F.
+      const res = fanOut(73, () => [5, 3, 4], (r, after) => (after && r() < 0.4 ? ['F'] : []));
+      expect(top(res)?.service).toBe('T');
+      expect(top(res)?.evidence[0]?.peer).toBe('A: turned to F');
+    });
+
+    it('blames nobody for the answer that now comes last in a fan-out because it got slower', () => {
+      // T's answers go from first (2 ms) to last (300 ms): the caller still stops after all three.
+      const res = fanOut(74, (_r, after) => [after ? 300 : 2, 3, 4], () => []);
+      expect(res.services.flatMap((x) => x.evidence).filter((e) => e.what === 'path_after')).toEqual([]);
+    });
+
+    it('blames nobody for calls made in any order, as often before as after', () => {
+      const res = run(sequences(72, (r) => (r() < 0.5 ? ['T', 'B'] : ['B', 'T']), (r) => (r() < 0.5 ? ['T', 'B'] : ['B', 'T'])));
+      expect(res.services.flatMap((x) => x.evidence).filter((e) => e.what === 'path_after')).toEqual([]);
+    });
   });
 
   it('counts log records per request of every trace when the call tree holds one trace in four', () => {

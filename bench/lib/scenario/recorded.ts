@@ -28,6 +28,8 @@ export const RECORDED_SHAPES = [
   'fault_free',
   'packet_loss',
   'callee_down',
+  'java_exception',
+  'java_wrong_return',
 ] as const;
 export type RecordedShape = (typeof RECORDED_SHAPES)[number];
 
@@ -39,8 +41,20 @@ export interface RecordedSpec {
   shape: RecordedShape;
   /** Span budget of the case (default 40,000): sets the request rate. */
   maxSpans?: number;
-  /** Services in the topology, fewest and most (default 8–11). */
+  /** Services in the topology, fewest and most (default 8–11; the Java shapes 36–44). */
   services?: readonly [number, number];
+}
+
+/** How a Java-style case logs and how callers react to a wrong answer (null outside the Java shapes). */
+export interface JavaStyle {
+  /** A stack trace as one record (the trace in the body) or one record a line, each with the trace and span ids. */
+  stack: 'one_record' | 'record_per_line';
+  /** Share of failed calls whose caller logs its own ERROR with a stack trace. */
+  callerError: number;
+  /** What a caller does after a wrong answer: ask again, call a fallback service instead of the rest, or give up with an error. */
+  onWrong: 'retry' | 'fallback' | 'abort';
+  /** Share of wrong answers whose caller logs anything about it. */
+  wrongLogShare: number;
 }
 
 /** A generated case's expectation with what recorded shapes add; an empty `signals` takes any non-null signal (the right one is ambiguous). */
@@ -81,6 +95,7 @@ export interface RecordedPlan {
   noisy: string[];
   /** gauge names: Kubernetes/container conventions or plain. */
   metricStyle: 'semconv' | 'plain';
+  java: JavaStyle | null;
   rate: number;
   expectation: RecordedExpectation;
 }
@@ -103,7 +118,20 @@ const EFFECT_OF: Record<RecordedShape, RecordedEffect | 'latency_or_exception'> 
   fault_free: 'none',
   packet_loss: 'packet_loss',
   callee_down: 'unreachable',
+  java_exception: 'exception',
+  java_wrong_return: 'wrong_return',
 };
+
+/**
+ * Shapes of a Java system's recording at its size and load (issue 27's held-out conditions): about
+ * 40 services unless the spec sizes them, 20-60 minutes of history, a target few requests reach (so
+ * it sees tens of calls in the fault's first 3 minutes), Spring-style logging: an exception's stack
+ * trace shipped as one record or as one record a line, and callers that log their own ERROR with a
+ * stack trace when a call fails; a wrong answer shows only in what its callers do next (ask again,
+ * take another path, or give up with an error of their own), rarely in a log.
+ */
+export const JAVA_SHAPES: ReadonlySet<RecordedShape> = new Set(['java_exception', 'java_wrong_return']);
+const JAVA_SERVICES: readonly [number, number] = [36, 44];
 
 /**
  * The signal rule: own latency and a callee's network delay are latency; an exception seen only in
@@ -135,8 +163,15 @@ function reachedPick(r: Rand, t: Topology, names: string[]): string {
 const callersOf = (t: Topology, s: string) => t.edges.filter((e) => e.callee === s).map((e) => e.caller);
 const calleesOf = (t: Topology, s: string) => t.edges.filter((e) => e.caller === s).map((e) => e.callee);
 
-function chooseTarget(r: Rand, t: Topology, effect: RecordedEffect): string | null {
+function chooseTarget(r: Rand, t: Topology, effect: RecordedEffect, thin = false): string | null {
   const nonEntry = t.services.filter((s) => s.level > 0 && s.name !== t.noisy).map((s) => s.name);
+  if (thin && (effect === 'exception' || effect === 'wrong_return')) {
+    // Few requests reach it (5-40% of the entry's), as a service deep in a large system; a wrong
+    // answer needs a caller to notice it.
+    const reach = reachProbabilities(t);
+    const fit = nonEntry.filter((n) => (reach.get(n) ?? 0) >= 0.05 && (reach.get(n) ?? 0) <= 0.4);
+    if (fit.length) return pick(r, [...fit].sort());
+  }
   switch (effect) {
     case 'none':
       return null;
@@ -177,7 +212,7 @@ function detailOf(p: RecordedPlan): string {
     case 'exception':
       return `${e} throws on ${(p.share * 100).toFixed(0)}% (ERROR logs with stack traces, no span status)`;
     case 'wrong_return':
-      return `${e} returns a wrong value on ${(p.share * 100).toFixed(0)}%: callers retry and skip their later calls`;
+      return `${e} returns a wrong value on ${(p.share * 100).toFixed(0)}%: ${p.java ? `callers ${p.java.onWrong === 'retry' ? 'retry and skip their later calls' : p.java.onWrong === 'fallback' ? 'call a fallback service instead of their later calls' : 'give up with an error'}` : 'callers retry and skip their later calls'}`;
   }
 }
 
@@ -194,17 +229,19 @@ function starvable(seed: number, size?: readonly [number, number]): Topology {
 export function planRecorded(spec: RecordedSpec, nowUs: number): RecordedPlan {
   // grid_shift cases come in pairs on one data seed; the odd one moves the onset 150 s along the grid.
   const dataSeed = spec.shape === 'grid_shift' ? spec.seed - (spec.seed % 2) : spec.seed;
-  const topology = spec.shape === 'cpu_starved' ? starvable(dataSeed, spec.services) : buildTopology(dataSeed, spec.services);
+  const java = JAVA_SHAPES.has(spec.shape);
+  const size = spec.services ?? (java ? JAVA_SERVICES : undefined);
+  const topology = spec.shape === 'cpu_starved' ? starvable(dataSeed, size) : buildTopology(dataSeed, size);
   const r = rng(dataSeed * 92821 + RECORDED_SHAPES.indexOf(spec.shape) * 7 + 3);
   const chosen = EFFECT_OF[spec.shape];
   const effect: RecordedEffect = chosen === 'latency_or_exception' ? (r() < 0.5 ? 'self_latency' : 'exception') : chosen;
-  const target = chooseTarget(r, topology, effect);
+  const target = chooseTarget(r, topology, effect, java);
   const baseOffsetS = Math.floor(r() * 300);
   const gridOffsetS = spec.shape === 'grid_shift' && spec.seed % 2 === 1 ? (baseOffsetS + 150) % 300 : baseOffsetS;
   // The onset 5-10 minutes before now, inside the default window, so every case has data after its window.
   const aligned = Math.floor(nowUs / BUCKET_US) * BUCKET_US;
   const onsetUs = aligned - 2 * BUCKET_US + gridOffsetS * 1_000_000 + Math.floor(r() * 1_000_000);
-  const historyUs = spec.shape === 'short_history' ? 2 * MINUTE_US : spec.shape === 'hour_gaps' ? 150 * MINUTE_US : 60 * MINUTE_US;
+  const historyUs = spec.shape === 'short_history' ? 2 * MINUTE_US : spec.shape === 'hour_gaps' ? 150 * MINUTE_US : java ? intBetween(r, 20, 60) * MINUTE_US : 60 * MINUTE_US;
   const startUs = onsetUs - historyUs;
   const endUs = nowUs - 5_000_000;
   const gaps: [number, number][] = [];
@@ -234,9 +271,17 @@ export function planRecorded(spec: RecordedSpec, nowUs: number): RecordedPlan {
     podGap: null,
     noisy,
     metricStyle: r() < 0.5 ? 'semconv' : 'plain',
+    java: null,
     rate: 0,
     expectation: undefined as unknown as RecordedExpectation,
   };
+  if (java)
+    plan.java = {
+      stack: r() < 0.5 ? 'one_record' : 'record_per_line',
+      callerError: between(r, 0.5, 1),
+      onWrong: pick(r, ['retry', 'fallback', 'abort'] as const),
+      wrongLogShare: between(r, 0, 0.3),
+    };
   // A pod drops out of the recording for 1-2 minutes, long before the onset (when the history allows).
   if (historyUs >= 30 * MINUTE_US) {
     const s = pick(r, topology.services);
@@ -260,7 +305,7 @@ export function planRecorded(spec: RecordedSpec, nowUs: number): RecordedPlan {
     endUs,
     window: spec.shape === 'default_window' ? null : { fromUs: onsetUs, toUs: onsetUs + WINDOW_US },
     gridOffsetS,
-    detail: `${detailOf(plan)}${plan.earlier ? `; the same ${effect === 'exception' ? 'exception' : 'slowdown'} 10 min before, for ${Math.round((plan.earlier.toUs - plan.earlier.fromUs) / MINUTE_US)} min` : ''}${gaps.length ? `; no telemetry for ${Math.round((gaps[0]![1] - gaps[0]![0]) / MINUTE_US)} min ending ${Math.round((onsetUs - gaps[0]![1]) / MINUTE_US)} min before the onset` : ''}; onset at +${gridOffsetS} s in its bucket, ${Math.round(historyUs / 1e6)} s of history`,
+    detail: `${detailOf(plan)}${plan.java ? `; java: stack ${plan.java.stack}, callers log ERROR on ${(plan.java.callerError * 100).toFixed(0)}%${effect === 'wrong_return' ? `, on a wrong answer: ${plan.java.onWrong}, logged on ${(plan.java.wrongLogShare * 100).toFixed(0)}%` : ''}` : ''}${plan.earlier ? `; the same ${effect === 'exception' ? 'exception' : 'slowdown'} 10 min before, for ${Math.round((plan.earlier.toUs - plan.earlier.fromUs) / MINUTE_US)} min` : ''}${gaps.length ? `; no telemetry for ${Math.round((gaps[0]![1] - gaps[0]![0]) / MINUTE_US)} min ending ${Math.round((onsetUs - gaps[0]![1]) / MINUTE_US)} min before the onset` : ''}; onset at +${gridOffsetS} s in its bucket, ${Math.round(historyUs / 1e6)} s of history`,
   };
   return plan;
 }
@@ -276,8 +321,8 @@ export function recordedCaseList(opts: { baseSeed?: number; perShape?: number; s
   for (let round = 0; round < (opts.perShape ?? 10); round++)
     for (const shape of opts.shapes ?? RECORDED_SHAPES)
       // grid_shift pairs: an even seed and the odd one after it, on seeds of their own (2 × base and up).
-      // A shape added later (packet_loss, callee_down) draws seeds of its own (3 × base and up), so the others keep theirs.
-      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : shape === 'packet_loss' ? 3 * base + round : shape === 'callee_down' ? 4 * base + round : seed++, shape });
+      // A shape added later (packet_loss, callee_down, the Java ones) draws seeds of its own (3 × base and up), so the others keep theirs.
+      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : shape === 'packet_loss' ? 3 * base + round : shape === 'callee_down' ? 4 * base + round : shape === 'java_exception' ? 5 * base + round : shape === 'java_wrong_return' ? 6 * base + round : seed++, shape });
   return out;
 }
 
@@ -345,9 +390,14 @@ function stamp(us: number): string {
 function log(g: Gen, s: ServiceNode, resource: string, timeUs: number, level: 'INFO' | 'WARN' | 'ERROR', msg: string, traceId: string | null, spanId: string | null, stack?: string[]) {
   if (recordedOut(g, resource, timeUs)) return;
   const pkg = `com.acme.${s.name.replace(/-/g, '')}`;
-  const body = `${stamp(timeUs)} ${LEVEL_PAD[level]} [${s.name},${traceId ?? ''},${spanId ?? ''}] 1 --- [nio-8080-exec-${1 + Math.floor(g.r() * 10)}] ${pkg}.service.Handler : ${msg}${stack ? '\n' + stack.join('\n') : ''}`;
-  const l: GenLog = { service: s.name, resource, timeUs, severityNumber: 0, severityText: '', body, traceId, spanId };
-  g.out.logs.push(l);
+  const head = `${stamp(timeUs)} ${LEVEL_PAD[level]} [${s.name},${traceId ?? ''},${spanId ?? ''}] 1 --- [nio-8080-exec-${1 + Math.floor(g.r() * 10)}] ${pkg}.service.Handler : ${msg}`;
+  // A shipper without a multi-line rule sends every line of a stack trace as a record of its own
+  // (no level word, the same trace and span ids).
+  const lines = stack && g.p.java?.stack === 'record_per_line' ? [head, ...stack] : [stack ? head + '\n' + stack.join('\n') : head];
+  lines.forEach((body, i) => {
+    const l: GenLog = { service: s.name, resource, timeUs: timeUs + i, severityNumber: 0, severityText: '', body, traceId, spanId };
+    g.out.logs.push(l);
+  });
 }
 
 const EXCEPTIONS = ['java.lang.NullPointerException', 'java.lang.IllegalStateException: order already settled', 'java.lang.ArithmeticException: / by zero', 'java.util.NoSuchElementException: No value present'];
@@ -361,6 +411,33 @@ function stackTrace(s: ServiceNode, exception: string, r: Rand): string[] {
     'org.apache.catalina.core.ApplicationFilterChain.doFilter(ApplicationFilterChain.java:166)',
   ];
   return [exception, ...frames.map((f) => `\tat ${f}`), '\t... 42 common frames omitted'];
+}
+
+/** The stack trace a Spring caller logs when a call it made answered 500. */
+function clientErrorTrace(s: ServiceNode, callee: string, r: Rand): string[] {
+  const pkg = `com.acme.${s.name.replace(/-/g, '')}`;
+  return [
+    `org.springframework.web.client.HttpServerErrorException$InternalServerError: 500 : [{"status":500,"error":"Internal Server Error","path":"/api/v1/${callee}"}]`,
+    '\tat org.springframework.web.client.DefaultResponseErrorHandler.handleError(DefaultResponseErrorHandler.java:186)',
+    '\tat org.springframework.web.client.RestTemplate.doExecute(RestTemplate.java:782)',
+    `\tat ${pkg}.client.${callee.replace(/-(\w)/g, (_m, c: string) => c.toUpperCase())}Client.call(Client.java:${30 + Math.floor(r() * 90)})`,
+    '\t... 87 common frames omitted',
+  ];
+}
+
+/**
+ * Java shapes: the service a caller turns to after a wrong answer instead of the rest of its path
+ * (a fallback or compensation): one deeper than it that it does not call already, the same for every
+ * request of the caller; null when there is none.
+ */
+function fallbackOf(g: Gen, s: ServiceNode, op: { calls: Call[] }): Call | null {
+  const t = g.p.topology;
+  const called = new Set(op.calls.map((c) => c.callee));
+  const options = t.services.filter((x) => x.level > s.level && x.name !== g.p.target && !called.has(x.name) && !g.p.noisy.includes(x.name)).map((x) => x.name).sort();
+  if (!options.length) return null;
+  let h = 0;
+  for (const ch of s.name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return { callee: options[h % options.length]!, op: 0, probability: 1, propagate: 0 };
 }
 
 function emitSpan(g: Gen, s: GenSpan): void {
@@ -447,20 +524,39 @@ function serve(g: Gen, s: ServiceNode, opIndex: number, traceId: string, parent:
     const wait = starved ? Math.round(lognormal(r, p.delayUs, 0.5)) : 0;
     let o = call(g, s, resource, c, traceId, spanId, begin, hint, wait);
     let last = o.endUs;
+    let abort = false;
     if (o.wrong) {
-      // A wrong answer: the caller asks again (a retry), then gives up on the rest of its path.
-      for (let k = 0, n = 1 + Math.floor(r() * 2); k < n; k++) {
-        o = call(g, s, resource, c, traceId, spanId, last + 200, hint, 0);
+      const j = p.java;
+      const fallback = j?.onWrong === 'fallback' ? fallbackOf(g, s, op) : null;
+      const logged = r() < (j ? j.wrongLogShare : 0.5);
+      if (j?.onWrong === 'abort') {
+        // The caller's check of the answer fails: it gives up with an error of its own.
+        abort = true;
+        failed = true;
+        if (logged) log(g, s, resource, last + 10, 'ERROR', `validation of the response from ${c.callee} failed`, traceId, spanId, stackTrace(s, 'java.lang.IllegalArgumentException: invalid response', r));
+      } else if (fallback) {
+        // The caller takes another path: a fallback call instead of the rest of its own.
+        o = { ...call(g, s, resource, fallback, traceId, spanId, last + 200, hint, 0), wrong: true };
         last = o.endUs;
+        if (logged) log(g, s, resource, last + 10, 'WARN', `unexpected response from ${c.callee}, falling back to ${fallback.callee}`, traceId, spanId);
+      } else {
+        // A wrong answer: the caller asks again (a retry), then gives up on the rest of its path.
+        for (let k = 0, n = 1 + Math.floor(r() * 2); k < n; k++) {
+          o = call(g, s, resource, c, traceId, spanId, last + 200, hint, 0);
+          last = o.endUs;
+        }
+        if (logged) log(g, s, resource, last + 10, 'WARN', `unexpected response from ${c.callee}, retried`, traceId, spanId);
       }
-      if (r() < 0.5) log(g, s, resource, last + 10, 'WARN', `unexpected response from ${c.callee}, retried`, traceId, spanId);
     }
     cursor = op.parallel ? Math.max(cursor, last) : last;
     if (o.failed) {
-      if (r() < 0.4) log(g, s, resource, last + 5, 'WARN', `call to ${c.callee} failed: 500 Internal Server Error`, traceId, spanId);
+      const j = p.java;
+      if (j) {
+        if (r() < j.callerError) log(g, s, resource, last + 5, 'ERROR', `call to ${c.callee} failed`, traceId, spanId, clientErrorTrace(s, c.callee, r));
+      } else if (r() < 0.4) log(g, s, resource, last + 5, 'WARN', `call to ${c.callee} failed: 500 Internal Server Error`, traceId, spanId);
       if (r() < c.propagate) failed = true;
     }
-    if (o.wrong && !op.parallel) break;
+    if (abort || (o.wrong && !op.parallel)) break;
   }
   const end = cursor + Math.round(self * (threw ? 0.1 : 0.6));
   emitSpan(g, span(g, traceId, spanId, parent, s, resource, op.protocol === 'http' ? `${op.method} ${op.route}` : `${op.route}/${op.method}`, start, end));
