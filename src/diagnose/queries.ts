@@ -415,6 +415,81 @@ function topPerService(table: string, cols: string, where: string, order: string
   );
 }
 
+/**
+ * The spans the call tree and the call sequences read, over [lo, hi): spans keyed by a 64-bit hash
+ * of (trace, span) so the joins are on integers; `sampleMod` > 1 keeps whole traces, one in that
+ * many, by a hash of the trace id. Read once for both (STATEMENTS.callStructure): the scan and its
+ * sample are most of either statement's cost.
+ */
+function callSpans(lo: number, hi: number, binUs: number, sampleMod: number): string {
+  return (
+    `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
+    `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) AS t, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, ` +
+    `hash(service_name, span_name) AS nk FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`
+  );
+}
+
+/** The call tree over the spans `s` (callSpans): its common table expressions and its SELECT, one row per group with its bins and sums as lists (asLists). */
+const CALL_TREE = {
+  ctes:
+    `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid), ` +
+    // What a span of a service calls, by its name and its parent's, where such spans' children are always in one other service.
+    `known AS (SELECT q.nk AS pnk, p.nk, min(k.cs) AS callee FROM s AS p JOIN kids AS k ON k.pid = p.id JOIN s AS q ON q.id = p.pid ` +
+    `WHERE k.cs = k.cs2 AND k.cs <> p.service AND q.service = p.service GROUP BY ALL HAVING min(k.cs) = max(k.cs) AND count(*) >= 3), ` +
+    `t AS (SELECT service, CASE WHEN callee IS NULL THEN '' ELSE pod END AS pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
+    `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd, count_if(x >= ${SLOW_CALL_US}) AS kt FROM (` +
+    `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
+    `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs WHEN k.pid IS NULL AND q.service = p.service THEN n.callee END AS callee, ` +
+    `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod WHEN k.pid IS NULL AND q.service = p.service AND n.callee IS NOT NULL THEN '' END AS callee_pod ` +
+    `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid LEFT JOIN known AS n ON n.nk = p.nk AND n.pnk = q.nk) GROUP BY ALL)`,
+  select: `SELECT service, pod, callee, callee_pod, entry, ${asLists(CALL_TREE_SUMS)} FROM t GROUP BY ALL`,
+};
+
+/** The call sequences over the spans `s` (callSpans); `seq_bin`, not `bin`, so that one statement can return them beside the call tree's rows. */
+const callSequencesOf = (binUs: number) => ({
+  ctes:
+    `j AS (SELECT coalesce(c.pid, c.id) AS req, c.service AS caller, k.service AS callee, k.t AS kt, count(*) OVER (PARTITION BY c.id) = 1 AS own, ` +
+    `CASE WHEN own THEN c.t ELSE k.t END AS issued, CASE WHEN own THEN c.t + c.d ELSE k.t + k.d END AS answered FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service)`,
+  select:
+    `SELECT caller, min(kt) // ${binUs} * ${binUs} AS seq_bin, list(callee ORDER BY issued, kt) AS seq, list(issued::DOUBLE ORDER BY issued, kt) AS issued, ` +
+    `list(answered::DOUBLE ORDER BY issued, kt) AS answered FROM j GROUP BY req, caller`,
+});
+
+function callTreeRows(r: Row): CallTreeRow[] {
+  const [bin = [], n, k, sx, sxx, slx, sllx, sl, sll, sd, kt] = listed(r, CALL_TREE_SUMS);
+  const [service, pod, callee, callee_pod, entry] = [String(r['service']), String(r['pod']), textOrNull(r['callee']), textOrNull(r['callee_pod']), Boolean(r['entry'])];
+  // Fields written out, not spread from a group object: the spread made each of the ~4,000 rows
+  // a call 10–20 µs (40–80 ms in bench:diagnose) against 0.2 µs.
+  return bin.map((b, i) => ({
+    service,
+    pod,
+    callee,
+    callee_pod,
+    entry,
+    bin: Number(b),
+    n: num(n![i]),
+    k: num(k![i]),
+    sx: num(sx![i]),
+    sxx: num(sxx![i]),
+    slx: num(slx![i]),
+    sllx: num(sllx![i]),
+    sl: num(sl![i]),
+    sll: num(sll![i]),
+    sd: num(sd![i]),
+    kt: num(kt![i]),
+  }));
+}
+
+function callSequenceRow(r: Row): CallSequenceRow {
+  return {
+    caller: String(r['caller']),
+    bin: Number(r['seq_bin']),
+    seq: ((r['seq'] as unknown[] | null) ?? []).map(String),
+    issued: ((r['issued'] as unknown[] | null) ?? []).map(Number),
+    answered: ((r['answered'] as unknown[] | null) ?? []).map(Number),
+  };
+}
+
 export const STATEMENTS = {
   /** Per service and operation in the window: volume, errors, quantiles (ids and exemplars come from narrower reads). */
   windowOps: statement(
@@ -523,53 +598,8 @@ export const STATEMENTS = {
    * duration's log, each with its square.
    */
   callTree: statement(
-    (lo: number, hi: number, binUs: number, sampleMod: number) => {
-      // One scan, kept; spans keyed by a 64-bit hash of (trace, span) so the joins are on integers.
-      // `sampleMod` > 1 keeps whole traces, one in that many, by a hash of the trace id.
-      const spans =
-        `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
-        `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, hash(service_name, span_name) AS nk FROM ${SPANS.name} ` +
-        `WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`;
-      // One row per group, its bins and sums as lists (asLists).
-      return (
-        `WITH s AS MATERIALIZED (${spans}), ` +
-        `kids AS (SELECT pid, sum(d) AS cd, min(service) AS cs, max(service) AS cs2, min(pod) AS cpod FROM s WHERE pid IS NOT NULL GROUP BY pid), ` +
-        // What a span of a service calls, by its name and its parent's, where such spans' children are always in one other service.
-        `known AS (SELECT q.nk AS pnk, p.nk, min(k.cs) AS callee FROM s AS p JOIN kids AS k ON k.pid = p.id JOIN s AS q ON q.id = p.pid ` +
-        `WHERE k.cs = k.cs2 AND k.cs <> p.service AND q.service = p.service GROUP BY ALL HAVING min(k.cs) = max(k.cs) AND count(*) >= 3), ` +
-        `t AS (SELECT service, CASE WHEN callee IS NULL THEN '' ELSE pod END AS pod, callee, callee_pod, entry, bin, count(*) AS n, count_if(is_error) AS k, sum(x) AS sx, sum(x * x) AS sxx, sum(ln(x + 1)) AS slx, sum(ln(x + 1) ^ 2) AS sllx, ` +
-        `sum(ln(d + 1)) AS sl, sum(ln(d + 1) ^ 2) AS sll, sum(d) AS sd, count_if(x >= ${SLOW_CALL_US}) AS kt FROM (` +
-        `SELECT p.service, p.pod, p.d, p.is_error, p.bin, (q.id IS NULL OR q.service <> p.service) AS entry, greatest(0, p.d - coalesce(k.cd, 0)) AS x, ` +
-        `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cs WHEN k.pid IS NULL AND q.service = p.service THEN n.callee END AS callee, ` +
-        `CASE WHEN k.cs = k.cs2 AND k.cs <> p.service THEN k.cpod WHEN k.pid IS NULL AND q.service = p.service AND n.callee IS NOT NULL THEN '' END AS callee_pod ` +
-        `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid LEFT JOIN known AS n ON n.nk = p.nk AND n.pnk = q.nk) GROUP BY ALL) ` +
-        `SELECT service, pod, callee, callee_pod, entry, ${asLists(CALL_TREE_SUMS)} FROM t GROUP BY ALL`
-      );
-    },
-    (r): CallTreeRow[] => {
-      const [bin = [], n, k, sx, sxx, slx, sllx, sl, sll, sd, kt] = listed(r, CALL_TREE_SUMS);
-      const [service, pod, callee, callee_pod, entry] = [String(r['service']), String(r['pod']), textOrNull(r['callee']), textOrNull(r['callee_pod']), Boolean(r['entry'])];
-      // Fields written out, not spread from a group object: the spread made each of the ~4,000 rows
-      // a call 10–20 µs (40–80 ms in bench:diagnose) against 0.2 µs.
-      return bin.map((b, i) => ({
-        service,
-        pod,
-        callee,
-        callee_pod,
-        entry,
-        bin: Number(b),
-        n: num(n![i]),
-        k: num(k![i]),
-        sx: num(sx![i]),
-        sxx: num(sxx![i]),
-        slx: num(slx![i]),
-        sllx: num(sllx![i]),
-        sl: num(sl![i]),
-        sll: num(sll![i]),
-        sd: num(sd![i]),
-        kt: num(kt![i]),
-      }));
-    },
+    (lo: number, hi: number, binUs: number, sampleMod: number) => `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${CALL_TREE.ctes} ${CALL_TREE.select}`,
+    callTreeRows,
   ),
 
   /**
@@ -599,20 +629,20 @@ export const STATEMENTS = {
    * sample, so the call tree's statement stays as it is.
    */
   callSequences: statement(
-    (lo: number, hi: number, binUs: number, sampleMod: number) =>
-      `WITH s AS MATERIALIZED (SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
-      `epoch_us(timestamp) AS t, duration_us AS d FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}), ` +
-      `j AS (SELECT coalesce(c.pid, c.id) AS req, c.service AS caller, k.service AS callee, k.t AS kt, count(*) OVER (PARTITION BY c.id) = 1 AS own, ` +
-      `CASE WHEN own THEN c.t ELSE k.t END AS issued, CASE WHEN own THEN c.t + c.d ELSE k.t + k.d END AS answered FROM s AS k JOIN s AS c ON k.pid = c.id WHERE k.service <> c.service) ` +
-      `SELECT caller, min(kt) // ${binUs} * ${binUs} AS bin, list(callee ORDER BY issued, kt) AS seq, list(issued::DOUBLE ORDER BY issued, kt) AS issued, ` +
-      `list(answered::DOUBLE ORDER BY issued, kt) AS answered FROM j GROUP BY req, caller`,
-    (r): CallSequenceRow => ({
-      caller: String(r['caller']),
-      bin: Number(r['bin']),
-      seq: ((r['seq'] as unknown[] | null) ?? []).map(String),
-      issued: ((r['issued'] as unknown[] | null) ?? []).map(Number),
-      answered: ((r['answered'] as unknown[] | null) ?? []).map(Number),
-    }),
+    (lo: number, hi: number, binUs: number, sampleMod: number) => `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${callSequencesOf(binUs).ctes} ${callSequencesOf(binUs).select}`,
+    callSequenceRow,
+  ),
+
+  /** The call tree and the call sequences from one scan of their spans (what readShared runs): each row is one or the other. */
+  callStructure: statement(
+    (lo: number, hi: number, binUs: number, sampleMod: number) => {
+      const seq = callSequencesOf(binUs);
+      return (
+        `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${CALL_TREE.ctes}, ${seq.ctes} ` +
+        `SELECT 'tree' AS part, * FROM (${CALL_TREE.select}) UNION ALL BY NAME SELECT 'seq' AS part, * FROM (${seq.select})`
+      );
+    },
+    (r): { tree: CallTreeRow[] } | { seq: CallSequenceRow } => (r['part'] === 'seq' ? { seq: callSequenceRow(r) } : { tree: callTreeRows(r) }),
   ),
 
   /** Log records per service and fine bin over [lo, hi) (lo on the fine grid): all, errors, warnings; closed buckets from their rollup. */
@@ -995,9 +1025,9 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
   const w = b.to - b.from;
   const slice = windowSpans > EDGE_SAMPLE_SPANS ? Math.max(MINUTE_US, Math.floor((w * EDGE_SAMPLE_SPANS) / windowSpans)) : w;
   const sample = windowSample(b, windowSpans, scanSpans);
-  const [windowOps, callTree, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies, callSequences] = await Promise.all([
+  const [windowOps, callStructure, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies] = await Promise.all([
     run(reads, S.windowOps, sample).then((rows) => scaleCounts(rows, sample.scale, ['n', 'k'])),
-    run(reads, S.callTree, structure.lo, b.to, FINE_BIN_US, structure.mod),
+    run(reads, S.callStructure, structure.lo, b.to, FINE_BIN_US, structure.mod),
     run(reads, S.logLevels, structure.lo, b.to, dirty),
     run(reads, S.edges, b, slice),
     run(reads, S.windowLogs, b),
@@ -1011,7 +1041,6 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
     run(reads, S.deployments, b, dirty),
     run(reads, S.genAiBefore, b, dirty),
     run(reads, S.anomalies, b),
-    run(reads, S.callSequences, structure.lo, b.to, FINE_BIN_US, structure.mod),
   ]);
   return {
     windowOps,
@@ -1027,11 +1056,11 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
     genAi,
     genAiBefore,
     anomalies,
-    callTree: callTree.flat(),
+    callTree: callStructure.flatMap((r) => ('tree' in r ? r.tree : [])),
     traceSample: structure.mod,
     logLevels,
     gauges,
-    callSequences,
+    callSequences: callStructure.flatMap((r) => ('seq' in r ? [r.seq] : [])),
   };
 }
 

@@ -62,5 +62,14 @@ describe('callTree', () => {
     // Own work: the 20 entry spans and the 4 unanswered GETs under GET /c, whose name reaches two services.
     expect(sum((r) => r.service === 'gateway' && r.callee === null).n).toBe(24);
     expect(sum((r) => r.service === 'gateway' && r.callee === null && r.entry).n).toBe(20);
+    // The statement a diagnosis runs reads the call tree and the call sequences from one scan, and
+    // returns the same rows as each statement alone.
+    const args = [T0 - FINE_BIN_US, T0 + 10 * FINE_BIN_US, FINE_BIN_US, 1] as const;
+    const both = (await readRows(store.writer, STATEMENTS.callStructure.sql(...args))).map(STATEMENTS.callStructure.decode);
+    const sequences = (await readRows(store.writer, STATEMENTS.callSequences.sql(...args))).map(STATEMENTS.callSequences.decode);
+    const sorted = (xs: unknown[]) => xs.map((x) => JSON.stringify(x)).sort();
+    expect(sequences.length).toBeGreaterThan(0);
+    expect(sorted(both.flatMap((r) => ('tree' in r ? r.tree : [])))).toEqual(sorted(rows));
+    expect(sorted(both.flatMap((r) => ('seq' in r ? [r.seq] : [])))).toEqual(sorted(sequences));
   });
 });
