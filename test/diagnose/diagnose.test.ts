@@ -15,9 +15,7 @@ const B = 300_000_000;
 const now = Date.now() * 1000;
 const START = now - 2 * 3_600_000_000;
 // The agent asks about the last 15 minutes, 40 minutes into the trouble. The fault begins on a bucket
-// boundary: one that began inside a bucket leaves it mixed, and the detection pass and the split
-// search of raw telemetry may each count that bucket to either regime (a baseline one bucket longer
-// or shorter), which is not what the comparison of rollups with raw telemetry below is about.
+// boundary, so that no bucket is mixed.
 const FAULT = now - 40 * 60_000_000 - ((now - 40 * 60_000_000) % B);
 
 let srv: TestServer;
@@ -277,10 +275,17 @@ describe('diagnose after the detection pass', () => {
   it('reads the closed buckets from the rollups and answers as it did from raw telemetry', async () => {
     const w = beforePass.window;
     const after = (await diagnose({ services: ['gateway'], from_ts: w.from_ts, to_ts: w.to_ts })).body.results.gateway;
-    expect(after.baseline).toEqual(beforePass.baseline);
     expect(after.context).toEqual(beforePass.context);
     expect(after.events).toEqual(beforePass.events);
-    expect(after.operation_summaries.map((o: any) => [o.operation, o.count, o.baseline_count])).toEqual(beforePass.operation_summaries.map((o: any) => [o.operation, o.count, o.baseline_count]));
+    // The window's counts are the same to the call.
+    expect(after.operation_summaries.map((o: any) => [o.operation, o.count])).toEqual(beforePass.operation_summaries.map((o: any) => [o.operation, o.count]));
+    // Where the baseline ends may move by a bucket: the pass's change points (one of its own on a
+    // steady series, or a mixed bucket counted to the other side) against the split of raw
+    // telemetry. A request every 4 s puts 75 ± 1 in any bucket, so 12 buckets hold 900 ± 2 whichever
+    // they are, while a bucket read twice, or lost, from the rollups would be 75 off.
+    expect(Math.abs(after.baseline.to_ts - beforePass.baseline.to_ts)).toBeLessThanOrEqual(B);
+    const before = new Map(beforePass.operation_summaries.map((o: any) => [o.operation, o.baseline_count]));
+    for (const o of after.operation_summaries) expect(Math.abs(o.baseline_count - (before.get(o.operation) as number)), o.operation).toBeLessThanOrEqual(2);
   });
 
   it('still blames payments, and lists the correlated shifts as incidents', async () => {
