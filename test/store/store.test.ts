@@ -228,6 +228,30 @@ describe('store', () => {
     expect(await groups()).toEqual(expected);
   });
 
+  it('checkpoints once a row group has gone through the WAL, between commits, leaving full row groups', async () => {
+    const { store } = await fresh();
+    const walBytes = () => (existsSync(`${store.path}.wal`) ? statSync(`${store.path}.wal`).size : 0);
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    const half = STORE_ROW_GROUP_SIZE / 2;
+    await w.submit(submitOf(spanBatch(half, (i) => ({ span_id: `a${i}` }))));
+    expect(w.stats().checkpoints).toBe(0);
+    expect(walBytes()).toBeGreaterThan(half * 50);
+    // Two commits side by side, queued together: the first two fill the group, the third waits for the checkpoint.
+    await Promise.all([0, 1, 2].map((k) => w.submit(submitOf(spanBatch(half / 2, (i) => ({ span_id: `${k}-${i}` }))))));
+    expect(w.stats().checkpoints).toBe(1);
+    const groups = (await store.writer.runAndReadAll(`SELECT row_group_id, max(count) FROM pragma_storage_info('svc_spans') GROUP BY 1 ORDER BY 1`)).getRows().map((r) => Number(r[1]));
+    expect(groups).toEqual([STORE_ROW_GROUP_SIZE, half / 2]);
+    const n = (await store.writer.runAndReadAll('SELECT count(*), count(DISTINCT span_id) FROM svc_spans')).getRows()[0]!;
+    expect(n.map(Number)).toEqual([STORE_ROW_GROUP_SIZE + half / 2, STORE_ROW_GROUP_SIZE + half / 2]);
+  });
+
+  it('leaves the WAL to DuckDB with checkpoints off', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1, checkpoints: false });
+    for (let k = 0; k < 3; k++) await w.submit(submitOf(spanBatch(STORE_ROW_GROUP_SIZE / 2, (i) => ({ span_id: `${k}-${i}` }))));
+    expect(w.stats().checkpoints).toBe(0);
+  });
+
   it('marks touched buckets dirty once, and again after an exclusive operation cleared them', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 1 });
