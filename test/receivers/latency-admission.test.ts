@@ -39,6 +39,34 @@ describe('latency admission', () => {
     expect(() => adm.admit(512 * 1024)).not.toThrow();
   });
 
+  it('keeps refusing by the estimate while the queue stands, though a commit has just answered the oldest', () => {
+    const { clock, adm } = clocked(2000);
+    // Under load: 64 KiB requests answered ~1 s after admission, a rate of ~64 bytes/ms.
+    const inflight: { done: () => void; at: number }[] = [];
+    for (let i = 0; i < 200; i++) {
+      inflight.push({ done: adm.admit(64 * 1024), at: clock.t });
+      clock.t += 10;
+      while (inflight.length && clock.t - inflight[0]!.at >= 1000) inflight.shift()!.done();
+    }
+    // A burst: the oldest has waited ~1 s, the estimate is past the limit: refused.
+    const burstAt = clock.t;
+    for (let i = 0; i < 500; i++) inflight.push({ done: adm.admit(64 * 1024), at: clock.t });
+    clock.t += 10;
+    expect(() => adm.admit(64 * 1024)).toThrow(ApiError);
+    // A group commit answers everything from before the burst: the oldest has waited 500 ms, less than
+    // half the limit, but the queue still stands (more than an eighth): the estimate still refuses.
+    clock.t = burstAt + 500;
+    while (inflight.length && inflight[0]!.at < burstAt) inflight.shift()!.done();
+    expect(adm.estimatedWaitMs()).toBeGreaterThan(2000);
+    expect(() => adm.admit(64 * 1024)).toThrow(ApiError);
+    // Drained to requests younger than an eighth of the limit: the estimate no longer decides alone.
+    while (inflight.length) inflight.shift()!.done();
+    const young = adm.admit(64 * 1024);
+    clock.t += 100;
+    expect(() => adm.admit(64 * 1024)).not.toThrow();
+    young();
+  });
+
   it('admits everything with the limit at 0', () => {
     const { clock, adm } = clocked(0);
     adm.admit(1024);
