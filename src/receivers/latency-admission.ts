@@ -10,6 +10,10 @@
 // of it (the queue has drained). Checking the oldest on every request let everything in whenever a
 // group commit had just answered the oldest: under a flood of 400 senders the accepted requests then
 // waited 7.5-9.5 s at p99 against a 2 s limit.
+// The guard trusts a burst only so far (TRUSTED_BURST_BYTES in flight): beyond it the estimate decides
+// alone, and before the first answer (no rate yet) nothing more is admitted. 400 senders starting
+// together were otherwise all admitted within the first second, ~140 MB that took the server 10 s
+// and more to answer on a busy machine, the queue's wait growing the whole time.
 import { ApiError } from '../core/errors.js';
 import { AckWaitEstimator, retryAfterSeconds } from './ack-wait.js';
 
@@ -23,7 +27,11 @@ export interface LatencyAdmission {
 }
 
 /** `maxAckWaitMs` 0 admits everything (the byte limit and the disk check still apply). */
-export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () => number }): LatencyAdmission {
+/** Bytes in flight admitted on trust, before the queue stands or a rate is known: 16 requests of 512 KiB, ~50,000 spans. */
+export const TRUSTED_BURST_BYTES = 32 * 1024 * 1024;
+
+export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () => number; trustedBurstBytes?: number }): LatencyAdmission {
+  const trusted = opts.trustedBurstBytes ?? TRUSTED_BURST_BYTES;
   const now = opts.now ?? (() => performance.now());
   const estimator = new AckWaitEstimator();
   let refused = 0;
@@ -45,12 +53,15 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
       const n = Math.max(bytes, 1);
       const t = now();
       const wait = estimator.waitMs(n, t);
-      if (opts.maxAckWaitMs > 0 && wait > opts.maxAckWaitMs && queueStands(t)) {
+      const { bytes: queued, requests } = estimator.inflight();
+      const beyondTrust = requests > 0 && queued + n > trusted;
+      const unknown = beyondTrust && estimator.rate(t) === null; // none answered yet
+      if (opts.maxAckWaitMs > 0 && (wait > opts.maxAckWaitMs || unknown) && (beyondTrust || queueStands(t))) {
         refused++;
-        const { bytes: queued, requests } = estimator.inflight();
+        const about = unknown ? 'an unknown time (none answered yet)' : `about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms`;
         throw new ApiError(
           'RATE_LIMITED',
-          `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
+          `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait ${about} for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
           'retry after the delay in Retry-After; a sender that retries sooner is refused again',
           retryAfterSeconds(wait, opts.maxAckWaitMs),
         );

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { createLatencyAdmission } from '../../src/receivers/latency-admission.js';
 import { ApiError } from '../../src/core/errors.js';
 
-function clocked(maxAckWaitMs: number) {
+function clocked(maxAckWaitMs: number, trustedBurstBytes?: number) {
   const clock = { t: 0 };
-  return { clock, adm: createLatencyAdmission({ maxAckWaitMs, now: () => clock.t }) };
+  return { clock, adm: createLatencyAdmission({ maxAckWaitMs, now: () => clock.t, ...(trustedBurstBytes ? { trustedBurstBytes } : {}) }) };
 }
 
 describe('latency admission', () => {
@@ -40,7 +40,7 @@ describe('latency admission', () => {
   });
 
   it('keeps refusing by the estimate while the queue stands, though a commit has just answered the oldest', () => {
-    const { clock, adm } = clocked(2000);
+    const { clock, adm } = clocked(2000, 2 ** 40); // the standing queue alone, whatever the burst's bytes
     // Under load: 64 KiB requests answered ~1 s after admission, a rate of ~64 bytes/ms.
     const inflight: { done: () => void; at: number }[] = [];
     for (let i = 0; i < 200; i++) {
@@ -65,6 +65,23 @@ describe('latency admission', () => {
     clock.t += 100;
     expect(() => adm.admit(64 * 1024)).not.toThrow();
     young();
+  });
+
+  it('trusts a burst only up to trustedBurstBytes: beyond it the estimate decides, and before any answer nothing more is admitted', () => {
+    const clock = { t: 0 };
+    const adm = createLatencyAdmission({ maxAckWaitMs: 2000, now: () => clock.t, trustedBurstBytes: 1 << 20 });
+    // A fresh server: four 256 KiB requests fit the trust, a fifth does not, with no rate known.
+    const first = Array.from({ length: 4 }, () => adm.admit(256 * 1024));
+    expect(() => adm.admit(256 * 1024)).toThrow(/none answered yet/);
+    // Answered in 100 ms: a rate of ~10 KiB/ms, so 20 MiB more would wait ~2 s; 8 MiB is admitted
+    // (the oldest has not waited at all), and past the limit the estimate refuses though nothing stands.
+    clock.t += 100;
+    for (const done of first) done();
+    const more = Array.from({ length: 32 }, () => adm.admit(256 * 1024));
+    expect(more).toHaveLength(32);
+    expect(adm.estimatedWaitMs()).toBeLessThan(2000);
+    expect(() => { for (let i = 0; i < 64; i++) more.push(adm.admit(256 * 1024)); }).toThrow(ApiError);
+    expect(adm.estimatedWaitMs()).toBeGreaterThan(1000);
   });
 
   it('admits everything with the limit at 0', () => {
