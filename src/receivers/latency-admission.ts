@@ -7,9 +7,8 @@
 // answered at each flush, far below what the server can take, so the first burst would look slow.
 // A request is refused only while the queue really stands: once the oldest request in flight has
 // waited half the limit, the estimate alone decides until the oldest has waited less than an eighth
-// of it (the queue has drained). Checking the oldest on every request let everything in whenever a
-// group commit had just answered the oldest: under a flood of 400 senders the accepted requests then
-// waited 7.5-9.5 s at p99 against a 2 s limit.
+// of it (the queue has drained). Checking the oldest on every request would let everything in
+// whenever a group commit had just answered the oldest, the estimate notwithstanding.
 // The guard trusts a burst only so far (TRUSTED_BURST_BYTES in flight): beyond it the estimate decides
 // alone, and before the first answer (no rate yet) nothing more is admitted. 400 senders starting
 // together were otherwise all admitted within the first second, ~140 MB that took the server 10 s
