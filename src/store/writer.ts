@@ -28,7 +28,7 @@ export interface WriterStats extends CommitStats {
 export interface Writer {
   /** Resolves once every row of the submission is committed; rejects if it could not be. */
   submit(sub: Submission): Promise<void>;
-  /** Commits whatever is pending now; resolves once that and every commit under way are done. */
+  /** Commits whatever is pending now; resolves once that, every commit under way and a checkpoint they made due are done. */
   flush(): Promise<void>;
   /**
    * Announces a submission on its way (being decoded): a free loader with less than a row group queued
@@ -72,7 +72,7 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
   const exclusives: (() => Promise<void>)[] = [];
   let exclusiveRunning = false;
   const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0, checkpoints: 0, lastCheckpointMs: 0 };
-  let checkpointQueued = false;
+  let checkpoint: Promise<void> | null = null; // queued or running
   const committer = createCommitter(store, known, st);
   const commit = (items: readonly Pending[], loader: DuckDBConnection) => committer.commit(items.map((it) => it.sub), loader);
 
@@ -137,10 +137,8 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
    * (store/README.md); DuckDB's own threshold still applies then.
    */
   function queueCheckpoint(): void {
-    if (checkpointQueued || opts.checkpoints === false) return;
-    checkpointQueued = true;
-    void queueExclusive(async () => {
-      checkpointQueued = false;
+    if (checkpoint || opts.checkpoints === false) return;
+    checkpoint = queueExclusive(async () => {
       policy.checkpointed();
       const fs = await statfs(store.dir);
       if (fs.bavail * fs.bsize < CHECKPOINT_MIN_FREE_BYTES) return;
@@ -148,7 +146,9 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       await store.writer.run('CHECKPOINT');
       st.checkpoints++;
       st.lastCheckpointMs = performance.now() - t;
-    }, false).catch(() => {}); // the WAL stays as it was: the next due checkpoint takes it
+    }, false)
+      .catch(() => {}) // the WAL stays as it was: the next due checkpoint takes it
+      .finally(() => (checkpoint = null));
   }
 
   /** Queues `fn` to run once no commit is under way; `forget`: it may delete dirty marks. */
@@ -195,6 +195,7 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       policy.flushing(queue.length);
       schedule();
       await Promise.all(waits);
+      await checkpoint; // one these commits made due: done before the store closes
     },
     expect() {
       policy.expecting();
