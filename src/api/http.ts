@@ -145,7 +145,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       return finish(errorReply(err));
     }
     const spec = found.spec;
-    const failed = (err: unknown) => finish((spec.errorReply ?? errorReply)(err));
+    const failed = (err: unknown) => finish(spec.errorReply ? spec.errorReply(err, headers) : errorReply(err));
     const limit = spec.maxBody ?? 1024 * 1024;
     const declared = Number(headers['content-length'] ?? 0);
     let release: (() => void) | void = undefined;

@@ -56,8 +56,11 @@ export interface RouteSpec {
   access?: Access;
   /** Called before the body is read with its declared length and the caller's tenant; may throw an ApiError (e.g. 429). */
   admit?(declaredBytes: number, tenant: string | null): (() => void) | void;
-  /** The answer for an error once the route is matched, for a protocol with its own error shape (JSON-RPC at /mcp). Default: the error body. */
-  errorReply?(err: unknown): Reply;
+  /**
+   * The answer for an error once the route is matched, for a protocol with its own error shape
+   * (JSON-RPC at /mcp, google.rpc.Status on the OTLP/HTTP port), given the request's headers. Default: the error body.
+   */
+  errorReply?(err: unknown, headers?: Record<string, string>): Reply;
 }
 
 export function routeAccess(spec: Pick<RouteSpec, 'access' | 'doc'>): Access {

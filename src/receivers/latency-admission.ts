@@ -5,8 +5,14 @@
 // (duplicates). Refusals are 429 / gRPC UNAVAILABLE with Retry-After, decided before the body is read.
 // The estimate alone is not enough: after light traffic the rate it knows is that of small requests
 // answered at each flush, far below what the server can take, so the first burst would look slow.
-// A request is refused only while the queue really stands: the oldest request in flight has waited
-// half the limit already.
+// A request is refused only while the queue really stands: once the oldest request in flight has
+// waited half the limit, the estimate alone decides until the oldest has waited less than an eighth
+// of it (the queue has drained). Checking the oldest on every request would let everything in
+// whenever a group commit had just answered the oldest, the estimate notwithstanding.
+// The guard trusts a burst only so far (TRUSTED_BURST_BYTES in flight): beyond it the estimate decides
+// alone, and before the first answer (no rate yet) nothing more is admitted. 400 senders starting
+// together were otherwise all admitted within the first second, ~140 MB that took the server 10 s
+// and more to answer on a busy machine, the queue's wait growing the whole time.
 import { ApiError } from '../core/errors.js';
 import { AckWaitEstimator, retryAfterSeconds } from './ack-wait.js';
 
@@ -20,7 +26,11 @@ export interface LatencyAdmission {
 }
 
 /** `maxAckWaitMs` 0 admits everything (the byte limit and the disk check still apply). */
-export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () => number }): LatencyAdmission {
+/** Bytes in flight admitted on trust, before the queue stands or a rate is known: 16 requests of 512 KiB, ~50,000 spans. */
+export const TRUSTED_BURST_BYTES = 32 * 1024 * 1024;
+
+export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () => number; trustedBurstBytes?: number }): LatencyAdmission {
+  const trusted = opts.trustedBurstBytes ?? TRUSTED_BURST_BYTES;
   const now = opts.now ?? (() => performance.now());
   const estimator = new AckWaitEstimator();
   let refused = 0;
@@ -30,17 +40,27 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
     while (open.length && open[0]!.done) open.shift();
     return open.length ? t - open[0]!.t : 0;
   };
+  let standing = false; // a queue stands: the estimate was learnt under load
+  const queueStands = (t: number) => {
+    const oldest = oldestWaitMs(t);
+    if (oldest >= opts.maxAckWaitMs / 2) standing = true;
+    else if (oldest < opts.maxAckWaitMs / 8) standing = false;
+    return standing;
+  };
   return {
     admit(bytes) {
       const n = Math.max(bytes, 1);
       const t = now();
       const wait = estimator.waitMs(n, t);
-      if (opts.maxAckWaitMs > 0 && wait > opts.maxAckWaitMs && oldestWaitMs(t) >= opts.maxAckWaitMs / 2) {
+      const { bytes: queued, requests } = estimator.inflight();
+      const beyondTrust = requests > 0 && queued + n > trusted;
+      const unknown = beyondTrust && estimator.rate(t) === null; // none answered yet
+      if (opts.maxAckWaitMs > 0 && (wait > opts.maxAckWaitMs || unknown) && (beyondTrust || queueStands(t))) {
         refused++;
-        const { bytes: queued, requests } = estimator.inflight();
+        const about = unknown ? 'an unknown time (none answered yet)' : `about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms`;
         throw new ApiError(
           'RATE_LIMITED',
-          `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
+          `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait ${about} for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
           'retry after the delay in Retry-After; a sender that retries sooner is refused again',
           retryAfterSeconds(wait, opts.maxAckWaitMs),
         );

@@ -6,10 +6,11 @@ import type { Encoding, Signal } from '../pipeline/tasks.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
 import { encodeExportResponse, encodeStatus, exportResponseJson, statusJson } from './otlp-responses.js';
 import { tenantOf, type Reply, type Request, type RouteSpec } from '../api/route.js';
+import { errorReply } from '../api/http.js';
 
 const SIGNALS: readonly Signal[] = ['traces', 'logs', 'metrics'];
 
-export function contentEncoding(req: Request): Encoding | null {
+export function contentEncoding(req: Pick<Request, 'headers'>): Encoding | null {
   const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (ct === 'application/x-protobuf' || ct === 'application/protobuf') return 'protobuf';
   if (ct === 'application/json') return 'json';
@@ -23,8 +24,17 @@ export function isGzip(req: Request): boolean {
   throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${ce} is not supported`, 'send gzip or an uncompressed body');
 }
 
-function statusBody(code: number, message: string, encoding: Encoding): Uint8Array | string {
-  return encoding === 'json' ? statusJson(code, message) : encodeStatus(code, message);
+/**
+ * An error as OTLP/HTTP answers it: a google.rpc.Status encoded like the request (JSON for a media type
+ * it does not take), the hint after the message, Retry-After when there is one. Also for refusals
+ * before the body is read (admission, size), so an exporter decodes them as it decodes the others.
+ */
+export function otlpErrorReply(err: unknown, encoding: Encoding): Reply {
+  const e = toApiError(err);
+  const headers: Record<string, string> = e.retryAfter !== undefined ? { 'retry-after': String(e.retryAfter) } : {};
+  const message = e.hint ? `${e.message} (${e.hint})` : e.message;
+  const code = grpcCode(e);
+  return reply(otlpHttpStatus(e), encoding, encoding === 'json' ? statusJson(code, message) : encodeStatus(code, message), headers);
 }
 
 function reply(status: number, encoding: Encoding, body: Uint8Array | string, extra: Record<string, string> = {}): Reply {
@@ -39,6 +49,8 @@ export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
     maxBody: ctx.maxBodyBytes,
     access: 'tenant' as const,
     admit: (n: number, tenant: string | null) => admitIngest(ctx, tenant, n),
+    // A refused key keeps the API's error body on every port (a decision of the hosted variant, tested in test/tenancy).
+    errorReply: (err: unknown, headers: Record<string, string> = {}) => (toApiError(err).status === 401 ? errorReply(err) : otlpErrorReply(err, contentEncoding({ headers }) ?? 'json')),
     async handler(req: Request): Promise<Reply> {
       const encoding = contentEncoding(req);
       if (!encoding) {
@@ -58,9 +70,7 @@ export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
         const body = encoding === 'json' ? exportResponseJson(signal, result.rejected, result.errorMessage) : encodeExportResponse(signal, result.rejected, result.errorMessage);
         return reply(200, encoding, body);
       } catch (err) {
-        const e = toApiError(err);
-        const headers: Record<string, string> = e.retryAfter !== undefined ? { 'retry-after': String(e.retryAfter) } : {};
-        return reply(otlpHttpStatus(e), encoding, statusBody(grpcCode(e), e.message, encoding), headers);
+        return otlpErrorReply(err, encoding);
       }
     },
   }));

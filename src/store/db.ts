@@ -34,6 +34,7 @@ export interface Connector {
   connect(): Promise<DuckDBConnection>;
 }
 
+/** DuckDB's own checkpoint threshold: a fallback; the ingest writer checkpoints at a row group's worth of WAL (store/commit-policy.ts). */
 export const STORE_CHECKPOINT_THRESHOLD = '256MB';
 
 /**

@@ -6,6 +6,7 @@
 // submissions arriving meanwhile share the next free one. When a free loader commits and what it
 // takes is commit-policy.ts (pure); the commit's I/O is commit.ts; this file holds the queue, the
 // loaders, the timer and the exclusive operations.
+import { statfs } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './db.js';
 import { STORE_ROW_GROUP_SIZE } from './db.js';
@@ -19,12 +20,15 @@ export type { EncodedPart, Submission } from './commit.js';
 export interface WriterStats extends CommitStats {
   failedCommits: number;
   pendingSubmissions: number;
+  /** Checkpoints the writer ran (CommitPolicy.checkpointDue), and the last one's wall time. */
+  checkpoints: number;
+  lastCheckpointMs: number;
 }
 
 export interface Writer {
   /** Resolves once every row of the submission is committed; rejects if it could not be. */
   submit(sub: Submission): Promise<void>;
-  /** Commits whatever is pending now; resolves once that and every commit under way are done. */
+  /** Commits whatever is pending now; resolves once that, every commit under way and a checkpoint they made due are done. */
   flush(): Promise<void>;
   /**
    * Announces a submission on its way (being decoded): a free loader with less than a row group queued
@@ -50,7 +54,15 @@ interface Pending {
   settled: Promise<void>;
 }
 
-export function createWriter(store: Store, opts: { flushIntervalMs: number; rowGroupRows?: number; services?: ServiceSpans }): Writer {
+export interface WriterOptions {
+  flushIntervalMs: number;
+  rowGroupRows?: number;
+  services?: ServiceSpans;
+  /** false: no checkpoint but DuckDB's own (STORE_CHECKPOINT_THRESHOLD of WAL); default true (commit-policy.ts). */
+  checkpoints?: boolean;
+}
+
+export function createWriter(store: Store, opts: WriterOptions): Writer {
   const policy = new CommitPolicy(opts.rowGroupRows ?? STORE_ROW_GROUP_SIZE);
   const known = mergeServiceSpans(emptyServiceSpans(), opts.services ?? {}); // the services table, as committed
   const free = [...store.loaders];
@@ -59,7 +71,8 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
   let timer: NodeJS.Timeout | null = null;
   const exclusives: (() => Promise<void>)[] = [];
   let exclusiveRunning = false;
-  const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0 };
+  const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0, checkpoints: 0, lastCheckpointMs: 0 };
+  let checkpoint: Promise<void> | null = null; // queued or running
   const committer = createCommitter(store, known, st);
   const commit = (items: readonly Pending[], loader: DuckDBConnection) => committer.commit(items.map((it) => it.sub), loader);
 
@@ -101,6 +114,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       claiming = false;
       const items = queue.splice(0, policy.take(queue));
       st.pendingSubmissions = queue.length;
+      if (policy.checkpointDue()) queueCheckpoint(); // before schedule(): commits wait for it
       schedule(); // a row group's worth left behind goes on the other loader
       if (items.length) await commitGroup(items, loader);
     })().finally(() => {
@@ -114,6 +128,38 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       else schedule();
     });
     running.add(run);
+  }
+
+  /**
+   * Checkpoints once the commits under way are done, before the next starts (CommitPolicy: a row
+   * group's worth in the WAL). Skipped when the disk has little room: a checkpoint that runs out of
+   * space leaves DuckDB's file unusable until it is attached again, where a commit would only fail
+   * (store/README.md); DuckDB's own threshold still applies then.
+   */
+  function queueCheckpoint(): void {
+    if (checkpoint || opts.checkpoints === false) return;
+    checkpoint = queueExclusive(async () => {
+      policy.checkpointed();
+      const fs = await statfs(store.dir);
+      if (fs.bavail * fs.bsize < CHECKPOINT_MIN_FREE_BYTES) return;
+      const t = performance.now();
+      await store.writer.run('CHECKPOINT');
+      st.checkpoints++;
+      st.lastCheckpointMs = performance.now() - t;
+    }, false)
+      .catch(() => {}) // the WAL stays as it was: the next due checkpoint takes it
+      .finally(() => (checkpoint = null));
+  }
+
+  /** Queues `fn` to run once no commit is under way; `forget`: it may delete dirty marks. */
+  function queueExclusive<T>(fn: () => Promise<T>, forget: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      exclusives.push(async () => {
+        if (forget) committer.forgetMarks();
+        await fn().then(resolve, reject);
+      });
+      if (!running.size && !exclusiveRunning) void runExclusives();
+    });
   }
 
   /** Starts a commit of what is queued when a loader is free, now or after flushIntervalMs at the latest (policy.commitNow). */
@@ -149,6 +195,7 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
       policy.flushing(queue.length);
       schedule();
       await Promise.all(waits);
+      await checkpoint; // one these commits made due: done before the store closes
     },
     expect() {
       policy.expecting();
@@ -162,15 +209,9 @@ export function createWriter(store: Store, opts: { flushIntervalMs: number; rowG
     },
     stats: () => ({ ...st }),
     services: () => known,
-    exclusive<T>(fn: () => Promise<T>): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        exclusives.push(async () => {
-          committer.forgetMarks();
-          await fn().then(resolve, reject);
-        });
-        if (!running.size && !exclusiveRunning) void runExclusives();
-      });
-    },
+    exclusive: (fn) => queueExclusive(fn, true),
   };
 }
 
+/** Free space below which the writer leaves checkpoints to DuckDB: a row group's worth of WAL is a few MB. */
+const CHECKPOINT_MIN_FREE_BYTES = 64 * 1024 * 1024;

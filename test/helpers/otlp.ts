@@ -18,3 +18,11 @@ export async function postOtlp(base: string, signal: string, body: Uint8Array | 
     body: body as BodyInit,
   });
 }
+
+/** An OTLP/HTTP error answer's google.rpc.Status, decoded as its content type says (protobuf or JSON). */
+export function statusOf(contentType: string | null, bytes: Uint8Array): { code: number; message: string } {
+  if (contentType === 'application/json') return JSON.parse(Buffer.from(bytes).toString('utf8')) as { code: number; message: string };
+  if (contentType !== 'application/x-protobuf') throw new Error(`not an OTLP error answer: ${contentType}`);
+  const S = messageType('google.rpc.Status');
+  return S.toObject(S.decode(bytes), { defaults: true }) as { code: number; message: string };
+}

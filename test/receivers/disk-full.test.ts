@@ -9,7 +9,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { encodeTraces, postOtlp } from '../helpers/otlp.js';
+import { encodeTraces, postOtlp, statusOf } from '../helpers/otlp.js';
 import { logsJson } from '../helpers/otlp-json.js';
 import { queryStopped } from '../helpers/db.js';
 import { fillLeaving, mountTmpfs } from '../helpers/tmpfs.js';
@@ -119,10 +119,10 @@ it.skipIf(disk.refused !== null)('answers 507 before a write fails, keeps reads 
     const refused = await postOtlp(srv.otlpHttp, 'traces', encodeTraces('probe', [{ startUs: NOW_US, durationUs: 1 }]));
     expect(refused.status).toBe(507);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    const err = (await refused.json()) as { error: { code: string; message: string; hint: string } };
-    expect(err.error.code).toBe('STORAGE_FULL');
-    expect(err.error.message).toMatch(/SVC_MIN_FREE_DISK_BYTES/);
-    expect(err.error.hint).toMatch(/free disk space/);
+    const st = statusOf(refused.headers.get('content-type'), new Uint8Array(await refused.arrayBuffer()));
+    expect(st.code).toBe(14); // UNAVAILABLE: retryable
+    expect(st.message).toMatch(/SVC_MIN_FREE_DISK_BYTES/);
+    expect(st.message).toMatch(/free disk space/); // the hint
 
     // Reads keep working while ingest is refused.
     const q = await post(srv, '/v1/query', 'SELECT count(*) AS n FROM svc_spans', 'text/plain');

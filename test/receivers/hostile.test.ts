@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import http2 from 'node:http2';
 import { GRPC_CONNECTION_WINDOW, GRPC_STREAM_WINDOW } from '../../src/receivers/otlp-grpc.js';
 import { useTestServer } from '../helpers/server.js';
-import { encodeTraces, messageType, postOtlp } from '../helpers/otlp.js';
+import { encodeTraces, messageType, postOtlp, statusOf } from '../helpers/otlp.js';
 
 // Recent timestamps: the server deletes data older than its retention (72 h) at start.
 const NOW_US = Date.now() * 1000 - 60_000_000;
@@ -72,6 +72,17 @@ describe('hostile OTLP/HTTP bodies', () => {
     const res = await postOtlp(srv.otlpHttp, 'traces', new Uint8Array(2 * 1024 * 1024));
     expect(res.status).toBe(413);
     await stillServing();
+  });
+
+  it('a refusal before the body is read is a google.rpc.Status encoded like the request', async () => {
+    for (const [body, type] of [[new Uint8Array(2 * 1024 * 1024), 'application/x-protobuf'], ['{"resourceSpans":[]}'.padEnd(2 * 1024 * 1024), 'application/json']] as const) {
+      const res = await postOtlp(srv.otlpHttp, 'traces', body);
+      expect(res.status).toBe(413);
+      expect(res.headers.get('content-type')).toBe(type);
+      const st = statusOf(res.headers.get('content-type'), new Uint8Array(await res.arrayBuffer()));
+      expect(st.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(st.message).toMatch(/exceeds the limit of 1048576 bytes \(send smaller batches\)/);
+    }
   });
 
   it('a chunked body without a length is read whole, in pieces of any size, and over the limit is 413', async () => {

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { createLatencyAdmission } from '../../src/receivers/latency-admission.js';
 import { ApiError } from '../../src/core/errors.js';
 
-function clocked(maxAckWaitMs: number) {
+function clocked(maxAckWaitMs: number, trustedBurstBytes?: number) {
   const clock = { t: 0 };
-  return { clock, adm: createLatencyAdmission({ maxAckWaitMs, now: () => clock.t }) };
+  return { clock, adm: createLatencyAdmission({ maxAckWaitMs, now: () => clock.t, ...(trustedBurstBytes ? { trustedBurstBytes } : {}) }) };
 }
 
 describe('latency admission', () => {
@@ -37,6 +37,51 @@ describe('latency admission', () => {
     // Answered: the queue is gone, and so is the refusal.
     for (const done of burst) done();
     expect(() => adm.admit(512 * 1024)).not.toThrow();
+  });
+
+  it('keeps refusing by the estimate while the queue stands, though a commit has just answered the oldest', () => {
+    const { clock, adm } = clocked(2000, 2 ** 40); // the standing queue alone, whatever the burst's bytes
+    // Under load: 64 KiB requests answered ~1 s after admission, a rate of ~64 bytes/ms.
+    const inflight: { done: () => void; at: number }[] = [];
+    for (let i = 0; i < 200; i++) {
+      inflight.push({ done: adm.admit(64 * 1024), at: clock.t });
+      clock.t += 10;
+      while (inflight.length && clock.t - inflight[0]!.at >= 1000) inflight.shift()!.done();
+    }
+    // A burst: the oldest has waited ~1 s, the estimate is past the limit: refused.
+    const burstAt = clock.t;
+    for (let i = 0; i < 500; i++) inflight.push({ done: adm.admit(64 * 1024), at: clock.t });
+    clock.t += 10;
+    expect(() => adm.admit(64 * 1024)).toThrow(ApiError);
+    // A group commit answers everything from before the burst: the oldest has waited 500 ms, less than
+    // half the limit, but the queue still stands (more than an eighth): the estimate still refuses.
+    clock.t = burstAt + 500;
+    while (inflight.length && inflight[0]!.at < burstAt) inflight.shift()!.done();
+    expect(adm.estimatedWaitMs()).toBeGreaterThan(2000);
+    expect(() => adm.admit(64 * 1024)).toThrow(ApiError);
+    // Drained to requests younger than an eighth of the limit: the estimate no longer decides alone.
+    while (inflight.length) inflight.shift()!.done();
+    const young = adm.admit(64 * 1024);
+    clock.t += 100;
+    expect(() => adm.admit(64 * 1024)).not.toThrow();
+    young();
+  });
+
+  it('trusts a burst only up to trustedBurstBytes: beyond it the estimate decides, and before any answer nothing more is admitted', () => {
+    const clock = { t: 0 };
+    const adm = createLatencyAdmission({ maxAckWaitMs: 2000, now: () => clock.t, trustedBurstBytes: 1 << 20 });
+    // A fresh server: four 256 KiB requests fit the trust, a fifth does not, with no rate known.
+    const first = Array.from({ length: 4 }, () => adm.admit(256 * 1024));
+    expect(() => adm.admit(256 * 1024)).toThrow(/none answered yet/);
+    // Answered in 100 ms: a rate of ~10 KiB/ms, so 20 MiB more would wait ~2 s; 8 MiB is admitted
+    // (the oldest has not waited at all), and past the limit the estimate refuses though nothing stands.
+    clock.t += 100;
+    for (const done of first) done();
+    const more = Array.from({ length: 32 }, () => adm.admit(256 * 1024));
+    expect(more).toHaveLength(32);
+    expect(adm.estimatedWaitMs()).toBeLessThan(2000);
+    expect(() => { for (let i = 0; i < 64; i++) more.push(adm.admit(256 * 1024)); }).toThrow(ApiError);
+    expect(adm.estimatedWaitMs()).toBeGreaterThan(1000);
   });
 
   it('admits everything with the limit at 0', () => {

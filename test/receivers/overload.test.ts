@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { useTestServer } from '../helpers/server.js';
-import { encodeTraces, postOtlp } from '../helpers/otlp.js';
+import { encodeTraces, postOtlp, statusOf } from '../helpers/otlp.js';
 
 const srv = useTestServer({ SVC_MAX_ACK_WAIT_MS: '1' });
 // Recent timestamps: the server deletes data older than its retention at start.
@@ -46,7 +46,7 @@ describe('admission by the wait for an acknowledgement', () => {
     const [httpAnswers, grpcAnswers] = await Promise.all([
       Promise.all(http.map(async (t) => {
         const res = await postOtlp(srv.otlpHttp, 'traces', t.body);
-        return { id: t.id, status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+        return { id: t.id, status: res.status, retryAfter: res.headers.get('retry-after'), type: res.headers.get('content-type'), body: new Uint8Array(await res.arrayBuffer()) };
       })),
       Promise.all(viaGrpc.map(async (t) => ({ id: t.id, err: await grpcExport(t.body) }))),
     ]);
@@ -55,10 +55,12 @@ describe('admission by the wait for an acknowledgement', () => {
     expect(refused.length).toBeGreaterThan(0);
     for (const a of refused) {
       expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);
-      const e = (JSON.parse(a.body) as { error: { code: string; message: string; hint: string } }).error;
-      expect(e.code).toBe('RATE_LIMITED');
-      expect(e.message).toMatch(/wait/);
-      expect(e.hint).toMatch(/Retry-After/);
+      // OTLP/HTTP: a google.rpc.Status encoded like the request, even for a refusal before the body is read.
+      expect(a.type).toBe('application/x-protobuf');
+      const st = statusOf(a.type, a.body);
+      expect(st.code).toBe(grpc.status.UNAVAILABLE);
+      expect(st.message).toMatch(/wait/);
+      expect(st.message).toMatch(/Retry-After/); // the hint
     }
     for (const a of httpAnswers) expect([200, 429]).toContain(a.status);
     const grpcRefused = grpcAnswers.filter((a) => a.err !== null);

@@ -85,3 +85,44 @@ describe('when a free loader commits', () => {
     expect(p.commitNow([q('spans:1')])).toBe(false);
   });
 });
+
+describe('when the WAL is checkpointed', () => {
+  it('is due once a table has a row group in the WAL, and not after the checkpoint', () => {
+    const p = new CommitPolicy(10, 1);
+    expect(p.take([q('spans:4', 'logs:3')])).toBe(1);
+    expect(p.checkpointDue()).toBe(false);
+    expect(p.take([q('spans:3', 'logs:3')])).toBe(1);
+    expect(p.checkpointDue()).toBe(false); // 7 and 6
+    expect(p.take([q('spans:4')])).toBe(1);
+    expect(p.checkpointDue()).toBe(true); // 11 spans, past a group: no cut could fill it exactly
+    p.checkpointed();
+    expect(p.checkpointDue()).toBe(false);
+  });
+
+  it('cuts commits short of a row group to fill the group the WAL is filling exactly', () => {
+    const p = new CommitPolicy(10, 1);
+    expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(3); // 6 in the WAL
+    expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(2); // 6 + 4 = 10
+    expect(p.checkpointDue()).toBe(true);
+    p.checkpointed();
+    expect(p.take([q('spans:2'), q('spans:3')])).toBe(2);
+  });
+
+  it('is due at the configured number of row groups, and cuts at it', () => {
+    const p = new CommitPolicy(10, 2);
+    expect(p.take([q('spans:4'), q('spans:4')])).toBe(2); // 8
+    expect(p.take([q('spans:4'), q('spans:4')])).toBe(2); // 16: a group filled, the WAL fills the next
+    expect(p.checkpointDue()).toBe(false);
+    expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(2); // 16 + 4 = 20
+    expect(p.checkpointDue()).toBe(true);
+  });
+
+  it('leaves commits of a row group or more alone: they are written straight into the file', () => {
+    const p = new CommitPolicy(10, 1);
+    expect(p.take([q('spans:6')])).toBe(1);
+    expect(p.take([q('spans:4'), q('spans:6'), q('spans:3')])).toBe(2); // an exact group, not 6 + 4
+    expect(p.checkpointDue()).toBe(false);
+    expect(p.take([q('spans:12')])).toBe(1);
+    expect(p.checkpointDue()).toBe(false); // still 6
+  });
+});

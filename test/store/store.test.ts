@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, statSync } from 'node:fs';
 import { openStore, STORE_ROW_GROUP_SIZE, type Store } from '../../src/store/db.js';
 import { createWriter } from '../../src/store/writer.js';
+import { CHECKPOINT_ROW_GROUPS } from '../../src/store/commit-policy.js';
 import { encodeCsv } from '../../src/store/csv.js';
 import { HISTOGRAM_FIXTURE, batchOf, spanBatch } from './fixtures.js';
 import { LOG_TEMPLATES, METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
@@ -226,6 +227,31 @@ describe('store', () => {
     expect(await groups()).toEqual(expected);
     await store.writer.run('CHECKPOINT');
     expect(await groups()).toEqual(expected);
+  });
+
+  it('checkpoints once CHECKPOINT_ROW_GROUPS row groups have gone through the WAL, between commits, leaving full row groups', async () => {
+    const { store } = await fresh();
+    const walBytes = () => (existsSync(`${store.path}.wal`) ? statSync(`${store.path}.wal`).size : 0);
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    const G = STORE_ROW_GROUP_SIZE;
+    const due = G * CHECKPOINT_ROW_GROUPS;
+    for (let k = 0; 2 * (k + 1) * (G / 4) < due; k++) await w.submit(submitOf(spanBatch(G / 2, (i) => ({ span_id: `a${k}-${i}` }))));
+    expect(w.stats().checkpoints).toBe(0);
+    expect(walBytes()).toBeGreaterThan((due - G / 2) * 50);
+    // Three commits side by side, queued together: the first two fill what is due, the third waits for the checkpoint.
+    await Promise.all([0, 1, 2].map((k) => w.submit(submitOf(spanBatch(G / 4, (i) => ({ span_id: `${k}-${i}` }))))));
+    expect(w.stats().checkpoints).toBe(1);
+    const groups = (await store.writer.runAndReadAll(`SELECT row_group_id, max(count) FROM pragma_storage_info('svc_spans') GROUP BY 1 ORDER BY 1`)).getRows().map((r) => Number(r[1]));
+    expect(groups).toEqual([...Array.from({ length: CHECKPOINT_ROW_GROUPS }, () => G), G / 4]);
+    const n = (await store.writer.runAndReadAll('SELECT count(*), count(DISTINCT span_id) FROM svc_spans')).getRows()[0]!;
+    expect(n.map(Number)).toEqual([due + G / 4, due + G / 4]);
+  });
+
+  it('leaves the WAL to DuckDB with checkpoints off', async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1, checkpoints: false });
+    for (let k = 0; k < 2 * CHECKPOINT_ROW_GROUPS + 1; k++) await w.submit(submitOf(spanBatch(STORE_ROW_GROUP_SIZE / 2, (i) => ({ span_id: `${k}-${i}` }))));
+    expect(w.stats().checkpoints).toBe(0);
   });
 
   it('marks touched buckets dirty once, and again after an exclusive operation cleared them', async () => {
