@@ -58,6 +58,19 @@ function expectSame(a: ReturnType<typeof run>, b: ReturnType<typeof run>, bodies
   expect(a.patterns, where).toEqual(b.patterns);
 }
 
+/** Templates split off and merged away when the reference miner takes `batches`: that generated input reaches those rules. */
+function splitsAndMerges(batches: { svc: number; bodies: Uint8Array[] }[]): { splits: number; merges: number } {
+  const r = new ReferenceCore({ maxTemplatesPerService: 2000 });
+  let splits = 0;
+  let merges = 0;
+  for (const { svc, bodies } of batches) {
+    const o = run(r, svc, bodies);
+    splits += o.splitFrom.filter((x) => x > 0).length;
+    merges += o.evictedInto.filter((x) => x > 0).length;
+  }
+  return { splits, merges };
+}
+
 function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number, similarityTenths?: number): void {
   const w = new WasmCore({ maxTemplatesPerService: cap, similarityTenths });
   const r = new ReferenceCore({ maxTemplatesPerService: cap, similarityTenths });
@@ -157,14 +170,7 @@ describe('WASM and reference agree on generated hostile input', () => {
     agree(batches, 2000);
     agree(batches, 12);
     // the input does reach the new rules: splits, and merges (same length and across lengths)
-    const r = new ReferenceCore({ maxTemplatesPerService: 2000 });
-    let splits = 0;
-    let merges = 0;
-    for (const { svc, bodies } of batches) {
-      const o = run(r, svc, bodies);
-      splits += o.splitFrom.filter((x) => x > 0).length;
-      merges += o.evictedInto.filter((x) => x > 0).length;
-    }
+    const { splits, merges } = splitsAndMerges(batches);
     expect(splits).toBeGreaterThan(10);
     expect(merges).toBeGreaterThan(10);
   });
@@ -185,14 +191,7 @@ describe('WASM and reference agree on generated hostile input', () => {
     agree(batches, 12);
     agree(batches, 2000, 5);
     // the input reaches the rules: splits by two or more words, merges of families and phrases
-    const r = new ReferenceCore({ maxTemplatesPerService: 2000 });
-    let splits = 0;
-    let merges = 0;
-    for (const { svc, bodies } of batches) {
-      const o = run(r, svc, bodies);
-      splits += o.splitFrom.filter((x) => x > 0).length;
-      merges += o.evictedInto.filter((x) => x > 0).length;
-    }
+    const { splits, merges } = splitsAndMerges(batches);
     expect(splits).toBeGreaterThan(10);
     expect(merges).toBeGreaterThan(10);
   });
