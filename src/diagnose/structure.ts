@@ -522,10 +522,12 @@ function pathEvidence(p: PreparedStructure, split: Split, silent: ReadonlySet<st
   // times in the three minutes a root's stretch may last. An earlier incident in it can only make
   // a new step less surprising.
   const out: Evidence[] = [];
+  // Calls to a service that stopped answering leave no span of it: the steps around them changed
+  // because the answer never came, which its silence already says. Their callers are skipped.
+  const callersOfSilent = new Set<string>();
+  for (const c of p.comps.values()) if (c.kind === 'wire' && silent.has(c.callee!)) callersOfSilent.add(c.service);
   for (const [caller, reqs] of p.sequences) {
-    // Calls to a service that stopped answering leave no span of it: the steps around them changed
-    // because the answer never came, which its silence already says.
-    if ([...p.comps.values()].some((c) => c.kind === 'wire' && c.service === caller && silent.has(c.callee!))) continue;
+    if (callersOfSilent.has(caller)) continue;
     // Per side: the answers of each callee x, and the steps x→y that followed them.
     const sides = [new Map<string, number>(), new Map<string, number>()] as const;
     for (const { bin, answers, steps } of reqs) {
