@@ -10,11 +10,16 @@
 // SOAK_BACKFILL_MINUTES (default 0) first sends that many minutes before the start at the same
 // density, as fast as the server takes them, so that the diagnosis window is full from the first
 // minute: the steady state of a 15-minute window is reached without waiting 15 minutes for it.
+// Each minute also prints what GET /admin/status says of the writer (checkpoints and the last one's
+// time), DuckDB's memory in use, the estimated ack wait and the last detection pass; the server's own
+// log is written to SOAK_LOG (default <tmpdir>/soak-server-<time>.jsonl), so a failure can be traced.
 import { startChildServer, serverEnv } from './lib/server.js';
 import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
 import { quantile } from './lib/sustain.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const MINUTES = Number(process.env['SOAK_MINUTES'] ?? 30);
 const RATE = Number(process.env['SOAK_SPANS_PER_S'] ?? 20_000);
@@ -22,6 +27,7 @@ const DIAGNOSE_S = Number(process.env['SOAK_DIAGNOSE_S'] ?? 10);
 const BACKFILL_MINUTES = Number(process.env['SOAK_BACKFILL_MINUTES'] ?? 0);
 const PER_BODY = 512;
 const SERVICE = 'soak';
+const LOG = process.env['SOAK_LOG'] ?? join(tmpdir(), `soak-server-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
 
 interface Minute {
   acked: number;
@@ -33,6 +39,31 @@ interface Minute {
   busy: number;
   failed: number;
   rssMiB: number;
+}
+
+interface Status {
+  ingest: { checkpoints: number; lastCheckpointMs: number; lastCommitMs: number; estimated_ack_wait_ms: number; refused_for_wait: number; queued_tasks: number; inflight_bytes: number };
+  memory: { duckdb: { memory_used_bytes: number } };
+  diagnoses: { running: number; waiting: number };
+  detection: { passes: number; last: { duration_ms: number; buckets_closed: number } | null };
+}
+
+/** One line of the server's own state, from /admin/status; the reading's failure is itself the line. */
+async function statusLine(api: string, checkpointsBefore: number): Promise<[string, number]> {
+  try {
+    const r = await fetch(`${api}/admin/status`, { signal: AbortSignal.timeout(5000) });
+    const { status: s } = (await r.json()) as { status: Status };
+    const d = s.detection.last;
+    return [
+      `  server: ${s.ingest.checkpoints - checkpointsBefore} checkpoints (last ${s.ingest.lastCheckpointMs.toFixed(0)} ms), last commit ${s.ingest.lastCommitMs.toFixed(0)} ms, ` +
+        `ack wait est. ${s.ingest.estimated_ack_wait_ms.toFixed(0)} ms, ${s.ingest.queued_tasks} queued tasks, ${(s.ingest.inflight_bytes / 2 ** 20).toFixed(0)} MiB in flight, ` +
+        `DuckDB ${(s.memory.duckdb.memory_used_bytes / 2 ** 20).toFixed(0)} MiB, diagnoses ${s.diagnoses.running} running ${s.diagnoses.waiting} waiting, ` +
+        `detection pass ${s.detection.passes}${d ? ` ${(d.duration_ms / 1000).toFixed(1)} s (${d.buckets_closed} buckets)` : ''}`,
+      s.ingest.checkpoints,
+    ];
+  } catch (e) {
+    return [`  server: /admin/status did not answer (${(e as Error).message})`, checkpointsBefore];
+  }
 }
 
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -79,6 +110,8 @@ async function backfill(send: (body: Uint8Array) => Promise<number>): Promise<vo
 
 const srv = await startChildServer({ SVC_RETENTION_HOURS: '1', ...serverEnv() });
 const errors: string[] = [];
+/** Why diagnoses that ran failed, each reason once. */
+const failures = new Set<string>();
 const minutes: Minute[] = [];
 const fresh = (): Minute => ({ acked: 0, refused: 0, errors: 0, acks: [], diagnoses: [], busy: 0, failed: 0, rssMiB: 0 });
 let cur = fresh();
@@ -99,15 +132,19 @@ try {
     const to = Date.now() * 1000;
     void fetch(`${srv.api}/v1/diagnose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ services: [SERVICE], from_ts: to - 15 * 60e6, to_ts: to }) })
       .then(async (r) => {
-        const body = (await r.json()) as { results?: Record<string, unknown> };
+        const body = (await r.json()) as { results?: Record<string, unknown>; errors?: Record<string, string> };
         if (r.status !== 200) errors.push(`diagnose answered ${r.status}`);
         else if (r.headers.has('retry-after')) cur.busy++;
-        else if (!body.results?.[SERVICE]) cur.failed++;
+        else if (!body.results?.[SERVICE]) {
+          cur.failed++;
+          failures.add(body.errors?.[SERVICE] ?? 'no result and no error');
+        }
         else cur.diagnoses.push(performance.now() - t);
       })
       .catch((e: Error) => errors.push(`diagnose failed: ${e.message}`));
   }, DIAGNOSE_S * 1000);
   let minuteEnd = t0 + 60_000;
+  let checkpoints = 0;
   while (Date.now() < end) {
     const due = t0 + sent * interval;
     if (Date.now() < due) await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
@@ -139,6 +176,10 @@ try {
         `minute ${String(i).padStart(2)}: ${Math.round(cur.acked / 60)} spans/s acked, ${cur.refused} refused, ack p50 ${quantile(cur.acks, 0.5).toFixed(0)} ms p99 ${quantile(cur.acks, 0.99).toFixed(0)} ms, ` +
           `diagnose p50 ${quantile(cur.diagnoses, 0.5).toFixed(0)} ms (${cur.diagnoses.length}, ${cur.busy} busy, ${cur.failed} failed), RSS ${cur.rssMiB.toFixed(0)} MiB`,
       );
+      void statusLine(srv.api, checkpoints).then(([line, n]) => {
+        checkpoints = n;
+        console.log(line);
+      });
       cur = fresh();
       minuteEnd += 60_000;
       bodies = stamp();
@@ -149,6 +190,8 @@ try {
   peakMiB = srv.peakRss() / 2 ** 20;
 } finally {
   await srv.stop();
+  writeFileSync(LOG, srv.logs.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  console.log(`server log: ${LOG} (${srv.logs.length} lines)`);
   srv.cleanup();
 }
 const steady = minutes.slice(1); // the first minute warms caches and the JIT
@@ -156,3 +199,4 @@ console.log(
   `\n${MINUTES} min at ${RATE} spans/s offered: RSS slope ${slope(steady.map((m) => m.rssMiB)).toFixed(1)} MiB/min, ack p99 slope ${slope(steady.map((m) => quantile(m.acks, 0.99))).toFixed(1)} ms/min; ` +
     `peak RSS ${peakMiB.toFixed(0)} MiB; diagnoses ${minutes.reduce((n, m) => n + m.diagnoses.length, 0)} answered, ${minutes.reduce((n, m) => n + m.busy, 0)} busy, ${minutes.reduce((n, m) => n + m.failed, 0)} failed; ${errors.length} errors${errors.length ? `: ${[...new Set(errors)].slice(0, 5).join('; ')}` : ''}`,
 );
+if (failures.size) console.log(`diagnoses failed with: ${[...failures].slice(0, 5).join('; ')}`);
