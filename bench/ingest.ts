@@ -206,7 +206,7 @@ async function run(transport: 'otlp-http/protobuf' | 'otlp-grpc', senders: numbe
     let send: Sender;
     let close = () => {};
     if (transport === 'otlp-grpc') {
-      const client = grpcUnary(srv.otlpGrpc, '/opentelemetry.proto.collector.trace.v1.TraceService/Export');
+      const client = grpcUnary(srv.otlpGrpc, '/opentelemetry.proto.collector.trace.v1.TraceService/Export', senders);
       send = async (body) => (await client.send(body)) === 0;
       close = () => client.close();
     } else {

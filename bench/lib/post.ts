@@ -50,17 +50,22 @@ function framed(message: Uint8Array): Buffer {
 }
 
 /**
- * A lean gRPC unary sender over node:http2 (one connection, one stream per call): the 5-byte
- * length prefix, the request, and the grpc-status trailer. @grpc/grpc-js as a client used ~0.23 of
- * a core for what this sends with a fraction of it. Resolves with the grpc-status (0 = OK).
+ * A lean gRPC unary sender over node:http2 (one stream per call): the 5-byte length prefix, the
+ * request, and the grpc-status trailer. @grpc/grpc-js as a client used ~0.23 of a core for what
+ * this sends with a fraction of it. Resolves with the grpc-status (0 = OK). `connections` HTTP/2
+ * connections, calls dealt out in turn: a fleet of exporters has one each, and 400 senders on one
+ * connection queued each 350 KB message behind the others' in the client, before the server saw
+ * it — a wait the server's admission cannot bound, counted in the ack latency.
  */
-export function grpcUnary(target: string, path: string): { send(message: Uint8Array): Promise<number>; close(): void } {
+export function grpcUnary(target: string, path: string, connections = 1): { send(message: Uint8Array): Promise<number>; close(): void } {
   // Node's default 10 MB of session memory would refuse (ENHANCE_YOUR_CALM) a few dozen 350 KB calls in flight.
-  const session = http2.connect(`http://${target}`, { maxSessionMemory: 1024 });
+  const sessions = Array.from({ length: Math.max(1, connections) }, () => http2.connect(`http://${target}`, { maxSessionMemory: 1024 }));
+  let next = 0;
   return {
     send: (message) =>
       new Promise((resolve, reject) => {
         const frame = framed(message);
+        const session = sessions[next++ % sessions.length]!;
         const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
         let status = -1;
         stream.on('response', (headers) => {
@@ -72,6 +77,6 @@ export function grpcUnary(target: string, path: string): { send(message: Uint8Ar
         stream.on('end', () => resolve(status));
         stream.end(frame);
       }),
-    close: () => session.close(),
+    close: () => sessions.forEach((s) => s.close()),
   };
 }
