@@ -221,7 +221,7 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
       windowOps: [sample],
       callTree: [lo, b.to, FINE_BIN_US, mod],
       callSequences: [lo, b.to, FINE_BIN_US, mod],
-      callStructure: [lo, b.to, FINE_BIN_US, mod],
+      callStructure: [lo, b.from, b.to, FINE_BIN_US, mod, b.newSince],
       logLevels: [lo, b.to, []],
       resourceGauges: [lo, b.to],
       edges: [b, n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w],

@@ -18,7 +18,7 @@ import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { LEADS } from './leads.js';
 import { newInstances, type DeployEvent } from './events.js';
 import { groupShifts, incidentId } from '../detect/incidents.js';
-import { explainsTime, type Evidence, type StructureResult } from './structure.js';
+import { explainsTime, traceWeight, type Evidence, type LogLinkKey, type StructureResult } from './structure.js';
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
@@ -166,6 +166,8 @@ export interface FindingInputs {
   firstSeen(service: string): number | undefined;
   /** What the call tree and log levels say (structure.ts). */
   structure: StructureResult;
+  /** Of a service's records in the window of these levels or new templates, the share on the diagnosed service's traces (structure.ts onRootTraces). */
+  onTraces(service: string, keys: readonly LogLinkKey[]): number | undefined;
 }
 
 export function buildFindings(inp: FindingInputs): { findings: Finding[]; total: number } {
@@ -280,12 +282,14 @@ function callGraphFindings(inp: FindingInputs, blamesOf: Record<'error_rate' | '
   return out;
 }
 
+const tracedText = (e: Evidence) => (e.onTraces === undefined ? '' : `, ${Math.round(e.onTraces * 100)}% of them on the diagnosed service's traces`);
+
 const EVIDENCE_TEXT: Record<Evidence['what'], (e: Evidence) => string> = {
   own_latency: (e) => `its own work per call ${ms(e.before)} → ${ms(e.after)}`,
   wire_latency: (e) => `calls to it from ${e.peer} wait ${ms(e.before)} → ${ms(e.after)} beyond its own spans (network or queue in front of it)`,
   caller_wait: (e) => `its calls to ${e.peer} wait ${ms(e.before)} → ${ms(e.after)} beyond the callee's own spans (the caller is starved: CPU, pauses, connection pool)`,
-  error_logs: (e) => `error logs per request ${round(e.before, 3)} → ${round(e.after, 3)}`,
-  warning_logs: (e) => `warning logs per request ${round(e.before, 3)} → ${round(e.after, 3)}`,
+  error_logs: (e) => `error logs per request ${round(e.before, 3)} → ${round(e.after, 3)}${tracedText(e)}`,
+  warning_logs: (e) => `warning logs per request ${round(e.before, 3)} → ${round(e.after, 3)}${tracedText(e)}`,
   calls_rise: (e) => `calls to it from ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (retries)`,
   path_after: (e) => `after its answers ${(e.peer ?? '').replace(': ', ' ')} on ${round(e.before * 100, 0)}% → ${round(e.after * 100, 0)}% of them (its answers look wrong or unusable to the caller)`,
   calls_new: (e) => `it began calling ${e.peer}: ${round(e.before, 2)} → ${round(e.after, 2)} per request (a new path)`,
@@ -447,16 +451,18 @@ function newPatternFindings(inp: FindingInputs, sub: ReadonlySet<string>): Findi
     if (!sub.has(service) || !t || t.first_us < b.newSince || !established(inp, service)) continue;
     if (n < 5) continue;
     const isError = k > n / 2;
+    // Its records (and those of templates merged into it) on the diagnosed service's traces, or elsewhere.
+    const onTraces = inp.onTraces(service, [t.template_id, ...(r.merged_ids ?? [])]);
     out.push({
       kind: 'new_log_pattern',
       severity: 'info',
-      summary: `${service}: new ${isError ? 'error ' : ''}log pattern "${t.pattern.slice(0, 120)}" (${n} records)`,
+      summary: `${service}: new ${isError ? 'error ' : ''}log pattern "${t.pattern.slice(0, 120)}" (${n} records${onTraces === undefined ? '' : `, ${Math.round(onTraces * 100)}% on the diagnosed service's traces`})`,
       service,
       operation: null,
       signal: isError ? 'error_log_rate' : 'log_volume',
       before: 0,
       after: n,
-      score: (isError ? 0.3 : 0.2) + 0.3 * amountWeight(n, 50),
+      score: ((isError ? 0.3 : 0.2) + 0.3 * amountWeight(n, 50)) * traceWeight(onTraces),
       drill_down_sql: LEADS.templateLogs(b, service, t.template_id),
     });
   }

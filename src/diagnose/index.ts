@@ -23,7 +23,7 @@ import {
 } from './queries.js';
 import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
 import { buildFindings } from './findings.js';
-import { prepareStructure, structureFor, type PreparedStructure } from './structure.js';
+import { onRootTraces, prepareStructure, structureFor, type PreparedStructure } from './structure.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
 import {
   CAPS,
@@ -241,6 +241,7 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Record<st
     coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
     firstSeen: (s) => ctx.deps.services()[s]?.[0],
     structure,
+    onTraces: (s, keys) => onRootTraces(ctx.structure, s, keys, service),
   });
   const newPatterns = myLogs
     .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))
@@ -323,7 +324,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       templates: new Map(templateRows.map((r) => [r.template_id, r])),
       deploys: findDeploys(shared.deployments, bounds.lookFrom),
       newErrors: newErrorTypes(shared, bounds),
-      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences),
+      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences, shared.logLinks),
     };
   } catch (err) {
     for (const s of req.services) response.errors[s] = failure(err);

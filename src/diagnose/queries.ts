@@ -193,6 +193,21 @@ export interface CallSequenceRow {
   answered: number[];
 }
 
+/**
+ * Error or warning records of the window, or records of a template first seen since the baseline
+ * began (`level` 'template', `template` its id as stored), on traces the call tree read, by a
+ * service with a span on the record's trace (STATEMENTS.callStructure); `on` null: every such record
+ * of the service and level or template, each once. Records whose trace left no span read are not
+ * counted (sampled out at the source, or older than the read): where they happened is not known.
+ */
+export interface LogLinkRow {
+  service: string;
+  level: 'error' | 'warning' | 'template';
+  template: number | null;
+  on: string | null;
+  records: number;
+}
+
 /** One group of the call tree in a fine bin (STATEMENTS.callTree). */
 export interface CallTreeRow {
   service: string;
@@ -423,7 +438,7 @@ function topPerService(table: string, cols: string, where: string, order: string
  */
 function callSpans(lo: number, hi: number, binUs: number, sampleMod: number): string {
   return (
-    `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, service_name AS service, ` +
+    `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, hash(trace_id) AS tr, service_name AS service, ` +
     `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) AS t, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, ` +
     `hash(service_name, span_name) AS nk FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`
   );
@@ -444,6 +459,31 @@ const CALL_TREE = {
     `FROM s AS p LEFT JOIN kids AS k ON k.pid = p.id LEFT JOIN s AS q ON q.id = p.pid LEFT JOIN known AS n ON n.nk = p.nk AND n.pnk = q.nk) GROUP BY ALL)`,
   select: `SELECT service, pod, callee, callee_pod, entry, ${asLists(CALL_TREE_SUMS)} FROM t GROUP BY ALL`,
 };
+
+/** The window's error and warning records, and new templates' records, over [from, hi) on the traces of the spans `s` (callSpans), with their sample (LogLinkRow). */
+const logLinksOf = (from: number, hi: number, sampleMod: number, newSince: number) => {
+  const fresh = `template_id IN (SELECT template_id FROM ${LOG_TEMPLATES.name} WHERE timestamp >= ${sqlTimestamp(newSince)})`;
+  return {
+    ctes:
+      `lg AS (SELECT hash(trace_id) AS tr, service_name AS svc, CASE WHEN is_error THEN 'error' WHEN severity_number BETWEEN 13 AND 16 THEN 'warning' END AS level, ` +
+      `CASE WHEN ${fresh} THEN template_id END AS tpl FROM ${LOGS.name} WHERE ${between(from, hi)} AND coalesce(trace_id, '') <> '' ` +
+      `AND (is_error OR severity_number BETWEEN 13 AND 16 OR ${fresh})${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}), ` +
+      `lt AS (SELECT DISTINCT tr, service FROM s WHERE tr IN (SELECT tr FROM lg)), ` +
+      // One row a record and what it counts for: its level, its new template, or both.
+      `lk AS (SELECT tr, svc, level, NULL::BIGINT AS tpl FROM lg WHERE level IS NOT NULL UNION ALL SELECT tr, svc, 'template', tpl FROM lg WHERE tpl IS NOT NULL)`,
+    select:
+      `SELECT svc AS log_service, level, tpl AS template, lt.service AS on_trace, count(*) AS records FROM lk JOIN lt USING (tr) GROUP BY ALL ` +
+      `UNION ALL SELECT svc, level, tpl, NULL, count(*) FROM lk WHERE tr IN (SELECT tr FROM lt) GROUP BY ALL`,
+  };
+};
+
+const logLinkRow = (r: Row): LogLinkRow => ({
+  service: String(r['log_service']),
+  level: r['level'] === 'error' || r['level'] === 'warning' ? r['level'] : 'template',
+  template: numOrNull(r['template']),
+  on: textOrNull(r['on_trace']),
+  records: num(r['records']),
+});
 
 /** The call sequences over the spans `s` (callSpans); `seq_bin`, not `bin`, so that one statement can return them beside the call tree's rows. */
 const callSequencesOf = (binUs: number) => ({
@@ -633,16 +673,22 @@ export const STATEMENTS = {
     callSequenceRow,
   ),
 
-  /** The call tree and the call sequences from one scan of their spans (what readShared runs): each row is one or the other. */
+  /**
+   * The call tree, the call sequences and the window's log links (from `from`; templates new since
+   * `newSince`) from one scan of their spans (what readShared runs): each row is one of the three.
+   */
   callStructure: statement(
-    (lo: number, hi: number, binUs: number, sampleMod: number) => {
+    (lo: number, from: number, hi: number, binUs: number, sampleMod: number, newSince: number) => {
       const seq = callSequencesOf(binUs);
+      const links = logLinksOf(from, hi, sampleMod, newSince);
       return (
-        `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${CALL_TREE.ctes}, ${seq.ctes} ` +
-        `SELECT 'tree' AS part, * FROM (${CALL_TREE.select}) UNION ALL BY NAME SELECT 'seq' AS part, * FROM (${seq.select})`
+        `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${CALL_TREE.ctes}, ${seq.ctes}, ${links.ctes} ` +
+        `SELECT 'tree' AS part, * FROM (${CALL_TREE.select}) UNION ALL BY NAME SELECT 'seq' AS part, * FROM (${seq.select}) ` +
+        `UNION ALL BY NAME SELECT 'link' AS part, * FROM (${links.select})`
       );
     },
-    (r): { tree: CallTreeRow[] } | { seq: CallSequenceRow } => (r['part'] === 'seq' ? { seq: callSequenceRow(r) } : { tree: callTreeRows(r) }),
+    (r): { tree: CallTreeRow[] } | { seq: CallSequenceRow } | { link: LogLinkRow } =>
+      r['part'] === 'seq' ? { seq: callSequenceRow(r) } : r['part'] === 'link' ? { link: logLinkRow(r) } : { tree: callTreeRows(r) },
   ),
 
   /** Log records per service and fine bin over [lo, hi) (lo on the fine grid): all, errors, warnings; closed buckets from their rollup. */
@@ -978,6 +1024,7 @@ export interface SharedRows {
   logLevels: LogLevelRow[];
   gauges: GaugeRow[];
   callSequences: CallSequenceRow[];
+  logLinks: LogLinkRow[];
 }
 
 /** The read pool of one diagnosis and the time by which its queries must be done (ms since the epoch). */
@@ -1027,7 +1074,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
   const sample = windowSample(b, windowSpans, scanSpans);
   const [windowOps, callStructure, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies] = await Promise.all([
     run(reads, S.windowOps, sample).then((rows) => scaleCounts(rows, sample.scale, ['n', 'k'])),
-    run(reads, S.callStructure, structure.lo, b.to, FINE_BIN_US, structure.mod),
+    run(reads, S.callStructure, structure.lo, b.from, b.to, FINE_BIN_US, structure.mod, b.newSince),
     run(reads, S.logLevels, structure.lo, b.to, dirty),
     run(reads, S.edges, b, slice),
     run(reads, S.windowLogs, b),
@@ -1061,6 +1108,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
     logLevels,
     gauges,
     callSequences: callStructure.flatMap((r) => ('seq' in r ? [r.seq] : [])),
+    logLinks: callStructure.flatMap((r) => ('link' in r ? [r.link] : [])),
   };
 }
 

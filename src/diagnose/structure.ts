@@ -23,7 +23,7 @@
 import { compareSegments, segmentSeries, type Bin } from './onset.js';
 import { amountWeight, baselineRate, binomialSurprise, poissonSurprise, surpriseWeight } from './stats.js';
 import { FINE_BIN_US } from '../core/time.js';
-import type { CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow } from './queries.js';
+import type { CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow, LogLinkRow } from './queries.js';
 import { gaugeShifts } from './gauges.js';
 
 /** An onset up to this long before the window's start still counts as the window's. */
@@ -174,6 +174,8 @@ export interface Evidence {
   /** Share of the diagnosed service's change per request it explains (latency), or a strength in [0, 1]. */
   weight: number;
   onset: number;
+  /** Logs: the share of the window's records (of those whose trace left spans) on the diagnosed service's traces. */
+  onTraces?: number;
 }
 
 /** Evidence that is a share of the diagnosed service's extra time (own work, or waiting on a call). */
@@ -203,6 +205,8 @@ export interface PreparedStructure {
   logSplits: Map<string, Split | null>;
   /** Per caller: its requests' bins and steps (the answer each call followed, START for none; the last answer then END). */
   sequences: Map<string, { bin: number; answers: string[]; steps: [string, string][] }[]>;
+  /** Per service and level or new template (linkKey): the window's records whose trace left spans, all and by a service on their trace. */
+  logLinks: Map<string, { all: number; on: Map<string, number> }>;
 }
 
 export function prepareStructure(
@@ -213,6 +217,7 @@ export function prepareStructure(
   to: number,
   traceSample = 1,
   sequences: readonly CallSequenceRow[] = [],
+  links: readonly LogLinkRow[] = [],
 ): PreparedStructure {
   const comps = new Map<string, Component>();
   const entries = new Map<string, Map<number, Agg>>();
@@ -230,7 +235,13 @@ export function prepareStructure(
   for (const r of logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
   const bySeq = new Map<string, { bin: number; answers: string[]; steps: [string, string][] }[]>();
   for (const r of sequences) getOrMake(bySeq, r.caller, () => []).push({ bin: r.bin, answers: r.seq, steps: stepsOf(r) });
-  return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map(), sequences: bySeq };
+  const logLinks = new Map<string, { all: number; on: Map<string, number> }>();
+  for (const r of links) {
+    const l = getOrMake(logLinks, linkKey(r.service, r.level === 'template' ? r.template! : r.level), () => ({ all: 0, on: new Map<string, number>() }));
+    if (r.on === null) l.all += r.records;
+    else l.on.set(r.on, (l.on.get(r.on) ?? 0) + r.records);
+  }
+  return { from, to, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), logSplits: new Map(), sequences: bySeq, logLinks };
 }
 
 function componentSplit(p: PreparedStructure, c: Component): Split | null {
@@ -606,11 +617,36 @@ interface LogCount {
   after: number[];
 }
 
+/** What log records are linked to traces by: a level, or the id of a template new since the baseline began. */
+export type LogLinkKey = 'error' | 'warning' | number;
+const linkKey = (service: string, k: LogLinkKey) => (typeof k === 'number' ? `${service}\u0000template\u0000${k}` : `${service}\u0000${k}`);
+
+/**
+ * Of a service's records in the window of the given levels or templates whose trace left spans, the
+ * share on `root`'s traces; undefined below three such records (no trace ids, or traces never sent:
+ * not known).
+ */
+export function onRootTraces(p: PreparedStructure, service: string, keys: readonly LogLinkKey[], root: string): number | undefined {
+  let all = 0;
+  let on = 0;
+  for (const k of keys) {
+    const l = p.logLinks.get(linkKey(service, k));
+    all += l?.all ?? 0;
+    on += l?.on.get(root) ?? 0;
+  }
+  return all >= 3 ? Math.min(1, on / all) : undefined;
+}
+
+/** How much log evidence counts by where it happened: fully on the diagnosed service's traces, 0.4 on none of them, fully when not known. */
+export const traceWeight = (onTraces: number | undefined) => (onTraces === undefined ? 1 : 0.4 + 0.6 * onTraces);
+
 /**
  * Error and warning logs per request of the diagnosed service, per service, each judged on its own
- * split; less the error records its callees' bursts explain.
+ * split; less the error records its callees' bursts explain. Records tied to traces weigh by how
+ * many are on the diagnosed service's traces: a burst on a job's or another entry's traces is
+ * news, but not about this service's requests (down to 0.4 of the weight when none is).
  */
-function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): Evidence[] {
+function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>, root: string): Evidence[] {
   const counts: LogCount[] = [];
   for (const [service, bins] of p.logs) {
     for (const level of ['error', 'warning'] as const) {
@@ -669,10 +705,11 @@ function logEvidence(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): 
     const served = sumOver(p.entries.get(service) ?? new Map(), after).n * p.traceSample;
     const volume = served > 0 ? served : after.reduce((s, t) => s + (bins.get(t)?.n ?? 0), 0);
     const half = Math.min(8, Math.max(2, volume / 4));
-    const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, half) * (0.5 + 0.5 * effect);
+    const onTraces = onRootTraces(p, service, [level], root);
+    const weight = (level === 'error' ? 0.85 : 0.25) * surpriseWeight(surprise) * amountWeight(excess, half) * (0.5 + 0.5 * effect) * traceWeight(onTraces);
     // Records per request: the requests counted are of the sampled traces.
     const perRequest = (k: number, r: number) => k / (r * p.traceSample);
-    out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: perRequest(kb, rb), after: perRequest(ka, ra), surprise, weight, onset: c.split.onset });
+    out.push({ service, what: level === 'error' ? 'error_logs' : 'warning_logs', peer: null, before: perRequest(kb, rb), after: perRequest(ka, ra), surprise, weight, onset: c.split.onset, ...(onTraces === undefined ? {} : { onTraces }) });
   }
   return out;
 }
@@ -733,7 +770,7 @@ export function structureFor(p: PreparedStructure, root: string): StructureResul
   const evidence = [
     ...latencyEvidence(changes, root_.after - root_.before, silent),
     ...calls,
-    ...logEvidence(p, rootBins),
+    ...logEvidence(p, rootBins, root),
     ...resourceEvidence(p.gauges, countSplit.onset, to),
   ];
   const by = new Map<string, Evidence[]>();

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/db.js';
 import { STATEMENTS } from '../../src/diagnose/queries.js';
 import { readRows } from '../../src/store/readers.js';
-import { SPANS } from '../../src/store/schema.js';
+import { LOGS, LOG_TEMPLATES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FINE_BIN_US } from '../../src/core/time.js';
 
@@ -65,11 +65,67 @@ describe('callTree', () => {
     // The statement a diagnosis runs reads the call tree and the call sequences from one scan, and
     // returns the same rows as each statement alone.
     const args = [T0 - FINE_BIN_US, T0 + 10 * FINE_BIN_US, FINE_BIN_US, 1] as const;
-    const both = (await readRows(store.writer, STATEMENTS.callStructure.sql(...args))).map(STATEMENTS.callStructure.decode);
+    const both = (await readRows(store.writer, STATEMENTS.callStructure.sql(args[0], T0, args[1], args[2], args[3], T0))).map(STATEMENTS.callStructure.decode);
     const sequences = (await readRows(store.writer, STATEMENTS.callSequences.sql(...args))).map(STATEMENTS.callSequences.decode);
     const sorted = (xs: unknown[]) => xs.map((x) => JSON.stringify(x)).sort();
     expect(sequences.length).toBeGreaterThan(0);
     expect(sorted(both.flatMap((r) => ('tree' in r ? r.tree : [])))).toEqual(sorted(rows));
     expect(sorted(both.flatMap((r) => ('seq' in r ? [r.seq] : [])))).toEqual(sorted(sequences));
+  });
+});
+
+describe('callStructure log links', () => {
+  it('counts the window\'s error and warning records, and new templates\' records, by the services on their traces, once each, only where the trace left spans', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const store = await openStore(t.dir);
+    cleanups.push(() => store.close());
+    const spans: S[] = [];
+    for (let i = 0; i < 4; i++) {
+      spans.push({ trace: `a${i}`, id: 'g', parent: null, service: 'gateway', name: 'GET /a', d: 30_000 });
+      spans.push({ trace: `a${i}`, id: 'p', parent: 'g', service: 'payments', name: 'POST /charge', d: 19_000 });
+      // A job of its own: its traces hold no span of gateway.
+      spans.push({ trace: `j${i}`, id: 'b', parent: null, service: 'batch', name: 'run', d: 50_000 });
+    }
+    const values = spans.map((s, i) => `(make_timestamp(${T0 + FINE_BIN_US + i * 1000}), '${s.service}', '${s.trace}', '${s.id}', ${s.parent ? `'${s.parent}'` : 'NULL'}, '${s.name}', 0, ${s.d}, '${s.name}', false)`);
+    await store.writer.run(`INSERT INTO ${SPANS.name} (timestamp, service_name, trace_id, span_id, parent_span_id, span_name, status_code, duration_us, operation, is_error) VALUES ${values.join(', ')}`);
+    // Template 5 is new since the baseline began (T0), template 6 is older.
+    await store.writer.run(
+      `INSERT INTO ${LOG_TEMPLATES.name} (timestamp, service_name, template_id, pattern, first_seen, last_seen, count, error_count) VALUES ` +
+        `(make_timestamp(${T0}), 'payments', 5, 'new <*>', make_timestamp(${T0}), make_timestamp(${T0}), 3, 0), (make_timestamp(${T0 - 60 * FINE_BIN_US}), 'payments', 6, 'old <*>', make_timestamp(${T0}), make_timestamp(${T0}), 3, 0)`,
+    );
+    const logs: [number, string, number, string, boolean, number | null][] = [
+      ...[0, 1, 2].map((i): [number, string, number, string, boolean, null] => [T0 + FINE_BIN_US, 'payments', 17, `a${i}`, true, null]),
+      ...[0, 1, 2, 3].map((i): [number, string, number, string, boolean, null] => [T0 + FINE_BIN_US, 'batch', 17, `j${i}`, true, null]),
+      [T0 + FINE_BIN_US, 'payments', 13, 'a3', false, null], // a warning on gateway's trace
+      [T0 + FINE_BIN_US, 'payments', 9, 'a3', false, null], // INFO: not counted
+      [T0 + FINE_BIN_US, 'payments', 9, 'a2', false, 5], // INFO of the new template: counted for it
+      [T0 + FINE_BIN_US, 'payments', 17, 'j1', true, 5], // an error of the new template: counted for both
+      [T0 + FINE_BIN_US, 'payments', 9, 'a1', false, 6], // the older template: not counted
+      [T0 + FINE_BIN_US, 'orders', 13, 'q9', false, null], // its trace left no span: where it happened is not known
+      [T0 + FINE_BIN_US, 'gateway', 17, '', true, null], // no trace
+      [T0 - FINE_BIN_US / 2, 'payments', 17, 'a0', true, null], // before the window: the look-back is not evidence
+    ];
+    const rows = logs.map(([ts, svc, sev, trace, err, tpl]) => `(make_timestamp(${ts}), '${svc}', ${sev}, 'x', '${trace}', 'p', ${err}, ${tpl ?? 'NULL'})`);
+    await store.writer.run(`INSERT INTO ${LOGS.name} (timestamp, service_name, severity_number, body, trace_id, span_id, is_error, template_id) VALUES ${rows.join(', ')}`);
+    const out = (await readRows(store.writer, STATEMENTS.callStructure.sql(T0 - FINE_BIN_US, T0, T0 + 10 * FINE_BIN_US, FINE_BIN_US, 1, T0))).map(STATEMENTS.callStructure.decode);
+    const links = out.flatMap((r) => ('link' in r ? [r.link] : [])).map((l) => `${l.service} ${l.level}${l.template === null ? '' : ` #${l.template}`} ${l.on ?? '*'} ${l.records}`);
+    expect(links.sort()).toEqual(
+      [
+        'batch error * 4',
+        'batch error batch 4',
+        'payments error * 4',
+        'payments error gateway 3',
+        'payments error payments 3',
+        'payments error batch 1',
+        'payments warning * 1',
+        'payments warning gateway 1',
+        'payments warning payments 1',
+        'payments template #5 * 2',
+        'payments template #5 gateway 1',
+        'payments template #5 payments 1',
+        'payments template #5 batch 1',
+      ].sort(),
+    );
   });
 });

@@ -71,6 +71,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     windowOps: windowOps.map(STATEMENTS.windowOps.decode),
     windowErrors: [],
     callSequences: [],
+    logLinks: [],
     errorTypesFirstSeen: [],
     series: seriesAsStored(series).map(STATEMENTS.series.decode),
     edges: edges.map(([caller, caller_operation, callee]) => STATEMENTS.edges.decode({ caller, caller_operation, callee, n: 100, k: 0 })),
@@ -105,6 +106,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     coverage: { spans: true, logs: true, metrics: true, profiles: true },
     firstSeen: () => bounds.lookFrom,
     structure: { root: null, services: [] },
+    onTraces: () => undefined,
     ...extra,
   }).findings;
 }
@@ -210,6 +212,20 @@ describe('the causal walk', () => {
     expect(established.find((f) => f.kind === 'new_error_type')).toMatchObject({ service: 'stock', signal: 'error_rate' });
     const fresh = scenario(chain(), EDGES, [], { newErrorTypes, firstSeen: (s) => (s === 'stock' ? FROM - B : bounds.lookFrom) });
     expect(fresh.find((f) => f.kind === 'new_error_type')).toBeUndefined();
+  });
+
+  it("a new log pattern weighs by its records on the diagnosed service's traces, its merged templates' included", () => {
+    const windowLogs = [{ service_name: 'stock', template_id: 7, n: 40, k: 40, first_us: FROM, last_us: TO, severity_text: 'ERROR', merged_ids: [8] }];
+    const templates = new Map([[7, { template_id: 7, service_name: 'stock', pattern: 'reservation <*> failed', example_body: null, severity_text: 'ERROR', first_us: FROM, last_us: TO, sample_values: null }]]);
+    const asked: (readonly (string | number)[])[] = [];
+    const pattern = (share: number | undefined) =>
+      scenario(chain(), EDGES, [], { windowLogs, templates, onTraces: (_s, keys) => (asked.push(keys), share) }).find((f) => f.kind === 'new_log_pattern')!;
+    const [on, elsewhere, unknown] = [pattern(1), pattern(0), pattern(undefined)];
+    expect(asked[0]).toEqual([7, 8]);
+    expect(on.score).toBe(unknown.score);
+    expect(elsewhere.score).toBeCloseTo(0.4 * on.score, 3); // scores are rounded to 3 decimals
+    expect(on.summary).toMatch(/100% on the diagnosed service's traces/);
+    expect(unknown.summary).not.toMatch(/traces/);
   });
 
   it('severity bands', () => {

@@ -330,6 +330,30 @@ describe('analyseStructure', () => {
     expect(whats(res, 'Q')).toContain('error_logs');
   });
 
+  it("weighs error records on the diagnosed service's traces above the same burst on other traces, and leaves untraced records as they were", () => {
+    // A and B both jump from 0.2 to 8 error records a bin; A's are on gateway's traces, B's on a job's own.
+    const calls = simulate({ seed: 6, topo: FAN_IN });
+    const logs = [...logRows(60, 'A', (t) => (t >= FROM ? 8 : 0.2)), ...logRows(60, 'B', (t) => (t >= FROM ? 8 : 0.2))];
+    const links = [
+      { service: 'A', level: 'error' as const, template: null, on: null, records: 40 },
+      { service: 'A', level: 'error' as const, template: null, on: 'gateway', records: 40 },
+      { service: 'A', level: 'error' as const, template: null, on: 'A', records: 40 },
+      { service: 'B', level: 'error' as const, template: null, on: null, records: 40 },
+      { service: 'B', level: 'error' as const, template: null, on: 'B', records: 40 },
+    ];
+    const evidence = (l: typeof links, service: string) =>
+      structureFor(prepareStructure(calls, logs, [], FROM, TO, 1, [], l), 'gateway').services.find((s) => s.service === service)?.evidence.find((e) => e.what === 'error_logs');
+    const [a, b] = [evidence(links, 'A')!, evidence(links, 'B')!];
+    const [a0, b0] = [evidence([], 'A')!, evidence([], 'B')!];
+    expect(a.onTraces).toBe(1);
+    expect(b.onTraces).toBe(0);
+    expect(a.weight).toBeCloseTo(a0.weight, 9);
+    expect(b.weight).toBeCloseTo(0.4 * b0.weight, 9);
+    // Without trace ids (no links) or with fewer than three traced records nothing is known: the weight stays.
+    expect(a0.onTraces).toBeUndefined();
+    expect(evidence([{ service: 'B', level: 'error', template: null, on: null, records: 2 }], 'B')!.weight).toBeCloseTo(b0.weight, 9);
+  });
+
   it("leaves a caller's echo of its callee's exceptions to the callee: the caller's error records less the callee's burst", () => {
     // gateway → A → D: D throws on some requests since the onset, A logs its own ERROR for 70% of the failed calls.
     const calls = simulate({ seed: 8, topo: { gateway: { pods: 1, ownMs: 5, calls: [['A', 1, 2]] }, A: { pods: 1, ownMs: 8, calls: [['D', 1, 2]] }, D: { pods: 1, ownMs: 8 } } });
