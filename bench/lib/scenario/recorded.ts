@@ -30,6 +30,7 @@ export const RECORDED_SHAPES = [
   'callee_down',
   'java_exception',
   'java_wrong_return',
+  'overlapping_burst',
 ] as const;
 export type RecordedShape = (typeof RECORDED_SHAPES)[number];
 
@@ -120,6 +121,7 @@ const EFFECT_OF: Record<RecordedShape, RecordedEffect | 'latency_or_exception'> 
   callee_down: 'unreachable',
   java_exception: 'exception',
   java_wrong_return: 'wrong_return',
+  overlapping_burst: 'exception',
 };
 
 /**
@@ -305,7 +307,7 @@ export function planRecorded(spec: RecordedSpec, nowUs: number): RecordedPlan {
     endUs,
     window: spec.shape === 'default_window' ? null : { fromUs: onsetUs, toUs: onsetUs + WINDOW_US },
     gridOffsetS,
-    detail: `${detailOf(plan)}${plan.java ? `; java: stack ${plan.java.stack}, callers log ERROR on ${(plan.java.callerError * 100).toFixed(0)}%${effect === 'wrong_return' ? `, on a wrong answer: ${plan.java.onWrong}, logged on ${(plan.java.wrongLogShare * 100).toFixed(0)}%` : ''}` : ''}${plan.earlier ? `; the same ${effect === 'exception' ? 'exception' : 'slowdown'} 10 min before, for ${Math.round((plan.earlier.toUs - plan.earlier.fromUs) / MINUTE_US)} min` : ''}${gaps.length ? `; no telemetry for ${Math.round((gaps[0]![1] - gaps[0]![0]) / MINUTE_US)} min ending ${Math.round((onsetUs - gaps[0]![1]) / MINUTE_US)} min before the onset` : ''}; onset at +${gridOffsetS} s in its bucket, ${Math.round(historyUs / 1e6)} s of history`,
+    detail: `${detailOf(plan)}${plan.java ? `; java: stack ${plan.java.stack}, callers log ERROR on ${(plan.java.callerError * 100).toFixed(0)}%${effect === 'wrong_return' ? `, on a wrong answer: ${plan.java.onWrong}, logged on ${(plan.java.wrongLogShare * 100).toFixed(0)}%` : ''}` : ''}${spec.shape === 'overlapping_burst' ? `; at the same time a job (${JOB}) on traces of its own logs ERROR on most runs` : ''}${plan.earlier ? `; the same ${effect === 'exception' ? 'exception' : 'slowdown'} 10 min before, for ${Math.round((plan.earlier.toUs - plan.earlier.fromUs) / MINUTE_US)} min` : ''}${gaps.length ? `; no telemetry for ${Math.round((gaps[0]![1] - gaps[0]![0]) / MINUTE_US)} min ending ${Math.round((onsetUs - gaps[0]![1]) / MINUTE_US)} min before the onset` : ''}; onset at +${gridOffsetS} s in its bucket, ${Math.round(historyUs / 1e6)} s of history`,
   };
   return plan;
 }
@@ -322,7 +324,7 @@ export function recordedCaseList(opts: { baseSeed?: number; perShape?: number; s
     for (const shape of opts.shapes ?? RECORDED_SHAPES)
       // grid_shift pairs: an even seed and the odd one after it, on seeds of their own (2 × base and up).
       // A shape added later (packet_loss, callee_down, the Java ones) draws seeds of its own (3 × base and up), so the others keep theirs.
-      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : shape === 'packet_loss' ? 3 * base + round : shape === 'callee_down' ? 4 * base + round : shape === 'java_exception' ? 5 * base + round : shape === 'java_wrong_return' ? 6 * base + round : seed++, shape });
+      out.push({ seed: shape === 'grid_shift' ? 2 * base + 2 * Math.floor(round / 2) + (round % 2) : shape === 'packet_loss' ? 3 * base + round : shape === 'callee_down' ? 4 * base + round : shape === 'java_exception' ? 5 * base + round : shape === 'java_wrong_return' ? 6 * base + round : shape === 'overlapping_burst' ? 7 * base + round : seed++, shape });
   return out;
 }
 
@@ -623,6 +625,32 @@ function gauges(g: Gen): void {
   }
 }
 
+/** The overlapping incident's service: a job nobody calls, on traces of its own. */
+const JOB = 'report-job';
+
+/**
+ * overlapping_burst: a scheduled job runs about once a second on traces of its own (a root span and
+ * an INFO record), failing on 2% of runs before the onset and on 70% from it, each failure an ERROR
+ * record with a stack trace: an incident at the same time as the fault, elsewhere. On a stream of
+ * its own, after the requests, so the rest of the case is as it would be without it.
+ */
+function job(g: Gen): void {
+  const { p } = g;
+  const r = rng(p.dataSeed * 48271 + 13);
+  const node: ServiceNode = { ...p.topology.services[0]!, name: JOB, level: 1, ops: [], replicas: 1, noisy: false, profiled: false };
+  const resource = resourceOf(g, node, 0);
+  const jg: Gen = { ...g, r };
+  for (let t = p.startUs + Math.round(r() * 1e6); t < p.endUs - 2_000_000; t += Math.round(between(r, 0.7e6, 1.3e6))) {
+    if (p.gaps.some(([f, to]) => t >= f && t < to)) continue;
+    const traceId = hex(r, 16);
+    const spanId = hex(r, 8);
+    const d = Math.round(lognormal(r, 40_000, 0.4));
+    emitSpan(jg, span(jg, traceId, spanId, null, node, resource, 'ReportJob.run', t, t + d));
+    log(jg, node, resource, t + 100, 'INFO', `report batch ${Math.floor(r() * 1e6)} started`, traceId, spanId);
+    if (r() < (t >= p.onsetUs ? 0.7 : 0.02)) log(jg, node, resource, t + d - 10, 'ERROR', 'report batch failed', traceId, spanId, stackTrace(node, 'java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available', r));
+  }
+}
+
 /** Every span, log and gauge point of a recorded-style case (no profiles), in time order per signal. */
 export function generateRecorded(p: RecordedPlan): ScenarioData {
   const r = rng(p.dataSeed * 48271 + 7);
@@ -639,6 +667,7 @@ export function generateRecorded(p: RecordedPlan): ScenarioData {
     const u = r();
     serve(g, entry, Math.max(0, cumulative.findIndex((c) => u < c)), hex(r, 16), null, t0, i++);
   }
+  if (p.spec.shape === 'overlapping_burst') job(g);
   gauges(g);
   g.out.spans.sort((a, b) => a.startUs - b.startUs);
   g.out.logs.sort((a, b) => a.timeUs - b.timeUs);
