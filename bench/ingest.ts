@@ -4,8 +4,8 @@
 // latter again after every run, each run being compared with the mean of the two around it.
 // Each transport runs with each sender count of BENCH_CONCURRENCY (a fresh server each time), since
 // closed-loop senders cap the rate at senders / acknowledgement latency; the best run is the
-// transport's capacity. Also reports acknowledgement latency, the server's peak RSS and GET
-// /v1/services latency while the load runs.
+// transport's capacity (BENCH_TRANSPORTS: a comma list, default both). Also reports
+// acknowledgement latency, the server's peak RSS and GET /v1/services latency while the load runs.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,13 @@ import { SPANS, createTableSql } from '../src/store/schema.js';
 
 const BATCH = 512;
 const CONCURRENCY = senderCounts([12, 32, 64]);
+const ALL_TRANSPORTS = ['otlp-http/protobuf', 'otlp-grpc'] as const;
+/** BENCH_TRANSPORTS: a comma list of the transports to run (default both). */
+const TRANSPORTS = (process.env['BENCH_TRANSPORTS']?.split(',') ?? ALL_TRANSPORTS).map((t) => {
+  const known = ALL_TRANSPORTS.find((k) => k === t.trim());
+  if (!known) throw new Error(`BENCH_TRANSPORTS: unknown transport ${t} (known: ${ALL_TRANSPORTS.join(', ')})`);
+  return known;
+});
 const T0 = Date.now() * 1000 - 3_600_000_000;
 const bodies = Array.from({ length: 32 }, (_v, i) => realisticBatch(BATCH, T0 + i * 10_000_000));
 const spanBytes = bodies.reduce((a, b) => a + b.length, 0) / (bodies.length * BATCH);
@@ -179,7 +186,7 @@ async function main(): Promise<void> {
     console.log(`reference  WASM transcode to CSV (1 core)   ${workerRate.toFixed(0).padStart(9)} spans/s`);
     console.log(`reference  storage limit (fastest load)     ${before.toFixed(0).padStart(9)} spans/s (before the first run)`);
 
-    for (const transport of ['otlp-http/protobuf', 'otlp-grpc'] as const) {
+    for (const transport of TRANSPORTS) {
       let best = { rate: 0, limit: before };
       for (const senders of CONCURRENCY) {
         const r = await run(transport, senders);
