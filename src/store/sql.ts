@@ -2,9 +2,31 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isoFromUs } from '../core/time.js';
 
-/** Runs `fn` in one transaction on `conn`: committed if it resolves, rolled back if it throws. */
+/** DuckDB's answer to any statement but ROLLBACK on a connection whose transaction failed. */
+const ABORTED = /Current transaction is aborted/;
+
+/**
+ * Rolls back what a failed statement left open on `conn`, if anything: ROLLBACK with no transaction
+ * open only fails, harmlessly. For a connection nothing else uses at that moment.
+ */
+export async function rollbackLeftovers(conn: DuckDBConnection): Promise<void> {
+  await conn.run('ROLLBACK').catch(() => {});
+}
+
+/**
+ * Runs `fn` in one transaction on `conn`: committed if it resolves, rolled back if it throws. A
+ * connection a failure left in an aborted transaction (seen in the soak when DuckDB ran out of
+ * memory: every later commit on the writer's connection then failed, and ingest stopped) is rolled
+ * back before the transaction begins, so one failure does not fail every transaction after it.
+ */
 export async function inTransaction<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
-  await conn.run('BEGIN TRANSACTION');
+  try {
+    await conn.run('BEGIN TRANSACTION');
+  } catch (err) {
+    if (!ABORTED.test((err as Error).message)) throw err;
+    await conn.run('ROLLBACK');
+    await conn.run('BEGIN TRANSACTION');
+  }
   try {
     const out = await fn();
     await conn.run('COMMIT');

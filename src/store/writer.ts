@@ -14,6 +14,7 @@ import type { ServiceSpans } from './batch.js';
 import { emptyServiceSpans, mergeServiceSpans } from './batch.js';
 import { CommitPolicy } from './commit-policy.js';
 import { createCommitter, type CommitStats, type Submission } from './commit.js';
+import { rollbackLeftovers } from './sql.js';
 
 export type { EncodedPart, Submission } from './commit.js';
 
@@ -157,7 +158,9 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
     return new Promise<T>((resolve, reject) => {
       exclusives.push(async () => {
         if (forget) committer.forgetMarks();
-        await fn().then(resolve, reject);
+        // No commit runs during an exclusive step: a failure of its own (a checkpoint, retention or a
+        // detection pass out of memory) cannot leave the writer's connection in a failed transaction.
+        await fn().then(resolve, (err: unknown) => rollbackLeftovers(store.writer).then(() => reject(err)));
       });
       if (!running.size && !exclusiveRunning) void runExclusives();
     });

@@ -379,6 +379,23 @@ describe('store', () => {
     expect(Number(n)).toBe(4);
   });
 
+  it("a failure that leaves the writer's connection in an aborted transaction fails alone: commits, checkpoints and exclusive steps after it work", async () => {
+    const { store } = await fresh();
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    await w.submit(submitOf(spanBatch(4)));
+    // As DuckDB out of memory left it in the soak: a transaction open on the writer's connection whose statement failed.
+    const failing = w.exclusive(async () => {
+      await store.writer.run('BEGIN TRANSACTION');
+      await store.writer.run('SELECT * FROM no_such_table');
+    });
+    await expect(failing).rejects.toThrow(/no_such_table/);
+    await w.submit(submitOf(spanBatch(3, (i) => ({ span_id: `after-${i}` }))));
+    await w.exclusive(() => store.writer.run('CHECKPOINT'));
+    const n = (await store.writer.runAndReadAll('SELECT count(*) FROM svc_spans')).getRows()[0]![0];
+    expect(Number(n)).toBe(7);
+    expect(Object.keys(w.services())).toContain(spanBatch(1).columns['service_name']![0]);
+  });
+
   it('stores span and trace ids uncompressed, other strings as DuckDB chooses, also after reopening', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
