@@ -24,18 +24,6 @@
  */
 export const CHECKPOINT_ROW_GROUPS = 2;
 
-/**
- * The share of the writer's time checkpoints may take: past CHECKPOINT_ROW_GROUPS a checkpoint waits
- * until the time since the last one ended is (1 − share) / share times that one's length. A
- * checkpoint's cost grows with the store (in the 30-minute soak at 20,000 spans/s: 70 ms at minute
- * 1, 176 ms at minute 13, every ~0.85 s), and with a fixed cadence it took a fifth of the writer's
- * time by then and, beside the diagnoses, the machine's last spare CPU.
- */
-export const CHECKPOINT_TIME_SHARE = 0.1;
-
-/** Row groups' worth a table may hold in the WAL however long checkpoints take: its rows sit in memory until one. */
-export const CHECKPOINT_MAX_ROW_GROUPS = 16;
-
 /** What the policy reads of a submission: the rows each part brings its table. */
 export interface Batch {
   readonly parts: readonly { readonly table: string; readonly rows: number; readonly upsert?: boolean }[];
@@ -52,8 +40,6 @@ export class CommitPolicy {
   private rowsPerSubmission = 0; // moving average, to guess what those bring
   private lastFilled = false; // the last commit held a row group's worth for some table
   private readonly walRows = new Map<string, number>(); // rows taken through the WAL since the last checkpoint, by table
-  private lastCheckpointMs = 0; // how long the last checkpoint took
-  private lastCheckpointEnd = -Infinity; // when it ended (the writer's clock, ms)
 
   /** `checkpointGroups`: the row groups' worth a table has in the WAL when a checkpoint is due. */
   constructor(
@@ -99,22 +85,17 @@ export class CommitPolicy {
    * How many queued submissions, from the front, the commit starting now takes: up to the one at
    * which some table holds exactly a row group's rows, if one does (512-span batches, 16 at a time; a
    * Collector batch of 8,192 alone); short of a row group queued, up to the one that brings the WAL
-   * exactly to a whole number of row groups, at least the rows a checkpoint may be due at (walRows),
-   * if one does; otherwise all of them.
+   * exactly the rows a checkpoint is due at (walRows), if one does; otherwise all of them.
    */
   take(queue: readonly Queued[]): number {
     const G = this.rowGroupRows;
     const due = G * this.checkpointGroups;
     const direct = mostRowsOneTable(queue) >= G;
     const rows = new Map<string, number>();
-    const whole = (t: string) => {
-      const wal = (this.walRows.get(t) ?? 0) + rows.get(t)!;
-      return wal >= due && wal % G === 0;
-    };
     let n = 0;
     while (n < queue.length) {
       const tables = addRows(rows, queue[n++]!.sub);
-      if (tables.some((t) => rows.get(t) === G || (!direct && whole(t)))) break;
+      if (tables.some((t) => rows.get(t) === G || (!direct && (this.walRows.get(t) ?? 0) + rows.get(t)! === due))) break;
     }
     const filled = Math.max(0, ...rows.values()) >= G;
     for (const [t, r] of rows) if (r < G) this.walRows.set(t, (this.walRows.get(t) ?? 0) + r);
@@ -123,27 +104,15 @@ export class CommitPolicy {
     return n;
   }
 
-  /**
-   * Whether to checkpoint before the next commit: some table has checkpointGroups row groups' worth in
-   * the WAL and checkpoints have kept within CHECKPOINT_TIME_SHARE of the time since the last one
-   * (`now` on the clock checkpointFinished was told), or it has CHECKPOINT_MAX_ROW_GROUPS' worth.
-   */
-  checkpointDue(now: number): boolean {
-    const G = this.rowGroupRows;
-    const rested = now - this.lastCheckpointEnd >= (this.lastCheckpointMs * (1 - CHECKPOINT_TIME_SHARE)) / CHECKPOINT_TIME_SHARE;
-    for (const r of this.walRows.values()) if ((r >= G * this.checkpointGroups && rested) || r >= G * CHECKPOINT_MAX_ROW_GROUPS) return true;
+  /** Whether some table has checkpointGroups row groups' worth in the WAL: checkpoint before the next commit. */
+  checkpointDue(): boolean {
+    for (const r of this.walRows.values()) if (r >= this.rowGroupRows * this.checkpointGroups) return true;
     return false;
   }
 
   /** A checkpoint starts (no commit under way): the WAL's rows are folded into the file. */
   checkpointed(): void {
     this.walRows.clear();
-  }
-
-  /** The checkpoint took `ms` and ended at `now`: the next waits in proportion. */
-  checkpointFinished(ms: number, now: number): void {
-    this.lastCheckpointMs = ms;
-    this.lastCheckpointEnd = now;
   }
 }
 

@@ -115,7 +115,7 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       claiming = false;
       const items = queue.splice(0, policy.take(queue));
       st.pendingSubmissions = queue.length;
-      if (policy.checkpointDue(performance.now())) queueCheckpoint(); // before schedule(): commits wait for it
+      if (policy.checkpointDue()) queueCheckpoint(); // before schedule(): commits wait for it
       schedule(); // a row group's worth left behind goes on the other loader
       if (items.length) await commitGroup(items, loader);
     })().finally(() => {
@@ -147,7 +147,6 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       await store.writer.run('CHECKPOINT');
       st.checkpoints++;
       st.lastCheckpointMs = performance.now() - t;
-      policy.checkpointFinished(st.lastCheckpointMs, performance.now());
     }, false)
       .catch(() => {}) // the WAL stays as it was: the next due checkpoint takes it
       .finally(() => (checkpoint = null));

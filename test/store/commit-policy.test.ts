@@ -1,7 +1,7 @@
 // The writer's commit policy alone (no DuckDB): how much a commit takes (cut at an exact row group)
 // and whether a free loader commits now or waits for submissions on their way.
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_MAX_ROW_GROUPS, CHECKPOINT_TIME_SHARE, CommitPolicy, type Queued } from '../../src/store/commit-policy.js';
+import { CommitPolicy, type Queued } from '../../src/store/commit-policy.js';
 
 /** A queued submission appending `rows` to each table given (`table:rows`), `!` marking an upsert. */
 function q(...parts: string[]): Queued {
@@ -90,20 +90,20 @@ describe('when the WAL is checkpointed', () => {
   it('is due once a table has a row group in the WAL, and not after the checkpoint', () => {
     const p = new CommitPolicy(10, 1);
     expect(p.take([q('spans:4', 'logs:3')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
     expect(p.take([q('spans:3', 'logs:3')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(false); // 7 and 6
+    expect(p.checkpointDue()).toBe(false); // 7 and 6
     expect(p.take([q('spans:4')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(true); // 11 spans, past a group: no cut could fill it exactly
+    expect(p.checkpointDue()).toBe(true); // 11 spans, past a group: no cut could fill it exactly
     p.checkpointed();
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
   });
 
   it('cuts commits short of a row group to fill the group the WAL is filling exactly', () => {
     const p = new CommitPolicy(10, 1);
     expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(3); // 6 in the WAL
     expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(2); // 6 + 4 = 10
-    expect(p.checkpointDue(0)).toBe(true);
+    expect(p.checkpointDue()).toBe(true);
     p.checkpointed();
     expect(p.take([q('spans:2'), q('spans:3')])).toBe(2);
   });
@@ -112,43 +112,17 @@ describe('when the WAL is checkpointed', () => {
     const p = new CommitPolicy(10, 2);
     expect(p.take([q('spans:4'), q('spans:4')])).toBe(2); // 8
     expect(p.take([q('spans:4'), q('spans:4')])).toBe(2); // 16: a group filled, the WAL fills the next
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
     expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(2); // 16 + 4 = 20
-    expect(p.checkpointDue(0)).toBe(true);
-  });
-
-  it('waits after a long checkpoint so that checkpoints keep to their share of the time, cutting at whole row groups meanwhile', () => {
-    const p = new CommitPolicy(10, 1);
-    p.take([q('spans:5')]);
-    p.take([q('spans:5')]); // commits of less than a group: through the WAL
-    expect(p.checkpointDue(1000)).toBe(true);
-    p.checkpointed();
-    p.checkpointFinished(200, 1200); // 200 ms: the next may start (1 − share) / share × 200 ms after it ended
-    const rest = (200 * (1 - CHECKPOINT_TIME_SHARE)) / CHECKPOINT_TIME_SHARE;
-    p.take([q('spans:6')]);
-    expect(p.take([q('spans:2'), q('spans:2'), q('spans:3')])).toBe(2); // 6 + 4: a whole group in the WAL
-    expect(p.checkpointDue(1200 + rest - 1)).toBe(false);
-    // Meanwhile commits go on through the WAL, cut so that it holds whole row groups.
-    expect(p.take([q('spans:3'), q('spans:3'), q('spans:4'), q('spans:2')])).toBe(3); // 10 + 10
-    expect(p.checkpointDue(1200 + rest - 1)).toBe(false);
-    expect(p.checkpointDue(1200 + rest)).toBe(true);
-  });
-
-  it('checkpoints at CHECKPOINT_MAX_ROW_GROUPS of WAL however long the last one took: its rows are in memory', () => {
-    const p = new CommitPolicy(10, 2);
-    p.checkpointFinished(60_000, 0);
-    for (let k = 0; k < 2 * CHECKPOINT_MAX_ROW_GROUPS - 1; k++) p.take([q('spans:5')]);
-    expect(p.checkpointDue(1)).toBe(false);
-    p.take([q('spans:5')]);
-    expect(p.checkpointDue(1)).toBe(true);
+    expect(p.checkpointDue()).toBe(true);
   });
 
   it('leaves commits of a row group or more alone: they are written straight into the file', () => {
     const p = new CommitPolicy(10, 1);
     expect(p.take([q('spans:6')])).toBe(1);
     expect(p.take([q('spans:4'), q('spans:6'), q('spans:3')])).toBe(2); // an exact group, not 6 + 4
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
     expect(p.take([q('spans:12')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(false); // still 6
+    expect(p.checkpointDue()).toBe(false); // still 6
   });
 });
