@@ -39,7 +39,7 @@ import { moveRoute } from './api/routes/placement.js';
 
 export interface Running {
   ports: { api: number; otlpHttp: number; otlpGrpc: number };
-  /** Open mode's one tenant (`default`); null in keys mode, whose tenants open on demand. */
+  /** Open mode's one tenant (`default`) as opened at start; null in keys mode, whose tenants open on demand. */
   local: TenantRuntime | null;
   stop(): Promise<void>;
 }
@@ -115,6 +115,8 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => registry.closeAll());
     // Open mode opens its one store now, as before (a broken store fails the start, not a request).
     const local = config.auth === 'open' ? await registry.use(OPEN_TENANT, (rt) => rt) : null;
+    // Open mode's store as it is now: the registry opens it again after DuckDB invalidated it.
+    const current = () => (local ? registry.use(OPEN_TENANT, (rt) => rt) : Promise.resolve(null));
     const admission: Admission = createAdmission({ maxInflightBytes: budget.maxInflightBytes, dataDir: tenantDir(config.dataDir, OPEN_TENANT), minFreeDiskBytes: config.minFreeDiskBytes });
     stops.push(() => admission.stop());
     const latency = createLatencyAdmission({ maxAckWaitMs: config.maxAckWaitMs });
@@ -138,7 +140,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       budget_source: budget.source,
       duckdb_memory_limit_per_store: budget.duckdbMemoryLimit,
       max_open_stores: budget.stores,
-      ...(local ? { duckdb: await local.reads.use((c) => duckdbMemory(c)) } : {}),
+      ...(local ? { duckdb: await (await current())!.reads.use((c) => duckdbMemory(c)) } : {}),
       inflight_bytes: admission.inflightBytes(),
       max_inflight_bytes: budget.maxInflightBytes,
       rss_bytes: process.memoryUsage.rss(),
@@ -157,18 +159,18 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       statusRoute({
         instance: () => ({ version: SERVICE_VERSION, node: process.version, pid: process.pid, uptime_s: Math.round((Date.now() - startedAt) / 1000), auth: config.auth }),
         storage: () => ({
-          ...(local ? { path: local.store.path } : { tenants_dir: join(resolve(config.dataDir), 'tenants') }),
+          ...(local ? { path: local.store.path } : { tenants_dir: join(resolve(config.dataDir), 'tenants') }), // the same path when reopened
           schema_version: SCHEMA_VERSION,
           retention_hours: config.retentionHours,
           duckdb_threads: threads,
           disk_free_bytes: admission.diskFree(),
           ...registry.status(),
         }),
-        ingest: () => ({ ...(local ? local.writer.stats() : {}), ...ingestTotals() }),
+        ingest: async () => ({ ...(await current())?.writer.stats(), ...ingestTotals() }),
         refused: () => gate.refused(),
         memory: memoryStatus,
         diagnoses: () => ({ ...diagnoses.status() }),
-        detection: () => (local ? local.detection.status() : { per_tenant: true, interval_s: config.detectIntervalS, grace_s: config.detectGraceS }),
+        detection: async () => (await current())?.detection.status() ?? { per_tenant: true, interval_s: config.detectIntervalS, grace_s: config.detectGraceS },
         ...(control
           ? {
               control_plane: () => control!.status(),

@@ -4,6 +4,8 @@
 // never opened twice. Open mode pins its one store (`default`) for the life of the process. At most
 // `maxOpen` stores are open at once (each has its share of the memory budget): opening one more first
 // closes the least recently used idle one, and when every one is in use the request is answered 503.
+// A store DuckDB has invalidated is closed at the first request that fails on it, and opened again
+// by the next.
 import { statSync } from 'node:fs';
 import { ApiError } from '../core/errors.js';
 import { join } from 'node:path';
@@ -35,6 +37,9 @@ interface Entry {
 }
 
 const SIZE_TTL_MS = 5000;
+
+/** DuckDB's words for a database it will not use again until it is detached and attached. */
+const INVALIDATED = /has been invalidated/;
 
 /** Sum of the sizes of the files a tenant's data lives in (missing files count 0). */
 export function databaseBytes(dir: string): number {
@@ -122,6 +127,15 @@ export function createRegistry(opts: {
         e.refs++;
         try {
           return await fn(await e.runtime);
+        } catch (err) {
+          // DuckDB invalidates a database whose checkpoint failed (out of memory at its limit, in the
+          // soak) and fails every statement after it until it is attached again: the store is closed
+          // now, and the next request opens it afresh (the WAL replays what was acknowledged).
+          if (INVALIDATED.test((err as Error)?.message ?? '') && !e.closing) {
+            opts.log({ level: 'error', msg: 'tenant store invalidated by DuckDB: reopening it', tenant, error: (err as Error).message });
+            void close(tenant, e);
+          }
+          throw err;
         } finally {
           e.refs--;
           e.lastUsed = Date.now();
