@@ -2,6 +2,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isoFromUs } from '../core/time.js';
 
+/** DuckDB's words for a database it will not use again until it is detached and attached (a checkpoint failed). */
+const INVALIDATED = /has been invalidated/;
+export const isInvalidated = (err: unknown) => INVALIDATED.test((err as Error)?.message ?? '');
+
 /** DuckDB's answer to any statement but ROLLBACK on a connection whose transaction failed. */
 const ABORTED = /Current transaction is aborted/;
 

@@ -14,7 +14,7 @@ import type { ServiceSpans } from './batch.js';
 import { emptyServiceSpans, mergeServiceSpans } from './batch.js';
 import { CommitPolicy } from './commit-policy.js';
 import { createCommitter, type CommitStats, type Submission } from './commit.js';
-import { rollbackLeftovers } from './sql.js';
+import { isInvalidated, rollbackLeftovers } from './sql.js';
 
 export type { EncodedPart, Submission } from './commit.js';
 
@@ -24,6 +24,8 @@ export interface WriterStats extends CommitStats {
   /** Checkpoints the writer ran (CommitPolicy.checkpointDue), and the last one's wall time. */
   checkpoints: number;
   lastCheckpointMs: number;
+  /** DuckDB invalidated the database (a checkpoint failed): nothing works on it until it is opened again (tenancy/registry.ts does). */
+  invalidated: boolean;
 }
 
 export interface Writer {
@@ -72,7 +74,7 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
   let timer: NodeJS.Timeout | null = null;
   const exclusives: (() => Promise<void>)[] = [];
   let exclusiveRunning = false;
-  const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0, checkpoints: 0, lastCheckpointMs: 0 };
+  const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0, checkpoints: 0, lastCheckpointMs: 0, invalidated: false };
   let checkpoint: Promise<void> | null = null; // queued or running
   const committer = createCommitter(store, known, st);
   const commit = (items: readonly Pending[], loader: DuckDBConnection) => committer.commit(items.map((it) => it.sub), loader);
@@ -83,6 +85,7 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       for (const it of items) it.resolve();
     } catch (groupErr) {
       st.failedCommits++;
+      if (isInvalidated(groupErr)) st.invalidated = true;
       if (items.length === 1) {
         items[0]!.reject(groupErr);
         return;
@@ -159,7 +162,10 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
         if (forget) committer.forgetMarks();
         // No commit runs during an exclusive step: a failure of its own (a checkpoint, retention or a
         // detection pass out of memory) cannot leave the writer's connection in a failed transaction.
-        await fn().then(resolve, (err: unknown) => rollbackLeftovers(store.writer).then(() => reject(err)));
+        await fn().then(resolve, (err: unknown) => {
+          if (isInvalidated(err)) st.invalidated = true;
+          return rollbackLeftovers(store.writer).then(() => reject(err));
+        });
       });
       if (!running.size && !exclusiveRunning) void runExclusives();
     });

@@ -10,6 +10,7 @@ import { statSync } from 'node:fs';
 import { ApiError } from '../core/errors.js';
 import { join } from 'node:path';
 import { tenantDir } from '../store/db.js';
+import { isInvalidated } from '../store/sql.js';
 import type { TenantRuntime } from './runtime.js';
 
 export interface TenantRegistry {
@@ -38,8 +39,6 @@ interface Entry {
 
 const SIZE_TTL_MS = 5000;
 
-/** DuckDB's words for a database it will not use again until it is detached and attached. */
-const INVALIDATED = /has been invalidated/;
 
 /** Sum of the sizes of the files a tenant's data lives in (missing files count 0). */
 export function databaseBytes(dir: string): number {
@@ -93,6 +92,12 @@ export function createRegistry(opts: {
   const timer = setInterval(sweep, Math.min(30_000, Math.max(200, (opts.idleS * 1000) / 4)));
   timer.unref();
 
+  const invalidated = (tenant: string, e: Entry, error: string): void => {
+    if (e.closing) return;
+    opts.log({ level: 'error', msg: 'tenant store invalidated by DuckDB: reopening it', tenant, error });
+    void close(tenant, e);
+  };
+
   /** Makes room for one more store: closes the least recently used idle one, or refuses when none is idle. */
   const makeRoom = async (): Promise<void> => {
     let lru: [string, Entry] | undefined;
@@ -124,17 +129,20 @@ export function createRegistry(opts: {
           fresh.runtime.catch(() => entries.get(tenant) === fresh && entries.delete(tenant));
           e = fresh;
         }
+        // DuckDB invalidates a database whose checkpoint failed (out of memory at its limit, in the
+        // soak) and fails every statement after it until it is attached again: such a store is closed
+        // as soon as a request meets it, or its writer saw it fail (ingest may be refused before it
+        // reaches a commit), and opened afresh (the WAL replays what was acknowledged).
+        const rt = await e.runtime.catch(() => null);
+        if (rt?.writer?.stats().invalidated) {
+          invalidated(tenant, e, 'its writer saw DuckDB invalidate the database');
+          continue;
+        }
         e.refs++;
         try {
           return await fn(await e.runtime);
         } catch (err) {
-          // DuckDB invalidates a database whose checkpoint failed (out of memory at its limit, in the
-          // soak) and fails every statement after it until it is attached again: the store is closed
-          // now, and the next request opens it afresh (the WAL replays what was acknowledged).
-          if (INVALIDATED.test((err as Error)?.message ?? '') && !e.closing) {
-            opts.log({ level: 'error', msg: 'tenant store invalidated by DuckDB: reopening it', tenant, error: (err as Error).message });
-            void close(tenant, e);
-          }
+          if (isInvalidated(err)) invalidated(tenant, e, (err as Error).message);
           throw err;
         } finally {
           e.refs--;

@@ -30,7 +30,9 @@ describe('a store DuckDB invalidated', () => {
     const w = createWriter(store, { flushIntervalMs: 1 });
     await w.submit(submitOf(spanBatch(5)));
     await store.writer.run("SET debug_checkpoint_abort = 'before_header'");
+    expect(w.stats().invalidated).toBe(false);
     await expect(w.exclusive(() => store.writer.run('CHECKPOINT'))).rejects.toThrow(/invalidated/);
+    expect(w.stats().invalidated).toBe(true); // what the registry looks at before it hands the store out
     await expect(w.submit(submitOf(spanBatch(2, (i) => ({ span_id: `later-${i}` }))))).rejects.toThrow(/has been invalidated/);
     await store.close().catch(() => {}); // closing a dead database may fail; its file is released
     const again = await openStore(t.dir);
@@ -41,10 +43,11 @@ describe('a store DuckDB invalidated', () => {
     expect(Number((await again.writer.runAndReadAll('SELECT count(*) FROM svc_spans')).getRows()[0]![0])).toBe(8);
   });
 
-  it('is closed by the registry at the first request that fails on it, and opened again by the next', async () => {
+  it('is closed by the registry at the first request that fails on it, or once its writer saw it, and opened again', async () => {
     const events: string[] = [];
     const logs: Record<string, unknown>[] = [];
     let opened = 0;
+    let broken = 0; // the runtime whose writer saw DuckDB invalidate its database
     const registry: TenantRegistry = createRegistry({
       dataDir: '/nonexistent',
       idleS: 3600,
@@ -53,7 +56,7 @@ describe('a store DuckDB invalidated', () => {
       open: async (tenant) => {
         const n = ++opened;
         events.push(`open ${n}`);
-        return { tenant, n, close: async () => void events.push(`close ${n}`) } as unknown as TenantRuntime;
+        return { tenant, n, writer: { stats: () => ({ invalidated: n === broken }) }, close: async () => void events.push(`close ${n}`) } as unknown as TenantRuntime;
       },
     });
     cleanups.push(() => registry.closeAll());
@@ -64,7 +67,10 @@ describe('a store DuckDB invalidated', () => {
     expect(await registry.use('default', which)).toBe(1);
     await expect(registry.use('default', () => Promise.reject(new Error('commit failed: IO Error: Database "lake" has been invalidated because checkpointing failed')))).rejects.toThrow();
     expect(await registry.use('default', which)).toBe(2);
-    expect(events).toEqual(['open 1', 'close 1', 'open 2']);
+    // A failure seen by the writer alone (no request met it: ingest was being refused) reopens it too.
+    broken = 2;
+    expect(await registry.use('default', which)).toBe(3);
+    expect(events).toEqual(['open 1', 'close 1', 'open 2', 'close 2', 'open 3']);
     expect(logs.some((l) => l['msg'] === 'tenant store invalidated by DuckDB: reopening it' && l['tenant'] === 'default')).toBe(true);
   });
 });
