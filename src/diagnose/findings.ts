@@ -282,14 +282,15 @@ function callGraphFindings(inp: FindingInputs, blamesOf: Record<'error_rate' | '
   return out;
 }
 
-const tracedText = (e: Evidence) => (e.onTraces === undefined ? '' : `, ${Math.round(e.onTraces * 100)}% of them on the diagnosed service's traces`);
+/** Where log records happened, for a summary: nothing when not known. */
+const tracedText = (onTraces: number | undefined) => (onTraces === undefined ? '' : `, ${Math.round(onTraces * 100)}% of them on the diagnosed service's traces`);
 
 const EVIDENCE_TEXT: Record<Evidence['what'], (e: Evidence) => string> = {
   own_latency: (e) => `its own work per call ${ms(e.before)} → ${ms(e.after)}`,
   wire_latency: (e) => `calls to it from ${e.peer} wait ${ms(e.before)} → ${ms(e.after)} beyond its own spans (network or queue in front of it)`,
   caller_wait: (e) => `its calls to ${e.peer} wait ${ms(e.before)} → ${ms(e.after)} beyond the callee's own spans (the caller is starved: CPU, pauses, connection pool)`,
-  error_logs: (e) => `error logs per request ${round(e.before, 3)} → ${round(e.after, 3)}${tracedText(e)}`,
-  warning_logs: (e) => `warning logs per request ${round(e.before, 3)} → ${round(e.after, 3)}${tracedText(e)}`,
+  error_logs: (e) => `error logs per request ${round(e.before, 3)} → ${round(e.after, 3)}${tracedText(e.onTraces)}`,
+  warning_logs: (e) => `warning logs per request ${round(e.before, 3)} → ${round(e.after, 3)}${tracedText(e.onTraces)}`,
   calls_rise: (e) => `calls to it from ${e.peer} per request ${round(e.before, 2)} → ${round(e.after, 2)} (retries)`,
   path_after: (e) => `after its answers ${(e.peer ?? '').replace(': ', ' ')} on ${round(e.before * 100, 0)}% → ${round(e.after * 100, 0)}% of them (its answers look wrong or unusable to the caller)`,
   calls_new: (e) => `it began calling ${e.peer}: ${round(e.before, 2)} → ${round(e.after, 2)} per request (a new path)`,
@@ -456,7 +457,7 @@ function newPatternFindings(inp: FindingInputs, sub: ReadonlySet<string>): Findi
     out.push({
       kind: 'new_log_pattern',
       severity: 'info',
-      summary: `${service}: new ${isError ? 'error ' : ''}log pattern "${t.pattern.slice(0, 120)}" (${n} records${onTraces === undefined ? '' : `, ${Math.round(onTraces * 100)}% on the diagnosed service's traces`})`,
+      summary: `${service}: new ${isError ? 'error ' : ''}log pattern "${t.pattern.slice(0, 120)}" (${n} records${tracedText(onTraces)})`,
       service,
       operation: null,
       signal: isError ? 'error_log_rate' : 'log_volume',

@@ -224,7 +224,7 @@ describe('the causal walk', () => {
     expect(asked[0]).toEqual([7, 8]);
     expect(on.score).toBe(unknown.score);
     expect(elsewhere.score).toBeCloseTo(0.4 * on.score, 3); // scores are rounded to 3 decimals
-    expect(on.summary).toMatch(/100% on the diagnosed service's traces/);
+    expect(on.summary).toMatch(/100% of them on the diagnosed service's traces/);
     expect(unknown.summary).not.toMatch(/traces/);
   });
 

@@ -1,5 +1,6 @@
-import type { CellValue, ColumnBatch } from '../../src/store/batch.js';
-import { METRICS_HISTOGRAM, SPANS, type Table } from '../../src/store/schema.js';
+import { serviceSpans, type CellValue, type ColumnBatch } from '../../src/store/batch.js';
+import { encodeCsv } from '../../src/store/csv.js';
+import { METRICS_HISTOGRAM, SPANS, tableByName, type Table } from '../../src/store/schema.js';
 
 /** A batch of `table` from row objects; a column a row leaves out is null. */
 export function batchOf(table: Table, rows: readonly Record<string, CellValue>[]): ColumnBatch {
@@ -41,3 +42,8 @@ Object.assign(hist, {
   explicit_bounds: [[0.5, 1]],
 });
 export const HISTOGRAM_FIXTURE: ColumnBatch = { table: METRICS_HISTOGRAM.name, rows: 1, columns: hist };
+
+/** A writer submission of `batch`: its CSV and the services it saw. */
+export function submitOf(batch: ColumnBatch) {
+  return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(tableByName(batch.table), batch)) }], services: serviceSpans([batch]) };
+}

@@ -4,7 +4,7 @@ import { openStore, STORE_ROW_GROUP_SIZE, type Store } from '../../src/store/db.
 import { createWriter } from '../../src/store/writer.js';
 import { CHECKPOINT_ROW_GROUPS } from '../../src/store/commit-policy.js';
 import { encodeCsv } from '../../src/store/csv.js';
-import { HISTOGRAM_FIXTURE, batchOf, spanBatch } from './fixtures.js';
+import { HISTOGRAM_FIXTURE, batchOf, spanBatch, submitOf } from './fixtures.js';
 import { LOG_TEMPLATES, METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
 import { serviceSpans } from '../../src/store/batch.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -21,11 +21,6 @@ async function fresh(): Promise<{ store: Store; dir: string }> {
   const store = await openStore(t.dir);
   cleanups.push(t.cleanup, () => store.close());
   return { store, dir: t.dir };
-}
-
-function submitOf(batch: ReturnType<typeof spanBatch>) {
-  const table = tableByName(batch.table);
-  return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(table, batch)) }], services: serviceSpans([batch]) };
 }
 
 /** The store with each loader connection's statements passed to `before` (with the loader's index) ahead of running. */

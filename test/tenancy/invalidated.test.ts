@@ -7,20 +7,13 @@ import { openStore } from '../../src/store/db.js';
 import { createWriter } from '../../src/store/writer.js';
 import { createRegistry, type TenantRegistry } from '../../src/tenancy/registry.js';
 import type { TenantRuntime } from '../../src/tenancy/runtime.js';
-import { encodeCsv } from '../../src/store/csv.js';
-import { serviceSpans } from '../../src/store/batch.js';
-import { tableByName } from '../../src/store/schema.js';
-import { spanBatch } from '../store/fixtures.js';
+import { spanBatch, submitOf } from '../store/fixtures.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
-
-function submitOf(batch: ReturnType<typeof spanBatch>) {
-  return { parts: [{ table: batch.table, rows: batch.rows, csv: Buffer.from(encodeCsv(tableByName(batch.table), batch)) }], services: serviceSpans([batch]) };
-}
 
 describe('a store DuckDB invalidated', () => {
   it('fails every write until it is closed and opened again, and then has every acknowledged row', async () => {
