@@ -11,7 +11,8 @@
 // density, as fast as the server takes them, so that the diagnosis window is full from the first
 // minute: the steady state of a 15-minute window is reached without waiting 15 minutes for it.
 // Each minute also prints what GET /admin/status says of the writer (checkpoints and the last one's
-// time), DuckDB's memory in use, the estimated ack wait and the last detection pass; the server's own
+// time), DuckDB's memory in use (and each of its tags' highest reading in the minute, sampled every
+// 5 s), the estimated ack wait and the last detection pass; the server's own
 // log is written to SOAK_LOG (default <tmpdir>/soak-server-<time>.jsonl), so a failure can be traced.
 import { startChildServer, serverEnv } from './lib/server.js';
 import { poster } from './lib/post.js';
@@ -43,22 +44,49 @@ interface Minute {
 
 interface Status {
   ingest: { checkpoints: number; lastCheckpointMs: number; lastCommitMs: number; estimated_ack_wait_ms: number; refused_for_wait: number; queued_tasks: number; inflight_bytes: number };
-  memory: { duckdb: { memory_used_bytes: number } };
+  memory: { duckdb: { memory_used_bytes: number; temporary_storage_bytes: number; by_tag: Record<string, number> } };
   diagnoses: { running: number; waiting: number };
   detection: { passes: number; last: { duration_ms: number; buckets_closed: number } | null };
+}
+
+const status = async (api: string): Promise<Status> =>
+  ((await (await fetch(`${api}/admin/status`, { signal: AbortSignal.timeout(5000) })).json()) as { status: Status }).status;
+
+/**
+ * DuckDB's memory by tag, sampled every few seconds: the minute's highest reading of each tag. The
+ * table-block cache (BASE_TABLE) gives way under pressure and the rest mostly does not, so the line
+ * shows what else held memory when DuckDB neared its limit.
+ */
+const duckdbPeaks = new Map<string, number>();
+let spilledPeak = 0;
+async function sampleDuckdb(api: string): Promise<void> {
+  try {
+    const m = (await status(api)).memory.duckdb;
+    for (const [tag, bytes] of Object.entries(m.by_tag)) duckdbPeaks.set(tag, Math.max(duckdbPeaks.get(tag) ?? 0, bytes));
+    spilledPeak = Math.max(spilledPeak, m.temporary_storage_bytes);
+  } catch {
+    // the minute's status line says when the server does not answer
+  }
+}
+function duckdbPeakText(): string {
+  const mib = (b: number) => (b / 2 ** 20).toFixed(0);
+  const tags = [...duckdbPeaks].filter(([, b]) => b >= 2 ** 20).sort((a, b) => b[1] - a[1]).map(([t, b]) => `${t} ${mib(b)}`);
+  const text = `DuckDB peaks by tag (MiB): ${tags.join(', ') || 'none'}; spilled ${mib(spilledPeak)} MiB`;
+  duckdbPeaks.clear();
+  spilledPeak = 0;
+  return text;
 }
 
 /** One line of the server's own state, from /admin/status; the reading's failure is itself the line. */
 async function statusLine(api: string, checkpointsBefore: number): Promise<[string, number]> {
   try {
-    const r = await fetch(`${api}/admin/status`, { signal: AbortSignal.timeout(5000) });
-    const { status: s } = (await r.json()) as { status: Status };
+    const s = await status(api);
     const d = s.detection.last;
     return [
       `  server: ${s.ingest.checkpoints - checkpointsBefore} checkpoints (last ${s.ingest.lastCheckpointMs.toFixed(0)} ms), last commit ${s.ingest.lastCommitMs.toFixed(0)} ms, ` +
         `ack wait est. ${s.ingest.estimated_ack_wait_ms.toFixed(0)} ms, ${s.ingest.queued_tasks} queued tasks, ${(s.ingest.inflight_bytes / 2 ** 20).toFixed(0)} MiB in flight, ` +
         `DuckDB ${(s.memory.duckdb.memory_used_bytes / 2 ** 20).toFixed(0)} MiB, diagnoses ${s.diagnoses.running} running ${s.diagnoses.waiting} waiting, ` +
-        `detection pass ${s.detection.passes}${d ? ` ${(d.duration_ms / 1000).toFixed(1)} s (${d.buckets_closed} buckets)` : ''}`,
+        `detection pass ${s.detection.passes}${d ? ` ${(d.duration_ms / 1000).toFixed(1)} s (${d.buckets_closed} buckets)` : ''}\n  ${duckdbPeakText()}`,
       s.ingest.checkpoints,
     ];
   } catch (e) {
@@ -143,6 +171,7 @@ try {
       })
       .catch((e: Error) => errors.push(`diagnose failed: ${e.message}`));
   }, DIAGNOSE_S * 1000);
+  const sampler = setInterval(() => void sampleDuckdb(srv.api), 5000);
   let minuteEnd = t0 + 60_000;
   let checkpoints = 0;
   while (Date.now() < end) {
@@ -186,6 +215,7 @@ try {
     }
   }
   clearInterval(diagnose);
+  clearInterval(sampler);
   await Promise.all(inflight);
   peakMiB = srv.peakRss() / 2 ** 20;
 } finally {

@@ -122,9 +122,23 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
 }
 
 
-/** DuckDB's memory limit as it applies (e.g. `1.0 GiB`) and the memory its buffer manager holds now, bytes (status). */
-export async function duckdbMemory(conn: DuckDBConnection): Promise<{ memory_limit: string; memory_used_bytes: number }> {
-  const reader = await conn.runAndReadAll(`SELECT current_setting('memory_limit') AS lim, (SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()) AS used`);
-  const [lim, used] = reader.getRows()[0]!;
-  return { memory_limit: String(lim), memory_used_bytes: Number(used) };
+/**
+ * DuckDB's memory limit as it applies (e.g. `1.0 GiB`), the memory its buffer manager holds now, and
+ * what holds it by DuckDB's own tags (BASE_TABLE is the evictable cache of table blocks; HASH_TABLE,
+ * ORDER_BY and the like are queries' working memory), with what it has spilled to its temp directory
+ * — bytes (status). A store near its limit shows here which part would not give way.
+ */
+export async function duckdbMemory(conn: DuckDBConnection): Promise<{ memory_limit: string; memory_used_bytes: number; temporary_storage_bytes: number; by_tag: Record<string, number> }> {
+  const reader = await conn.runAndReadAll(`SELECT current_setting('memory_limit') AS lim, tag, memory_usage_bytes AS used, temporary_storage_bytes AS spilled FROM duckdb_memory()`);
+  const by_tag: Record<string, number> = {};
+  let limit = '';
+  let used = 0;
+  let spilled = 0;
+  for (const [lim, tag, u, t] of reader.getRows()) {
+    limit = String(lim);
+    used += Number(u);
+    spilled += Number(t);
+    if (Number(u) > 0) by_tag[String(tag)] = Number(u);
+  }
+  return { memory_limit: limit, memory_used_bytes: used, temporary_storage_bytes: spilled, by_tag };
 }

@@ -55,6 +55,11 @@ describe('a server with a small budget', () => {
     expect(m['duckdb']['memory_limit']).toBe('128.0 MiB');
     expect(m['duckdb']['memory_used_bytes']).toBeGreaterThanOrEqual(0);
     expect(m['duckdb']['memory_used_bytes']).toBeLessThanOrEqual(128 * MiB);
+    // What holds it, by DuckDB's tags: together the whole of it, nothing spilled on an idle store.
+    const tags = m['duckdb']['by_tag'] as Record<string, number>;
+    expect(Object.values(tags).reduce((a, b) => a + b, 0)).toBe(m['duckdb']['memory_used_bytes']);
+    for (const tag of Object.keys(tags)) expect(tag).toMatch(/^[A-Z_]+$/);
+    expect(m['duckdb']['temporary_storage_bytes']).toBe(0);
     expect(m['max_inflight_bytes']).toBe(budget / 8);
     expect(status['ingest']!['max_inflight_bytes']).toBe(budget / 8);
     expect(m['inflight_bytes']).toBe(0);
