@@ -13,6 +13,8 @@ import { ApiError } from '../core/errors.js';
 export interface Admission {
   /** Reserves `bytes` or throws RATE_LIMITED / STORAGE_FULL; the returned function releases them. */
   admit(bytes: number): () => void;
+  /** The refusal even the smallest request would get now (disk, bytes in flight), or null; reserves nothing. */
+  refusesAny(): ApiError | null;
   /** A write failed for want of space: refuse ingest until the next measurement says otherwise. */
   diskFull(): void;
   inflightBytes(): number;
@@ -50,18 +52,23 @@ export function createAdmission(opts: { maxInflightBytes: number; dataDir: strin
       free = null;
     }
   };
+  const refusal = (bytes: number): ApiError | null => {
+    if (full) return storageFullError('the data directory ran out of space');
+    if (free !== null && free - sinceMeasured < opts.minFreeDiskBytes) {
+      return storageFullError(`only ${Math.max(0, free - sinceMeasured)} bytes free in the data directory, below SVC_MIN_FREE_DISK_BYTES (${opts.minFreeDiskBytes})`);
+    }
+    // A single request larger than the whole budget is still admitted when nothing else is in flight.
+    if (inflight > 0 && inflight + bytes > opts.maxInflightBytes) {
+      return new ApiError('RATE_LIMITED', `ingest is busy: ${inflight} bytes waiting to be committed`, 'retry after the delay in Retry-After', 1);
+    }
+    return null;
+  };
   const timer = setInterval(() => void check(), opts.diskCheckMs ?? 1000);
   timer.unref();
   return {
     admit(bytes) {
-      if (full) throw storageFullError('the data directory ran out of space');
-      if (free !== null && free - sinceMeasured < opts.minFreeDiskBytes) {
-        throw storageFullError(`only ${Math.max(0, free - sinceMeasured)} bytes free in the data directory, below SVC_MIN_FREE_DISK_BYTES (${opts.minFreeDiskBytes})`);
-      }
-      // A single request larger than the whole budget is still admitted when nothing else is in flight.
-      if (inflight > 0 && inflight + bytes > opts.maxInflightBytes) {
-        throw new ApiError('RATE_LIMITED', `ingest is busy: ${inflight} bytes waiting to be committed`, 'retry after the delay in Retry-After', 1);
-      }
+      const refusedWith = refusal(bytes);
+      if (refusedWith) throw refusedWith;
       const n = Math.max(bytes, 1);
       inflight += n;
       sinceMeasured += n;
@@ -72,6 +79,7 @@ export function createAdmission(opts: { maxInflightBytes: number; dataDir: strin
         inflight -= n;
       };
     },
+    refusesAny: () => refusal(1),
     diskFull() {
       full = true;
     },

@@ -19,6 +19,11 @@ import { AckWaitEstimator, retryAfterSeconds } from './ack-wait.js';
 export interface LatencyAdmission {
   /** Admits a request of `bytes` or throws RATE_LIMITED; the returned function is called once it is answered. */
   admit(bytes: number): () => void;
+  /**
+   * The refusal even the smallest request would get now, or null; admits nothing. Lets a receiver
+   * refuse before it reads a body whose size it does not know yet (OTLP/gRPC at the stream's headers).
+   */
+  refusesAny(): ApiError | null;
   /** The estimated wait of a small request admitted now, ms (status). */
   estimatedWaitMs(): number;
   /** Requests refused by the estimate since start (status). */
@@ -47,24 +52,29 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
     else if (oldest < opts.maxAckWaitMs / 8) standing = false;
     return standing;
   };
+  /** The refusal of a request of `bytes` admitted now, or null; counts the refusal. */
+  const refusal = (bytes: number, t: number): ApiError | null => {
+    const n = Math.max(bytes, 1);
+    const wait = estimator.waitMs(n, t);
+    const { bytes: queued, requests } = estimator.inflight();
+    const beyondTrust = requests > 0 && queued + n > trusted;
+    const unknown = beyondTrust && estimator.rate(t) === null; // none answered yet
+    if (!(opts.maxAckWaitMs > 0 && (wait > opts.maxAckWaitMs || unknown) && (beyondTrust || queueStands(t)))) return null;
+    refused++;
+    const about = unknown ? 'an unknown time (none answered yet)' : `about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms`;
+    return new ApiError(
+      'RATE_LIMITED',
+      `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait ${about} for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
+      'retry after the delay in Retry-After; a sender that retries sooner is refused again',
+      retryAfterSeconds(wait, opts.maxAckWaitMs),
+    );
+  };
   return {
     admit(bytes) {
       const n = Math.max(bytes, 1);
       const t = now();
-      const wait = estimator.waitMs(n, t);
-      const { bytes: queued, requests } = estimator.inflight();
-      const beyondTrust = requests > 0 && queued + n > trusted;
-      const unknown = beyondTrust && estimator.rate(t) === null; // none answered yet
-      if (opts.maxAckWaitMs > 0 && (wait > opts.maxAckWaitMs || unknown) && (beyondTrust || queueStands(t))) {
-        refused++;
-        const about = unknown ? 'an unknown time (none answered yet)' : `about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms`;
-        throw new ApiError(
-          'RATE_LIMITED',
-          `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait ${about} for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
-          'retry after the delay in Retry-After; a sender that retries sooner is refused again',
-          retryAfterSeconds(wait, opts.maxAckWaitMs),
-        );
-      }
+      const refusedWith = refusal(n, t);
+      if (refusedWith) throw refusedWith;
       estimator.started(n, t);
       const entry = { t, done: false };
       open.push(entry);
@@ -74,6 +84,7 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
         estimator.finished(n, now());
       };
     },
+    refusesAny: () => refusal(1, now()),
     estimatedWaitMs: () => Math.round(estimator.waitMs(1, now())),
     refused: () => refused,
   };

@@ -34,8 +34,16 @@ describe('latency admission', () => {
     expect((refusal as ApiError).code).toBe('RATE_LIMITED');
     expect((refusal as ApiError).retryAfter).toBeGreaterThanOrEqual(1);
     expect(adm.refused()).toBe(1);
+    // The smallest request is refused too (what a receiver asks before it knows a body's size): told
+    // and counted, nothing admitted.
+    expect(adm.refusesAny()?.code).toBe('RATE_LIMITED');
+    expect(adm.refused()).toBe(2);
     // Answered: the queue is gone, and so is the refusal.
     for (const done of burst) done();
+    const wait = adm.estimatedWaitMs();
+    expect(adm.refusesAny()).toBeNull();
+    expect(adm.estimatedWaitMs()).toBe(wait); // the question admitted nothing
+    expect(adm.refused()).toBe(2);
     expect(() => adm.admit(512 * 1024)).not.toThrow();
   });
 
