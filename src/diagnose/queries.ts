@@ -1044,9 +1044,18 @@ async function read(r: Reader, sql: string): Promise<Row[]> {
   }
 }
 
-/** One statement's rows, decoded. */
+/** Each statement's name, for the failure of one (`callStructure: Out of Memory Error …`). */
+const NAMES = new Map<Statement<never, unknown>, string>(Object.entries(STATEMENTS).map(([name, s]) => [s as Statement<never, unknown>, name]));
+
+/** One statement's rows, decoded; a failure other than the time limit names the statement. */
 export async function run<P extends unknown[], T>(r: Reader, s: Statement<P, T>, ...params: P): Promise<T[]> {
-  return (await read(r, s.sql(...params))).map(s.decode);
+  try {
+    return (await read(r, s.sql(...params))).map(s.decode);
+  } catch (err) {
+    const name = NAMES.get(s as Statement<never, unknown>);
+    if (err instanceof DiagnoseTimeout || !name || !(err instanceof Error)) throw err;
+    throw new Error(`${name}: ${err.message}`, { cause: err });
+  }
 }
 
 /** Counts read from a sample, scaled up to the whole (rounded: the rows stay counts). */

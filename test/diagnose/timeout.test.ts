@@ -27,4 +27,10 @@ describe('the diagnosis time limit', () => {
     expect(Object.keys(r.errors).sort()).toEqual(['a', 'b']);
     expect(r.errors['a']).toMatch(/longer than 0 ms.*SVC_DIAGNOSE_TIMEOUT_MS/);
   });
+
+  it('names the statement that failed for another reason', async () => {
+    // A store without the service's tables: the first reads fail, and the answer says which one.
+    const r = await diagnose({ reads, services: () => ({ a: [1, 2] }), timeoutMs: 10_000, scanSpans: 2_000_000 }, { services: ['a'], from: 1_790_000_000_000_000, to: 1_790_000_900_000_000 });
+    expect(r.errors['a']).toMatch(/^diagnosis failed: (dirtyBuckets|windowSpans): Catalog Error/);
+  });
 });
