@@ -203,7 +203,8 @@ try {
       const i = minutes.length;
       console.log(
         `minute ${String(i).padStart(2)}: ${Math.round(cur.acked / 60)} spans/s acked, ${cur.refused} refused, ack p50 ${quantile(cur.acks, 0.5).toFixed(0)} ms p99 ${quantile(cur.acks, 0.99).toFixed(0)} ms, ` +
-          `diagnose p50 ${quantile(cur.diagnoses, 0.5).toFixed(0)} ms (${cur.diagnoses.length}, ${cur.busy} busy, ${cur.failed} failed), RSS ${cur.rssMiB.toFixed(0)} MiB`,
+          `diagnose p50 ${quantile(cur.diagnoses, 0.5).toFixed(0)} ms (${cur.diagnoses.length}, ${cur.busy} busy, ${cur.failed} failed), RSS ${cur.rssMiB.toFixed(0)} MiB` +
+          (cur.errors ? `, ${cur.errors} ingest errors` : ''),
       );
       void statusLine(srv.api, checkpoints).then(([line, n]) => {
         checkpoints = n;

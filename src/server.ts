@@ -110,6 +110,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       idleS: config.tenantIdleS,
       maxOpen: budget.stores,
       pinned: [OPEN_TENANT],
+      reopenRows: config.storeReopenRows,
       log,
     });
     stops.push(() => registry.closeAll());

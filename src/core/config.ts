@@ -25,6 +25,7 @@ export interface Config {
   duckdbThreads: number;
   /** DuckDB's memory limit (e.g. `2GB`); empty = derived from the memory budget (core/budget.ts). */
   duckdbMemoryLimit: string;
+  storeReopenRows: number;
   /** DuckDB connections loading ingest commits side by side. */
   duckdbLoaders: number;
   queryTimeoutMs: number;
@@ -136,6 +137,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_WORKERS', key: 'workers', default: '2', doc: 'decode worker threads', parse: int(1, 64) },
   { env: 'SVC_DUCKDB_THREADS', key: 'duckdbThreads', default: '0', doc: 'DuckDB worker threads; `0` = the cores `SVC_WORKERS` leaves, at least 1 (on 2 cores: 1, which halves the CPU a small ingest commit costs)', parse: int(0, 256) },
   { env: 'SVC_DUCKDB_MEMORY_LIMIT', key: 'duckdbMemoryLimit', default: '', doc: "DuckDB's memory limit, e.g. `2GB` (its buffer cache, ingest loads and queries; beyond it DuckDB spills to `SVC_DATA_DIR` or fails the query); unset = half of `SVC_MEMORY_BUDGET`, for each open store", parse: memory },
+  { env: 'SVC_STORE_REOPEN_ROWS', key: 'storeReopenRows', default: '16000000', doc: "a store is closed and opened again (about a second, at a moment no request uses it; arrivals wait) once its DuckDB instance has committed this many rows: DuckDB's in-process state grows with them (at a 1 GiB `SVC_DUCKDB_MEMORY_LIMIT`, diagnoses ran out of memory after ~33 M rows and checkpoints took three times as long; the same file opened afresh had neither). Lower it with a smaller DuckDB limit; `0` = never", parse: int(0, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_DUCKDB_LOADERS', key: 'duckdbLoaders', default: '2', doc: 'DuckDB connections that load ingest commits side by side, each in its own transaction (on 2 cores, 2 loaded 10–15% more spans/s than 1)', parse: int(1, 16) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
   { env: 'SVC_DIAGNOSE_TIMEOUT_MS', key: 'diagnoseTimeoutMs', default: '30000', doc: 'time limit of one `/v1/diagnose` call; past it its queries are interrupted and each service gets an entry in `errors`', parse: int(100, 3_600_000) },
