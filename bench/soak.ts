@@ -83,7 +83,8 @@ async function statusLine(api: string, checkpointsBefore: number): Promise<[stri
     const s = await status(api);
     const d = s.detection.last;
     return [
-      `  server: ${s.ingest.checkpoints - checkpointsBefore} checkpoints (last ${s.ingest.lastCheckpointMs.toFixed(0)} ms), last commit ${s.ingest.lastCommitMs.toFixed(0)} ms, ` +
+      // The writer's counters start again when the store is reopened.
+      `  server: ${s.ingest.checkpoints >= checkpointsBefore ? s.ingest.checkpoints - checkpointsBefore : `${s.ingest.checkpoints} (store reopened)`} checkpoints (last ${s.ingest.lastCheckpointMs.toFixed(0)} ms), last commit ${s.ingest.lastCommitMs.toFixed(0)} ms, ` +
         `ack wait est. ${s.ingest.estimated_ack_wait_ms.toFixed(0)} ms, ${s.ingest.queued_tasks} queued tasks, ${(s.ingest.inflight_bytes / 2 ** 20).toFixed(0)} MiB in flight, ` +
         `DuckDB ${(s.memory.duckdb.memory_used_bytes / 2 ** 20).toFixed(0)} MiB, diagnoses ${s.diagnoses.running} running ${s.diagnoses.waiting} waiting, ` +
         `detection pass ${s.detection.passes}${d ? ` ${(d.duration_ms / 1000).toFixed(1)} s (${d.buckets_closed} buckets)` : ''}\n  ${duckdbPeakText()}`,

@@ -25,6 +25,7 @@ export interface Config {
   duckdbThreads: number;
   /** DuckDB's memory limit (e.g. `2GB`); empty = derived from the memory budget (core/budget.ts). */
   duckdbMemoryLimit: string;
+  /** Rows a store's DuckDB instance commits before the store is closed and opened again; 0 = never (tenancy/registry.ts). */
   storeReopenRows: number;
   /** DuckDB connections loading ingest commits side by side. */
   duckdbLoaders: number;

@@ -85,7 +85,7 @@ export function createRegistry(opts: {
   /** Closes the store; `drain`: once the requests using it are done (arrivals wait for the close meanwhile). */
   const close = (tenant: string, e: Entry, drain = false): Promise<void> => {
     const drained = async () => {
-      while (drain && e.refs > 0) await new Promise((r) => setTimeout(r, 10));
+      while (drain && e.refs > 0 && !stopped) await new Promise((r) => setTimeout(r, 10));
     };
     e.closing ??= drained()
       .then(() => e.runtime)
@@ -160,7 +160,7 @@ export function createRegistry(opts: {
           const now = Date.now();
           e.reopenDueAt ??= now;
           if (e.refs === 0 || now - e.reopenDueAt > (opts.reopenIdleWaitMs ?? REOPEN_IDLE_WAIT_MS)) {
-            opts.log({ level: 'info', msg: 'tenant store reopened: DuckDB state grows with the rows an instance commits', tenant, rows_committed: rows, reopen_rows: opts.reopenRows });
+            opts.log({ level: 'info', msg: 'tenant store reopening: DuckDB state grows with the rows an instance commits', tenant, rows_committed: rows, reopen_rows: opts.reopenRows });
             void close(tenant, e, true);
             continue;
           }
@@ -201,10 +201,8 @@ export function createRegistry(opts: {
     },
     async evict(tenant) {
       const e = entries.get(tenant);
-      if (!e) return;
       // Requests in flight finish first (each is bounded by its own time limit).
-      while (e.refs > 0 && !stopped) await new Promise((r) => setTimeout(r, 10));
-      await close(tenant, e);
+      if (e) await close(tenant, e, true);
     },
     openTenants: () => [...entries.keys()],
     async closeAll() {

@@ -47,7 +47,7 @@ describe('reopening a store after SVC_STORE_REOPEN_ROWS rows', () => {
     expect(await registry.use('default', which)).toBe(2); // due and unused: closed, and this request opens it again
     expect(await registry.use('default', which)).toBe(2); // the new instance has committed none
     expect(events).toEqual(['open 1', 'close 1', 'open 2']);
-    expect(logs.filter((l) => /reopened/.test(String(l['msg'])))).toEqual([expect.objectContaining({ tenant: 'default', rows_committed: 100, reopen_rows: 100 })]);
+    expect(logs.filter((l) => /reopening/.test(String(l['msg'])))).toEqual([expect.objectContaining({ tenant: 'default', rows_committed: 100, reopen_rows: 100 })]);
   });
 
   it('does not close a store under a request in flight; past the wait, arrivals wait until those in flight are done', async () => {
@@ -91,6 +91,6 @@ describe('reopening on a real server', () => {
     const stored = new Map(((await res.json()) as { trace_id: string; n: number }[]).map((r) => [r.trace_id, Number(r.n)]));
     expect(new Map(traces.map((t) => [t, 64]))).toEqual(stored);
     // 384 rows at a reopen every 150: at least twice (each batch's commit counts when the next arrives).
-    expect(srv.logs.filter((l) => /tenant store reopened/.test(String(l['msg']))).length).toBeGreaterThanOrEqual(2);
+    expect(srv.logs.filter((l) => /tenant store reopening/.test(String(l['msg']))).length).toBeGreaterThanOrEqual(2);
   });
 });
