@@ -44,7 +44,7 @@ interface Minute {
 
 interface Status {
   ingest: { checkpoints: number; lastCheckpointMs: number; lastCommitMs: number; estimated_ack_wait_ms: number; refused_for_wait: number; queued_tasks: number; inflight_bytes: number };
-  memory: { duckdb: { memory_used_bytes: number; temporary_storage_bytes: number; by_tag: Record<string, number> } };
+  memory: { duckdb: { memory_used_bytes: number; temporary_storage_bytes: number; by_tag: Record<string, number> }; js_heap_bytes: number };
   diagnoses: { running: number; waiting: number };
   detection: { passes: number; last: { duration_ms: number; buckets_closed: number } | null };
 }
@@ -86,7 +86,7 @@ async function statusLine(api: string, checkpointsBefore: number): Promise<[stri
       // The writer's counters start again when the store is reopened.
       `  server: ${s.ingest.checkpoints >= checkpointsBefore ? s.ingest.checkpoints - checkpointsBefore : `${s.ingest.checkpoints} (store reopened)`} checkpoints (last ${s.ingest.lastCheckpointMs.toFixed(0)} ms), last commit ${s.ingest.lastCommitMs.toFixed(0)} ms, ` +
         `ack wait est. ${s.ingest.estimated_ack_wait_ms.toFixed(0)} ms, ${s.ingest.queued_tasks} queued tasks, ${(s.ingest.inflight_bytes / 2 ** 20).toFixed(0)} MiB in flight, ` +
-        `DuckDB ${(s.memory.duckdb.memory_used_bytes / 2 ** 20).toFixed(0)} MiB, diagnoses ${s.diagnoses.running} running ${s.diagnoses.waiting} waiting, ` +
+        `DuckDB ${(s.memory.duckdb.memory_used_bytes / 2 ** 20).toFixed(0)} MiB, JS heap ${(s.memory.js_heap_bytes / 2 ** 20).toFixed(0)} MiB, diagnoses ${s.diagnoses.running} running ${s.diagnoses.waiting} waiting, ` +
         `detection pass ${s.detection.passes}${d ? ` ${(d.duration_ms / 1000).toFixed(1)} s (${d.buckets_closed} buckets)` : ''}\n  ${duckdbPeakText()}`,
       s.ingest.checkpoints,
     ];

@@ -145,6 +145,9 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       inflight_bytes: admission.inflightBytes(),
       max_inflight_bytes: budget.maxInflightBytes,
       rss_bytes: process.memoryUsage.rss(),
+      // The main thread's JavaScript heap (the decode workers have their own): with DuckDB's figure,
+      // what of the RSS is neither.
+      js_heap_bytes: process.memoryUsage().heapUsed,
     });
     // Diagnoses wait their turn per tenant store, so that a pile of them cannot starve ingest.
     const diagnoses = diagnoseAdmissions({ limit: config.diagnoseConcurrency, maxWaiting: config.diagnoseQueue, maxWaitMs: config.diagnoseTimeoutMs / 2, timeLimitMs: config.diagnoseTimeoutMs });

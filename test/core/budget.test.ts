@@ -64,5 +64,7 @@ describe('a server with a small budget', () => {
     expect(status['ingest']!['max_inflight_bytes']).toBe(budget / 8);
     expect(m['inflight_bytes']).toBe(0);
     expect(m['rss_bytes']).toBeGreaterThan(m['duckdb']['memory_used_bytes']);
+    expect(m['js_heap_bytes']).toBeGreaterThan(0);
+    expect(m['js_heap_bytes']).toBeLessThan(m['rss_bytes']);
   });
 });
