@@ -23,14 +23,21 @@ function statusOf(agent: http.Agent, u: URL, method: string, headers: http.Outgo
  * 81,000-90,000 unpolled; with this getter 76,000-80,000).
  */
 export function getter(base: string, path: string): () => Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1, timeout: IDLE_CLOSE_MS });
   const u = new URL(path, base);
   return () => statusOf(agent, u, 'GET', {});
 }
 
+/**
+ * A socket left idle is closed by the sender before the server's 10 s idle timeout does it (as
+ * undici's 4 s keep-alive does): else a request sent on it as the server closes it meets a reset
+ * (a few an hour in the soak), a race of the load generator's, not an answer of the server's.
+ */
+const IDLE_CLOSE_MS = 4000;
+
 /** POSTs bodies to base+path with the given content type; resolves with the status (body drained). */
 export function poster(base: string, path: string, contentType: string, sockets: number): (body: Uint8Array) => Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets, timeout: IDLE_CLOSE_MS });
   const u = new URL(path, base);
   return (body) => statusOf(agent, u, 'POST', { 'content-type': contentType, 'content-length': body.byteLength }, body);
 }
