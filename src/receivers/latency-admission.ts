@@ -20,7 +20,7 @@ export interface LatencyAdmission {
   /** Admits a request of `bytes` or throws RATE_LIMITED; the returned function is called once it is answered. */
   admit(bytes: number): () => void;
   /**
-   * The refusal even the smallest request would get now, or null; admits nothing. Lets a receiver
+   * The refusal even the smallest request would get now (counted in refused()), or null; admits nothing. Lets a receiver
    * refuse before it reads a body whose size it does not know yet (OTLP/gRPC at the stream's headers).
    */
   refusesAny(): ApiError | null;

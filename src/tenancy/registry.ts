@@ -150,12 +150,12 @@ export function createRegistry(opts: {
         // soak) and fails every statement after it until it is attached again: such a store is closed
         // as soon as a request meets it, or its writer saw it fail (ingest may be refused before it
         // reaches a commit), and opened afresh (the WAL replays what was acknowledged).
-        const rt = await e.runtime.catch(() => null);
-        if (rt?.writer?.stats().invalidated) {
+        const stats = (await e.runtime.catch(() => null))?.writer?.stats();
+        if (stats?.invalidated) {
           invalidated(tenant, e, 'its writer saw DuckDB invalidate the database');
           continue;
         }
-        const rows = rt?.writer?.stats().rowsCommitted ?? 0;
+        const rows = stats?.rowsCommitted ?? 0;
         if (opts.reopenRows && rows >= opts.reopenRows) {
           const now = Date.now();
           e.reopenDueAt ??= now;

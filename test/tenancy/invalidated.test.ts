@@ -5,8 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/db.js';
 import { createWriter } from '../../src/store/writer.js';
-import { createRegistry, type TenantRegistry } from '../../src/tenancy/registry.js';
-import type { TenantRuntime } from '../../src/tenancy/runtime.js';
+import { registryOverFakes } from './fake-runtimes.js';
 import { spanBatch, submitOf } from '../store/fixtures.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -37,23 +36,9 @@ describe('a store DuckDB invalidated', () => {
   });
 
   it('is closed by the registry at the first request that fails on it, or once its writer saw it, and opened again', async () => {
-    const events: string[] = [];
-    const logs: Record<string, unknown>[] = [];
-    let opened = 0;
     let broken = 0; // the runtime whose writer saw DuckDB invalidate its database
-    const registry: TenantRegistry = createRegistry({
-      dataDir: '/nonexistent',
-      idleS: 3600,
-      pinned: ['default'],
-      log: (f) => logs.push(f),
-      open: async (tenant) => {
-        const n = ++opened;
-        events.push(`open ${n}`);
-        return { tenant, n, writer: { stats: () => ({ invalidated: n === broken }) }, close: async () => void events.push(`close ${n}`) } as unknown as TenantRuntime;
-      },
-    });
+    const { registry, events, logs, which } = registryOverFakes((n) => ({ invalidated: n === broken }));
     cleanups.push(() => registry.closeAll());
-    const which = (rt: TenantRuntime) => (rt as unknown as { n: number }).n;
     expect(await registry.use('default', which)).toBe(1);
     // Another failure leaves the store as it is.
     await expect(registry.use('default', () => Promise.reject(new Error('Constraint Error: duplicate key')))).rejects.toThrow();

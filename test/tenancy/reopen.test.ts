@@ -4,8 +4,7 @@
 // every acknowledged span is there after the reopens, and each is logged.
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { createRegistry, type TenantRegistry } from '../../src/tenancy/registry.js';
-import type { TenantRuntime } from '../../src/tenancy/runtime.js';
+import { registryOverFakes } from './fake-runtimes.js';
 import { useTestServer } from '../helpers/server.js';
 import { encodeTraces, postOtlp } from '../helpers/otlp.js';
 
@@ -16,25 +15,9 @@ afterEach(async () => {
 
 /** A registry over runtimes whose writers report `rows[n]` rows committed (n: the runtime's number, from 1). */
 function registryOver(rows: number[], reopenIdleWaitMs = 30_000) {
-  const events: string[] = [];
-  const logs: Record<string, unknown>[] = [];
-  let opened = 0;
-  const registry: TenantRegistry = createRegistry({
-    dataDir: '/nonexistent',
-    idleS: 3600,
-    pinned: ['default'],
-    reopenRows: 100,
-    reopenIdleWaitMs,
-    log: (f) => logs.push(f),
-    open: async (tenant) => {
-      const n = ++opened;
-      events.push(`open ${n}`);
-      return { tenant, n, writer: { stats: () => ({ invalidated: false, rowsCommitted: rows[n] ?? 0 }) }, close: async () => void events.push(`close ${n}`) } as unknown as TenantRuntime;
-    },
-  });
-  cleanups.push(() => registry.closeAll());
-  const which = (rt: TenantRuntime) => (rt as unknown as { n: number }).n;
-  return { registry, events, logs, which };
+  const r = registryOverFakes((n) => ({ invalidated: false, rowsCommitted: rows[n] ?? 0 }), { reopenRows: 100, reopenIdleWaitMs });
+  cleanups.push(() => r.registry.closeAll());
+  return r;
 }
 
 describe('reopening a store after SVC_STORE_REOPEN_ROWS rows', () => {
