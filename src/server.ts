@@ -110,7 +110,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       idleS: config.tenantIdleS,
       maxOpen: budget.stores,
       pinned: [OPEN_TENANT],
-      reopenRows: config.storeReopenRows,
+      reopenRows: budget.storeReopenRows,
       log,
     });
     stops.push(() => registry.closeAll());
@@ -141,6 +141,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       budget_source: budget.source,
       duckdb_memory_limit_per_store: budget.duckdbMemoryLimit,
       max_open_stores: budget.stores,
+      store_reopen_rows: budget.storeReopenRows,
       ...(local ? { duckdb: await (await current())!.reads.use((c) => duckdbMemory(c)) } : {}),
       inflight_bytes: admission.inflightBytes(),
       max_inflight_bytes: budget.maxInflightBytes,

@@ -25,8 +25,8 @@ export interface Config {
   duckdbThreads: number;
   /** DuckDB's memory limit (e.g. `2GB`); empty = derived from the memory budget (core/budget.ts). */
   duckdbMemoryLimit: string;
-  /** Rows a store's DuckDB instance commits before the store is closed and opened again; 0 = never (tenancy/registry.ts). */
-  storeReopenRows: number;
+  /** Rows a store's DuckDB instance commits before the store is closed and opened again; 0 = never, null = derived from the memory budget (core/budget.ts). */
+  storeReopenRows: number | null;
   /** DuckDB connections loading ingest commits side by side. */
   duckdbLoaders: number;
   queryTimeoutMs: number;
@@ -88,6 +88,8 @@ const int = (min: number, max: number) => (raw: string): number => {
 const port = int(0, 65535);
 /** A whole number, or empty for a value derived from others (read as 0). */
 const intOrUnset = (min: number, max: number) => (raw: string): number => (raw.trim() === '' ? 0 : int(min, max)(raw));
+/** A whole number, or empty for a value derived from others (read as null, since 0 has its own meaning). */
+const intOrDerived = (min: number, max: number) => (raw: string): number | null => (raw.trim() === '' ? null : int(min, max)(raw));
 const str = (raw: string): string => raw;
 const memory = (raw: string): string => {
   const v = raw.trim();
@@ -128,7 +130,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_OTLP_GRPC_PORT', key: 'otlpGrpcPort', default: '4317', doc: 'OTLP/gRPC; `0` = any free port', parse: port },
   { env: 'SVC_OTLP_HTTP_PORT', key: 'otlpHttpPort', default: '4318', doc: 'OTLP/HTTP; `0` = any free port', parse: port },
   { env: 'SVC_MAX_BODY_BYTES', key: 'maxBodyBytes', default: String(20 * MiB), doc: 'largest ingest body after decompression (413 above; OTLP recommends 20 MiB)', parse: int(1024, 1024 * MiB) },
-  { env: 'SVC_MEMORY_BUDGET', key: 'memoryBudgetBytes', default: '', doc: "the process's memory budget, bytes: unset `SVC_DUCKDB_MEMORY_LIMIT` is half of it and unset `SVC_MAX_INFLIGHT_BYTES` an eighth, the rest is left to the event loop, decode workers and their buffers; unset = a quarter of the machine's memory, at most 2 GiB (so a server shares its machine by default)", parse: intOrUnset(64 * MiB, Number.MAX_SAFE_INTEGER) },
+  { env: 'SVC_MEMORY_BUDGET', key: 'memoryBudgetBytes', default: '', doc: "the process's memory budget, bytes: unset `SVC_DUCKDB_MEMORY_LIMIT` is three eighths of it and unset `SVC_MAX_INFLIGHT_BYTES` an eighth, the rest is left to the event loop, decode workers and their buffers; unset = a quarter of the machine's memory, at most 2 GiB (so a server shares its machine by default)", parse: intOrUnset(64 * MiB, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_MAX_INFLIGHT_BYTES', key: 'maxInflightBytes', default: '', doc: 'received but not yet committed bytes; above it ingest answers 429 with Retry-After (gRPC UNAVAILABLE); unset = an eighth of `SVC_MEMORY_BUDGET` (256 MiB with a 2 GiB budget)', parse: intOrUnset(1024, 64 * 1024 * MiB) },
   { env: 'SVC_MAX_ACK_WAIT_MS', key: 'maxAckWaitMs', default: '2000', doc: 'ingest is refused (429 with Retry-After, gRPC UNAVAILABLE) when a request would wait longer than this for its acknowledgement, estimated from the bytes in flight and the rate of recent acknowledgements, once the oldest request in flight has waited half of it, so an accepted request is answered well before the 10 s after which OTel exporters send again; `0` = no bound but the bytes', parse: int(0, 600_000) },
   { env: 'SVC_RETENTION_HOURS', key: 'retentionHours', default: '72', doc: 'telemetry older than this is deleted', parse: int(1, 24 * 365 * 10) },
@@ -137,8 +139,8 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_FLUSH_INTERVAL_MS', key: 'flushIntervalMs', default: '150', doc: 'longest a free loader waits for batches still being decoded before it commits fewer rows than a row group (8,192)', parse: int(0, 10_000) },
   { env: 'SVC_WORKERS', key: 'workers', default: '2', doc: 'decode worker threads', parse: int(1, 64) },
   { env: 'SVC_DUCKDB_THREADS', key: 'duckdbThreads', default: '0', doc: 'DuckDB worker threads; `0` = the cores `SVC_WORKERS` leaves, at least 1 (on 2 cores: 1, which halves the CPU a small ingest commit costs)', parse: int(0, 256) },
-  { env: 'SVC_DUCKDB_MEMORY_LIMIT', key: 'duckdbMemoryLimit', default: '', doc: "DuckDB's memory limit, e.g. `2GB` (its buffer cache, ingest loads and queries; beyond it DuckDB spills to `SVC_DATA_DIR` or fails the query); unset = half of `SVC_MEMORY_BUDGET`, for each open store", parse: memory },
-  { env: 'SVC_STORE_REOPEN_ROWS', key: 'storeReopenRows', default: '16000000', doc: "a store is closed and opened again (about a second; requests wait) once its DuckDB instance has committed this many rows, since DuckDB's memory use grows with them; lower it with a smaller `SVC_DUCKDB_MEMORY_LIMIT`; `0` = never", parse: int(0, Number.MAX_SAFE_INTEGER) },
+  { env: 'SVC_DUCKDB_MEMORY_LIMIT', key: 'duckdbMemoryLimit', default: '', doc: "DuckDB's memory limit, e.g. `2GB` (its buffer cache, ingest loads and queries; beyond it DuckDB spills to `SVC_DATA_DIR` or fails the query); unset = three eighths of `SVC_MEMORY_BUDGET`, shared by the open stores", parse: memory },
+  { env: 'SVC_STORE_REOPEN_ROWS', key: 'storeReopenRows', default: '', doc: "a store is closed and opened again (about a second; requests wait) once its DuckDB instance has committed this many rows: DuckDB keeps about 11 bytes of metadata a row committed since it opened, outside its memory limit; unset = what keeps that within a sixteenth of `SVC_MEMORY_BUDGET` for each open store (11 M rows with a 2 GiB budget); `0` = never", parse: intOrDerived(0, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_DUCKDB_LOADERS', key: 'duckdbLoaders', default: '2', doc: 'DuckDB connections that load ingest commits side by side, each in its own transaction (on 2 cores, 2 loaded 10–15% more spans/s than 1)', parse: int(1, 16) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
   { env: 'SVC_DIAGNOSE_TIMEOUT_MS', key: 'diagnoseTimeoutMs', default: '30000', doc: 'time limit of one `/v1/diagnose` call; past it its queries are interrupted and each service gets an entry in `errors`', parse: int(100, 3_600_000) },
@@ -154,7 +156,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_CONTROL_PLANE_URL', key: 'controlPlaneUrl', default: '', doc: '`keys` mode: `postgres://user:pass@host:port/db` of a control plane shared by several instances (tables created and migrated by the service); unset = embedded, `SVC_DATA_DIR/control-plane.json`, one instance', secret: true, parse: postgresUrl },
   { env: 'SVC_CONTROL_PLANE_REFRESH_MS', key: 'controlPlaneRefreshMs', default: '2000', doc: 'how often an instance checks the control plane for keys and tenants changed elsewhere: a key created or revoked on one instance works or is refused on the others within this bound', parse: int(100, 60_000) },
   { env: 'SVC_TENANT_IDLE_S', key: 'tenantIdleS', default: '900', doc: '`keys` mode: a tenant\'s store (its DuckDB file, detection and retention) is closed after this long without a request, and reopened by the next', parse: int(1, 86_400) },
-  { env: 'SVC_TENANT_MAX_OPEN', key: 'tenantMaxOpen', default: '8', doc: "`keys` mode: tenant stores open at once on this instance; each runs DuckDB under this share of the budget's DuckDB half (unless `SVC_DUCKDB_MEMORY_LIMIT` is set), so the sum stays within `SVC_MEMORY_BUDGET`. Opening one more first closes the least recently used idle one; when every one is in use, 503 with Retry-After", parse: int(1, 1024) },
+  { env: 'SVC_TENANT_MAX_OPEN', key: 'tenantMaxOpen', default: '8', doc: "`keys` mode: tenant stores open at once on this instance; each runs DuckDB under this share of the budget's DuckDB part (unless `SVC_DUCKDB_MEMORY_LIMIT` is set), so the sum stays within `SVC_MEMORY_BUDGET`. Opening one more first closes the least recently used idle one; when every one is in use, 503 with Retry-After", parse: int(1, 1024) },
   { env: 'SVC_TENANT_INGEST_BYTES_PER_S', key: 'tenantIngestBytesPerS', default: String(32 * MiB), doc: '`keys` mode: ingest bytes per second per tenant (one second of burst, and always one body); above it 429 with Retry-After; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_TENANT_MAX_STORED_BYTES', key: 'tenantMaxStoredBytes', default: String(10 * 1024 * MiB), doc: '`keys` mode: a tenant whose store holds more than this answers 507 to its own ingest (others are unaffected) until retention frees room; `0` = no limit', parse: int(0, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_INSTANCE_URL', key: 'instanceUrl', default: '', doc: 'with `SVC_CONTROL_PLANE_URL`: `http://host:port` at which the other instances reach this instance\'s API port (its OTLP/HTTP listener is reached on the same host at its own port); unset = `http://SVC_HOST:<API port>`', parse: httpUrl },

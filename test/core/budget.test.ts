@@ -2,7 +2,7 @@
 // real server, that DuckDB runs under its share and /admin/status reports the budget and its use.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { DEFAULT_BUDGET_CAP, memoryBudget } from '../../src/core/budget.js';
+import { DEFAULT_BUDGET_CAP, DUCKDB_BYTES_PER_COMMITTED_ROW, memoryBudget } from '../../src/core/budget.js';
 import { useTestServer } from '../helpers/server.js';
 
 const MiB = 1024 * 1024;
@@ -16,20 +16,34 @@ describe('the memory budget', () => {
     expect(memoryBudget(cfg, 64 * GiB)).toMatchObject({ bytes: DEFAULT_BUDGET_CAP, source: 'machine' });
   });
 
-  it('sizes DuckDB (half) and the bytes in flight (an eighth) unless they are set', () => {
+  it('sizes DuckDB (three eighths), its reopening (a sixteenth) and the bytes in flight (an eighth) unless they are set', () => {
     const b = memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB) }));
-    expect(b).toEqual({ bytes: GiB, source: 'setting', duckdbMemoryLimit: `${GiB / 2}B`, stores: 1, maxInflightBytes: GiB / 8 });
+    expect(b).toEqual({
+      bytes: GiB,
+      source: 'setting',
+      duckdbMemoryLimit: `${(GiB * 3) / 8}B`,
+      stores: 1,
+      storeReopenRows: Math.floor(GiB / 16 / DUCKDB_BYTES_PER_COMMITTED_ROW),
+      maxInflightBytes: GiB / 8,
+    });
+    // DuckDB's metadata for the rows committed before a reopen stays within its sixteenth.
+    expect(b.storeReopenRows * DUCKDB_BYTES_PER_COMMITTED_ROW).toBeLessThanOrEqual(GiB / 16);
+    // Reopening set by hand, including never (0, not "derived").
+    expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_STORE_REOPEN_ROWS: '0' })).storeReopenRows).toBe(0);
+    expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_STORE_REOPEN_ROWS: '5000' })).storeReopenRows).toBe(5000);
     const set = memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_DUCKDB_MEMORY_LIMIT: '3GB', SVC_MAX_INFLIGHT_BYTES: '1048576' }));
     expect(set).toMatchObject({ bytes: GiB, duckdbMemoryLimit: '3GB', maxInflightBytes: MiB });
     // The default on a machine of 8 GiB or more keeps the previous fixed in-flight limit, 256 MiB.
     expect(memoryBudget(loadConfig({}), 16 * GiB).maxInflightBytes).toBe(256 * MiB);
   });
 
-  it('shares DuckDB\'s half among the stores the hosted variant may hold open at once', () => {
+  it('shares DuckDB\'s parts among the stores the hosted variant may hold open at once', () => {
     const keys = memoryBudget(loadConfig({ SVC_AUTH: 'keys', SVC_ADMIN_TOKEN: 'a'.repeat(20), SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }));
-    expect(keys).toMatchObject({ stores: 4, duckdbMemoryLimit: `${GiB / 8}B`, maxInflightBytes: GiB / 8 });
+    const one = memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB) }));
+    expect(keys).toMatchObject({ stores: 4, duckdbMemoryLimit: `${(GiB * 3) / 32}B`, maxInflightBytes: GiB / 8 });
+    expect(keys.storeReopenRows).toBe(Math.floor(one.storeReopenRows / 4));
     // Open mode has one store, whatever SVC_TENANT_MAX_OPEN says; a limit set by hand is each store's.
-    expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }))).toMatchObject({ stores: 1, duckdbMemoryLimit: `${GiB / 2}B` });
+    expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }))).toMatchObject({ stores: 1, duckdbMemoryLimit: `${(GiB * 3) / 8}B` });
     expect(memoryBudget(loadConfig({ SVC_AUTH: 'keys', SVC_DUCKDB_MEMORY_LIMIT: '300MB', SVC_TENANT_MAX_OPEN: '4' })).duckdbMemoryLimit).toBe('300MB');
   });
 
@@ -51,10 +65,13 @@ describe('a server with a small budget', () => {
     expect(m['budget_bytes']).toBe(budget);
     expect(m['budget_source']).toBe('setting');
     // DuckDB's own word on its limit (current_setting on the store's connection; /v1/query does not allow
-    // the function): half the budget, 128 MiB.
-    expect(m['duckdb']['memory_limit']).toBe('128.0 MiB');
+    // the function): three eighths of the budget, 96 MiB.
+    expect(m['duckdb']['memory_limit']).toBe('96.0 MiB');
     expect(m['duckdb']['memory_used_bytes']).toBeGreaterThanOrEqual(0);
-    expect(m['duckdb']['memory_used_bytes']).toBeLessThanOrEqual(128 * MiB);
+    expect(m['duckdb']['memory_used_bytes']).toBeLessThanOrEqual(96 * MiB);
+    // The store is reopened before DuckDB's metadata outside the limit outgrows a sixteenth of the budget.
+    expect(m['store_reopen_rows'] * DUCKDB_BYTES_PER_COMMITTED_ROW).toBeLessThanOrEqual(budget / 16);
+    expect(m['store_reopen_rows']).toBeGreaterThan(0);
     // What holds it, by DuckDB's tags: together the whole of it, nothing spilled on an idle store.
     const tags = m['duckdb']['by_tag'] as Record<string, number>;
     expect(Object.values(tags).reduce((a, b) => a + b, 0)).toBe(m['duckdb']['memory_used_bytes']);

@@ -1,5 +1,5 @@
 // The hosted variant within its memory budget: at most SVC_TENANT_MAX_OPEN tenant stores are open at
-// once, each DuckDB under its share of the budget's DuckDB half, and a tenant whose store was closed
+// once, each DuckDB under its share of the budget's DuckDB part, and a tenant whose store was closed
 // to make room for another is reopened by its next request with everything it had.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildServer } from '../../bench/lib/server.js';
@@ -26,7 +26,7 @@ const trace = (service: string, i: number) =>
   });
 
 describe('a hosted server holding at most two stores open', () => {
-  it('gives each store a quarter of the DuckDB half, keeps two open, and reopens a closed tenant with its data', async () => {
+  it('gives each store half of the DuckDB part, keeps two open, and reopens a closed tenant with its data', async () => {
     const keys: Record<string, string> = {};
     for (const t of ['t1', 't2', 't3']) {
       await createTenant(srv, t);
@@ -45,7 +45,7 @@ describe('a hosted server holding at most two stores open', () => {
     const st = await status();
     expect(st['storage']!['max_open']).toBe(2);
     expect(st['memory']!['max_open_stores']).toBe(2);
-    expect(st['memory']!['duckdb_memory_limit_per_store']).toBe(`${(512 * MiB) / 2 / 2}B`);
+    expect(st['memory']!['duckdb_memory_limit_per_store']).toBe(`${((512 * MiB) * 3) / 8 / 2}B`);
     // Nothing was lost by closing: each tenant reads its own two spans, and only its own.
     for (const t of ['t1', 't2', 't3']) {
       const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { ...bearer(keys[t]!), 'content-type': 'text/plain' }, body: 'SELECT service_name, count(*) AS n FROM svc_spans GROUP BY ALL' });
