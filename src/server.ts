@@ -130,6 +130,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       max_ack_wait_ms: config.maxAckWaitMs,
       estimated_ack_wait_ms: latency.estimatedWaitMs(),
       refused_for_wait: latency.refused(),
+      arriving_exports: latency.arriving(),
       max_body_bytes: config.maxBodyBytes,
       workers: config.workers,
       queued_tasks: pool.queueSize,

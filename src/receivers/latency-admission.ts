@@ -24,21 +24,49 @@ export interface LatencyAdmission {
    * refuse before it reads a body whose size it does not know yet (OTLP/gRPC at the stream's headers).
    */
   refusesAny(): ApiError | null;
+  /**
+   * Holds room for a request whose size is not known yet (OTLP/gRPC at its stream's headers), counted
+   * as large as recent ones, or throws RATE_LIMITED; the returned function lets the room go (the body
+   * arrived and is admitted by its size, or the stream ended).
+   */
+  hold(): () => void;
   /** The estimated wait of a small request admitted now, ms (status). */
   estimatedWaitMs(): number;
+  /** Requests held and not yet let go (status: gRPC exports whose message is still arriving). */
+  arriving(): number;
   /** Requests refused by the estimate since start (status). */
   refused(): number;
 }
 
-/** `maxAckWaitMs` 0 admits everything (the byte limit and the disk check still apply). */
 /** Bytes in flight admitted on trust, before the queue stands or a rate is known: 16 requests of 512 KiB, ~50,000 spans. */
 export const TRUSTED_BURST_BYTES = 32 * 1024 * 1024;
 
+/** The size a held request counts as before any was admitted: a typical exporter batch. */
+const FIRST_TYPICAL_BYTES = 64 * 1024;
+
+/** `maxAckWaitMs` 0 admits everything (the byte limit and the disk check still apply). */
 export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () => number; trustedBurstBytes?: number }): LatencyAdmission {
   const trusted = opts.trustedBurstBytes ?? TRUSTED_BURST_BYTES;
   const now = opts.now ?? (() => performance.now());
   const estimator = new AckWaitEstimator();
   let refused = 0;
+  // Requests held before their size is known (hold()): without them, every gRPC stream whose headers
+  // came while the queue was short was let through, and all their bodies then arrived together.
+  // A hold stops counting after maxAckWaitMs: a client that opens streams and never sends their
+  // messages must not keep ingest refused.
+  const holds: { t: number; n: number; counted: boolean }[] = [];
+  let held = 0;
+  let heldBytes = 0;
+  const uncount = (h: { n: number; counted: boolean }) => {
+    if (!h.counted) return;
+    h.counted = false;
+    held--;
+    heldBytes -= h.n;
+  };
+  const expireHolds = (t: number) => {
+    while (holds.length && (!holds[0]!.counted || t - holds[0]!.t > opts.maxAckWaitMs)) uncount(holds.shift()!);
+  };
+  let typical = FIRST_TYPICAL_BYTES; // recent admitted sizes, smoothed
   // Requests in flight in admission order; answered ones leave the head lazily.
   const open: { t: number; done: boolean }[] = [];
   const oldestWaitMs = (t: number) => {
@@ -54,17 +82,18 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
   };
   /** The refusal of a request of `bytes` admitted now, or null; counts the refusal. */
   const refusal = (bytes: number, t: number): ApiError | null => {
-    const n = Math.max(bytes, 1);
+    expireHolds(t);
+    const n = Math.max(bytes, 1) + heldBytes;
     const wait = estimator.waitMs(n, t);
     const { bytes: queued, requests } = estimator.inflight();
-    const beyondTrust = requests > 0 && queued + n > trusted;
+    const beyondTrust = requests + held > 0 && queued + n > trusted;
     const unknown = beyondTrust && estimator.rate(t) === null; // none answered yet
     if (!(opts.maxAckWaitMs > 0 && (wait > opts.maxAckWaitMs || unknown) && (beyondTrust || queueStands(t)))) return null;
     refused++;
     const about = unknown ? 'an unknown time (none answered yet)' : `about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms`;
     return new ApiError(
       'RATE_LIMITED',
-      `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait ${about} for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
+      `ingest is busy: ${requests} requests (${queued} bytes)${held ? ` and ${held} arriving` : ''} ahead would make this one wait ${about} for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
       'retry after the delay in Retry-After; a sender that retries sooner is refused again',
       retryAfterSeconds(wait, opts.maxAckWaitMs),
     );
@@ -76,6 +105,7 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
       const refusedWith = refusal(n, t);
       if (refusedWith) throw refusedWith;
       estimator.started(n, t);
+      typical += (n - typical) / 16;
       const entry = { t, done: false };
       open.push(entry);
       return () => {
@@ -85,7 +115,22 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
       };
     },
     refusesAny: () => refusal(1, now()),
+    hold() {
+      const n = Math.round(typical);
+      const t = now();
+      const refusedWith = refusal(n, t);
+      if (refusedWith) throw refusedWith;
+      const h = { t, n, counted: true };
+      holds.push(h);
+      held++;
+      heldBytes += n;
+      return () => uncount(h);
+    },
     estimatedWaitMs: () => Math.round(estimator.waitMs(1, now())),
+    arriving: () => {
+      expireHolds(now());
+      return held;
+    },
     refused: () => refused,
   };
 }

@@ -51,22 +51,45 @@ const statusOf = (e: ApiError): grpc.StatusObject => grpcStatus(grpcCode(e), e.m
  * on the event loop, and the accepted exports waited behind them. After the status, RST_STREAM
  * (NO_ERROR) asks the client to stop sending the body (RFC 9113 §8.1): a refusal's server CPU went
  * from ~410 µs to ~100. The stream is grpc-js's own call's (not in its types: guarded).
+ * An export let through holds room as large as recent ones until its message arrives (then the
+ * service admits it by its size) or its call ends: the streams let through together are bounded
+ * by the wait they would add, not only those already admitted.
  * With several instances an export may be forwarded to its tenant's owner, whose admission decides:
  * there the refusal waits for the message, as before.
  */
 function refuseAtHeaders(ctx: IngestContext): grpc.ServerInterceptor {
-  return (_method, call) =>
-    new grpc.ServerInterceptingCall(call, {
+  return (_method, call) => {
+    let letGo: (() => void) | undefined;
+    const end = () => letGo?.();
+    return new grpc.ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, proceed) => {
-            const refused = ctx.gate.forwarder ? null : (ctx.admission.refusesAny() ?? ctx.latency.refusesAny());
+            if (ctx.gate.forwarder) return proceed(metadata);
+            let refused = ctx.admission.refusesAny();
+            if (!refused) {
+              try {
+                letGo = ctx.latency.hold();
+              } catch (err) {
+                refused = toApiError(err);
+              }
+            }
             if (!refused) return proceed(metadata);
             call.sendStatus(statusOf(refused));
             (call as unknown as { stream?: ServerHttp2Stream }).stream?.close(h2.NGHTTP2_NO_ERROR);
           },
+          onReceiveMessage: (message, next) => {
+            end();
+            next(message);
+          },
+          onCancel: end,
         }),
+      sendStatus: (status, next) => {
+        end();
+        next(status);
+      },
     });
+  };
 }
 
 export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {

@@ -92,6 +92,50 @@ describe('latency admission', () => {
     expect(adm.estimatedWaitMs()).toBeGreaterThan(1000);
   });
 
+  it('counts streams held before their size is known, so those let through together are bounded too', () => {
+    const clock = { t: 0 };
+    const adm = createLatencyAdmission({ maxAckWaitMs: 2000, now: () => clock.t, trustedBurstBytes: 1 << 20 });
+    // A fresh server (no rate yet) under a flood of streams whose sizes are not known: each is held as
+    // a typical exporter batch (tens of KiB), so a bounded number gets through — not all of them, as
+    // when only admitted requests counted and none had been admitted yet.
+    const holds: (() => void)[] = [];
+    let refusal: unknown = null;
+    try {
+      for (let i = 0; i < 1000; i++) holds.push(adm.hold());
+    } catch (err) {
+      refusal = err;
+    }
+    expect(holds.length).toBeGreaterThanOrEqual(4);
+    expect(holds.length).toBeLessThanOrEqual(64);
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect((refusal as ApiError).message).toMatch(new RegExp(`and ${holds.length} arriving`));
+    expect(adm.refusesAny()?.code).toBe('RATE_LIMITED');
+    // Their bodies arrived and were admitted by size, or their calls ended: let go (twice counts once).
+    for (const letGo of holds) {
+      letGo();
+      letGo();
+    }
+    expect(adm.refusesAny()).toBeNull();
+    const done = adm.admit(256 * 1024);
+    clock.t += 50;
+    done();
+    expect(() => adm.hold()()).not.toThrow();
+  });
+
+  it('stops counting a hold never let go once it is older than the limit', () => {
+    const clock = { t: 0 };
+    const adm = createLatencyAdmission({ maxAckWaitMs: 2000, now: () => clock.t, trustedBurstBytes: 1 << 20 });
+    // Streams opened and never sent (a slow or hostile client): they fill the trust of a fresh server.
+    for (let i = 0; i < 1000 && adm.refusesAny() === null; i++) adm.hold();
+    expect(adm.refusesAny()?.code).toBe('RATE_LIMITED');
+    expect(adm.arriving()).toBeGreaterThan(0);
+    clock.t += 1999;
+    expect(adm.refusesAny()?.code).toBe('RATE_LIMITED');
+    clock.t += 2;
+    expect(adm.arriving()).toBe(0);
+    expect(adm.refusesAny()).toBeNull();
+  });
+
   it('admits everything with the limit at 0', () => {
     const { clock, adm } = clocked(0);
     adm.admit(1024);
