@@ -197,7 +197,8 @@ async function main(): Promise<void> {
         console.log(
           `end-to-end ${transport.padEnd(20)} ${String(senders).padStart(3)} senders ${r.rate.toFixed(0).padStart(7)} spans/s durable = ${shareOf(r.rate, limit)} around it; ` +
             `ack p50 ${r.ackP50.toFixed(0)} ms p99 ${r.ackP99.toFixed(0)} ms; server CPU ${r.cpuUsPerItem.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); ` +
-            `peak RSS ${(r.rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.refused}`,
+            `peak RSS ${(r.rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.refused}` +
+            (r.refused ? ` (answered in p50 ${r.refusalP50.toFixed(0)} ms p99 ${r.refusalP99.toFixed(0)} ms)` : ''),
         );
       }
       console.log(`capacity   ${transport.padEnd(20)} ${best.rate.toFixed(0).padStart(19)} spans/s durable = ${shareOf(best.rate, best.limit)}, ${(best.rate / decodeRate).toFixed(2)}x decode-alone`);

@@ -43,6 +43,9 @@ export interface Sustained {
   /** Time from sending a request to its acknowledgement, ms. */
   ackP50: number;
   ackP99: number;
+  /** Time from sending a request to its refusal, ms (NaN when none was refused). */
+  refusalP50: number;
+  refusalP99: number;
 }
 
 export function quantile(xs: readonly number[], q: number): number {
@@ -55,6 +58,7 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
   let refused = 0;
   let stop = false;
   let acks: number[] = [];
+  let refusals: number[] = [];
   const senders = Array.from({ length: o.concurrency }, async (_v, w) => {
     let i = w;
     while (!stop) {
@@ -62,7 +66,10 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
       if (await o.send(o.bodies[i++ % o.bodies.length]!)) {
         acked += o.perBody;
         acks.push(performance.now() - sent);
-      } else refused++;
+      } else {
+        refused++;
+        refusals.push(performance.now() - sent);
+      }
     }
   });
   // An empty store and a WAL far from its first checkpoint would flatter the first seconds.
@@ -70,6 +77,7 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
   acked = 0;
   refused = 0;
   acks = [];
+  refusals = [];
   const started = performance.now();
   const cpu0 = o.serverCpuSeconds();
   const own0 = process.cpuUsage();
@@ -77,7 +85,7 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
   const wall = (performance.now() - started) / 1000;
   const cpu = o.serverCpuSeconds() - cpu0;
   const own = process.cpuUsage(own0);
-  const done = { acked, refused, acks };
+  const done = { acked, refused, acks, refusals };
   stop = true;
   await Promise.all(senders);
   return {
@@ -88,5 +96,7 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
     loadCores: (own.user + own.system) / 1e6 / wall,
     ackP50: quantile(done.acks, 0.5),
     ackP99: quantile(done.acks, 0.99),
+    refusalP50: quantile(done.refusals, 0.5),
+    refusalP99: quantile(done.refusals, 0.99),
   };
 }
