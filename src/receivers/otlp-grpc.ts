@@ -46,7 +46,7 @@ const statusOf = (e: ApiError): grpc.StatusObject => grpcStatus(grpcCode(e), e.m
 
 /**
  * Refuses an export at its stream's headers when the instance would refuse even the smallest one
- * (disk, bytes in flight, the acknowledgement wait). Otherwise grpc-js reads the whole message before
+ * (disk, bytes in flight) or one as large as recent ones (the acknowledgement wait). Otherwise grpc-js reads the whole message before
  * the service sees it: under 400 senders that ignore refusals each refused 350 KB cost its receipt
  * on the event loop, and the accepted exports waited behind them. After the status, RST_STREAM
  * (NO_ERROR) asks the client to stop sending the body (RFC 9113 §8.1): a refusal's server CPU went
