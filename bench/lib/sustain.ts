@@ -55,7 +55,6 @@ export function quantile(xs: readonly number[], q: number): number {
 
 export async function sustain(o: SustainOptions): Promise<Sustained> {
   let acked = 0;
-  let refused = 0;
   let stop = false;
   let acks: number[] = [];
   let refusals: number[] = [];
@@ -66,16 +65,12 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
       if (await o.send(o.bodies[i++ % o.bodies.length]!)) {
         acked += o.perBody;
         acks.push(performance.now() - sent);
-      } else {
-        refused++;
-        refusals.push(performance.now() - sent);
-      }
+      } else refusals.push(performance.now() - sent);
     }
   });
   // An empty store and a WAL far from its first checkpoint would flatter the first seconds.
   await new Promise((r) => setTimeout(r, WARMUP_SECONDS * 1000));
   acked = 0;
-  refused = 0;
   acks = [];
   refusals = [];
   const started = performance.now();
@@ -85,12 +80,12 @@ export async function sustain(o: SustainOptions): Promise<Sustained> {
   const wall = (performance.now() - started) / 1000;
   const cpu = o.serverCpuSeconds() - cpu0;
   const own = process.cpuUsage(own0);
-  const done = { acked, refused, acks, refusals };
+  const done = { acked, acks, refusals };
   stop = true;
   await Promise.all(senders);
   return {
     rate: done.acked / wall,
-    refused: done.refused,
+    refused: done.refusals.length,
     cpuUsPerItem: (cpu * 1e6) / done.acked,
     cores: cpu / wall,
     loadCores: (own.user + own.system) / 1e6 / wall,

@@ -2,14 +2,15 @@
 // its message arrives or its call ends (receivers/otlp-grpc.ts). A hold that were never let go would
 // count against every later export, and enough of them would refuse ingest for good: after whole
 // exports, a stream abandoned mid-message and one whose message is over the size limit, nothing is
-// left held and exports are still accepted.
+// left held and exports are still accepted. Holds also stop counting after SVC_MAX_ACK_WAIT_MS, a
+// backstop that would hide a leak here: it is set far beyond the test's waits.
 import { describe, expect, it } from 'vitest';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { useTestServer } from '../helpers/server.js';
 import { realisticBatch } from '../../bench/lib/spans.js';
 
-const srv = useTestServer({ SVC_MAX_BODY_BYTES: String(1 << 20) });
+const srv = useTestServer({ SVC_MAX_BODY_BYTES: String(1 << 20), SVC_MAX_ACK_WAIT_MS: '600000' });
 const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 
 const arriving = async () =>
