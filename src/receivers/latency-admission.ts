@@ -20,11 +20,6 @@ export interface LatencyAdmission {
   /** Admits a request of `bytes` or throws RATE_LIMITED; the returned function is called once it is answered. */
   admit(bytes: number): () => void;
   /**
-   * The refusal even the smallest request would get now (counted in refused()), or null; admits nothing. Lets a receiver
-   * refuse before it reads a body whose size it does not know yet (OTLP/gRPC at the stream's headers).
-   */
-  refusesAny(): ApiError | null;
-  /**
    * Holds room for a request whose size is not known yet (OTLP/gRPC at its stream's headers), counted
    * as large as recent ones, or throws RATE_LIMITED; the returned function lets the room go (the body
    * arrived and is admitted by its size, or the stream ended).
@@ -114,7 +109,6 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
         estimator.finished(n, now());
       };
     },
-    refusesAny: () => refusal(1, now()),
     hold() {
       const n = Math.round(typical);
       const t = now();

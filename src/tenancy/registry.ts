@@ -7,9 +7,8 @@
 // A store DuckDB has invalidated is closed at the first request that fails on it, and opened again
 // by the next. A store whose DuckDB instance has committed `reopenRows` rows is closed and opened
 // again too, at a moment no request uses it: DuckDB's in-process state grows with the rows an
-// instance appends, ~10 bytes a row outside its memory limit (core/budget.ts sizes `reopenRows` by
-// it); in the soak, at a 1 GiB limit, diagnoses also ran out of memory after ~33 M rows and a
-// checkpoint took 300-440 ms, and the same file opened afresh had neither (150-190 ms).
+// instance appends, outside its memory limit (core/budget.ts sizes `reopenRows` by it); in the soak
+// diagnoses also ran out of memory after ~33 M rows, and the same file opened afresh did not.
 import { statSync } from 'node:fs';
 import { ApiError } from '../core/errors.js';
 import { join } from 'node:path';
