@@ -11,7 +11,7 @@ import { memoryBudget } from './core/budget.js';
 import { loadUws, mountRoutes, type Server as HttpServer } from './api/http.js';
 import { otlpHttpRoutes } from './receivers/otlp-http.js';
 import { profileRoutes } from './receivers/profiles-http.js';
-import { bindGrpc, createOtlpGrpcServer } from './receivers/otlp-grpc.js';
+import { bindGrpc, createOtlpGrpcServer, refuseAtHeaders } from './receivers/otlp-grpc.js';
 import { healthRoute } from './api/routes/health.js';
 import { servicesRoute } from './api/routes/services.js';
 import { traceRoute } from './api/routes/traces.js';
@@ -208,7 +208,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
         });
       });
     const grpcServer: grpc.Server = createOtlpGrpcServer(ctx);
-    const otlpGrpc = await bindGrpc(grpcServer, config.host, config.otlpGrpcPort);
+    const otlpGrpc = await bindGrpc(grpcServer, config.host, config.otlpGrpcPort, refuseAtHeaders(ctx));
     stops.push(() => new Promise<void>((r) => grpcServer.tryShutdown(() => r())));
     const otlpHttp = await listen('otlpHttp', otlpHttpRoutes(ctx), config.otlpHttpPort);
     const api = await listen('api', apiRoutes, config.apiPort);

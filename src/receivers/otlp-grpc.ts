@@ -45,50 +45,47 @@ function grpcStatus(code: number, details: string, retryAfter: string | number |
 const statusOf = (e: ApiError): grpc.StatusObject => grpcStatus(grpcCode(e), e.message, e.retryAfter);
 
 /**
- * Refuses an export at its stream's headers when the instance would refuse even the smallest one
- * (disk, bytes in flight) or one as large as recent ones (the acknowledgement wait). Otherwise grpc-js reads the whole message before
- * the service sees it: under 400 senders that ignore refusals each refused 350 KB cost its receipt
- * on the event loop, and the accepted exports waited behind them. After the status, RST_STREAM
- * (NO_ERROR) asks the client to stop sending the body (RFC 9113 §8.1): a refusal's server CPU went
- * from ~410 µs to ~100. The stream is grpc-js's own call's (not in its types: guarded).
- * An export let through holds room as large as recent ones until its message arrives (then the
- * service admits it by its size) or its call ends: the streams let through together are bounded
- * by the wait they would add, not only those already admitted.
+ * Decides an export at its stream's headers, before grpc-js makes a call of it; true lets it through.
+ * Refused when the instance would refuse even the smallest export (disk, bytes in flight) or one as
+ * large as recent ones (the acknowledgement wait): a trailers-only status, then RST_STREAM (NO_ERROR)
+ * asks the client to stop sending the body (RFC 9113 §8.1). Waiting for grpc-js to read the message
+ * cost each refused 350 KB its receipt on the event loop under 400 senders that ignore refusals, and
+ * the accepted exports waited behind them; answering here, before grpc-js builds a call (metadata,
+ * deadline, interceptors), is cheaper again.
+ * An export let through holds room as large as recent ones until its message has arrived (the
+ * stream's end: the service then admits it by its size) or the stream closes: the streams let
+ * through together are bounded by the wait they would add, not only those already admitted.
  * With several instances an export may be forwarded to its tenant's owner, whose admission decides:
- * there the refusal waits for the message, as before.
+ * there the refusal waits for the message.
  */
-function refuseAtHeaders(ctx: IngestContext): grpc.ServerInterceptor {
-  return (_method, call) => {
-    let letGo: (() => void) | undefined;
-    const end = () => letGo?.();
-    return new grpc.ServerInterceptingCall(call, {
-      start: (next) =>
-        next({
-          onReceiveMetadata: (metadata, proceed) => {
-            if (ctx.gate.forwarder) return proceed(metadata);
-            let refused = ctx.admission.refusesAny();
-            if (!refused) {
-              try {
-                letGo = ctx.latency.hold();
-              } catch (err) {
-                refused = toApiError(err);
-              }
-            }
-            if (!refused) return proceed(metadata);
-            call.sendStatus(statusOf(refused));
-            (call as unknown as { stream?: ServerHttp2Stream }).stream?.close(h2.NGHTTP2_NO_ERROR);
-          },
-          onReceiveMessage: (message, next) => {
-            end();
-            next(message);
-          },
-          onCancel: end,
-        }),
-      sendStatus: (status, next) => {
-        end();
-        next(status);
+export function refuseAtHeaders(ctx: IngestContext): (stream: ServerHttp2Stream) => boolean {
+  return (stream) => {
+    if (ctx.gate.forwarder) return true;
+    let refused = ctx.admission.refusesAny();
+    if (!refused) {
+      try {
+        const letGo = ctx.latency.hold();
+        stream.once('end', letGo);
+        stream.once('close', letGo);
+        return true;
+      } catch (err) {
+        refused = toApiError(err);
+      }
+    }
+    stream.once('error', () => {}); // a client gone before the answer: nothing to tell it
+    if (stream.destroyed) return false;
+    stream.respond(
+      {
+        [h2.HTTP2_HEADER_STATUS]: 200,
+        [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto',
+        'grpc-status': String(grpcCode(refused)),
+        'grpc-message': encodeURI(refused.message),
+        ...(refused.retryAfter !== undefined ? { 'retry-after': String(refused.retryAfter) } : {}),
       },
-    });
+      { endStream: true },
+    );
+    stream.close(h2.NGHTTP2_NO_ERROR);
+    return false;
   };
 }
 
@@ -96,7 +93,7 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': ctx.maxBodyBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
-    interceptors: [refuseAtHeaders(ctx)],
+    'grpc.enable_channelz': 0, // per-call bookkeeping nothing here reads
   });
   for (const [signal, path] of Object.entries(SERVICES) as [Signal | 'profiles', string][]) {
     const def: grpc.ServiceDefinition = {
@@ -138,14 +135,26 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
   return server;
 }
 
-/** Binds the server, with the receive windows above: the stream's in the settings its HTTP/2 server is made with, the connection's on each session. */
-export async function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
+/**
+ * Binds the server, with the receive windows above (the stream's in the settings its HTTP/2 server
+ * is made with, the connection's on each session) and `atHeaders` deciding each stream before
+ * grpc-js's own handler sees it.
+ */
+export async function bindGrpc(server: grpc.Server, host: string, port: number, atHeaders: (stream: ServerHttp2Stream) => boolean): Promise<number> {
   const internals = server as unknown as GrpcServerInternals;
   const options = internals.commonServerOptions;
   if (options) options.settings = { ...options.settings, initialWindowSize: GRPC_STREAM_WINDOW };
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
-  for (const h2 of internals.http2Servers?.keys() ?? []) h2.on('session', (session) => session.setLocalWindowSize(GRPC_CONNECTION_WINDOW));
+  for (const h2server of internals.http2Servers?.keys() ?? []) {
+    h2server.on('session', (session) => session.setLocalWindowSize(GRPC_CONNECTION_WINDOW));
+    const grpcHandlers = h2server.listeners('stream') as ((...args: unknown[]) => void)[];
+    if (!grpcHandlers.length) throw new Error('grpc-js registered no HTTP/2 stream handler: its internals changed, bindGrpc needs updating');
+    h2server.removeAllListeners('stream');
+    h2server.on('stream', (stream: ServerHttp2Stream, ...rest: unknown[]) => {
+      if (atHeaders(stream)) for (const handle of grpcHandlers) handle.call(h2server, stream, ...rest);
+    });
+  }
   return bound;
 }
