@@ -3,7 +3,7 @@
 // SOAK_MINUTES (default 30), with a diagnosis of the loaded service every SOAK_DIAGNOSE_S (default 10)
 // seconds. Every minute it prints the spans acknowledged, the acknowledgement p50/p99, the diagnosis
 // p50 and the server's RSS; at the end the slope of RSS and of ack p99 over the run (a leak or a
-// queue that grows shows as a slope) and every error. Open-loop: a slow server does not slow the
+// queue that grows shows as a slope), the RSS peak in each 10 minutes, and every error. Open-loop: a slow server does not slow the
 // senders down, as real exporters on a timer do not. SVC_* variables pass to the server. A diagnosis
 // answered busy (200 with Retry-After, diagnose admission) is expected under overload: it is counted
 // apart, not as an error and not in the diagnosis p50; one that ran but failed (time limit) too.
@@ -40,6 +40,8 @@ interface Minute {
   busy: number;
   failed: number;
   rssMiB: number;
+  /** The highest RSS sampled (every 5 s) in the minute. */
+  peakRssMiB: number;
 }
 
 interface Status {
@@ -142,7 +144,7 @@ const errors: string[] = [];
 /** Why diagnoses that ran failed, each reason once. */
 const failures = new Set<string>();
 const minutes: Minute[] = [];
-const fresh = (): Minute => ({ acked: 0, refused: 0, errors: 0, acks: [], diagnoses: [], busy: 0, failed: 0, rssMiB: 0 });
+const fresh = (): Minute => ({ acked: 0, refused: 0, errors: 0, acks: [], diagnoses: [], busy: 0, failed: 0, rssMiB: 0, peakRssMiB: 0 });
 let cur = fresh();
 let peakMiB = 0;
 try {
@@ -172,7 +174,10 @@ try {
       })
       .catch((e: Error) => errors.push(`diagnose failed: ${e.message}`));
   }, DIAGNOSE_S * 1000);
-  const sampler = setInterval(() => void sampleDuckdb(srv.api), 5000);
+  const sampler = setInterval(() => {
+    cur.peakRssMiB = Math.max(cur.peakRssMiB, rssMiB(srv.child.pid!));
+    void sampleDuckdb(srv.api);
+  }, 5000);
   let minuteEnd = t0 + 60_000;
   let checkpoints = 0;
   while (Date.now() < end) {
@@ -200,6 +205,7 @@ try {
     sent++;
     if (Date.now() >= minuteEnd) {
       cur.rssMiB = rssMiB(srv.child.pid!);
+      cur.peakRssMiB = Math.max(cur.peakRssMiB, cur.rssMiB);
       minutes.push(cur);
       const i = minutes.length;
       console.log(
@@ -233,4 +239,9 @@ console.log(
   `\n${MINUTES} min at ${RATE} spans/s offered: RSS slope ${slope(steady.map((m) => m.rssMiB)).toFixed(1)} MiB/min (second half ${slope(late.map((m) => m.rssMiB)).toFixed(1)}), ack p99 slope ${slope(steady.map((m) => quantile(m.acks, 0.99))).toFixed(1)} ms/min; ` +
     `peak RSS ${peakMiB.toFixed(0)} MiB; diagnoses ${minutes.reduce((n, m) => n + m.diagnoses.length, 0)} answered, ${minutes.reduce((n, m) => n + m.busy, 0)} busy, ${minutes.reduce((n, m) => n + m.failed, 0)} failed; ${errors.length} errors${errors.length ? `: ${[...new Set(errors)].slice(0, 5).join('; ')}` : ''}`,
 );
+// The store's reopen (every ~9 minutes at 20,000 spans/s) makes RSS a sawtooth, which a slope over
+// a few teeth misreads: a leak shows as peaks that keep rising from one block of minutes to the next.
+const BLOCK = 10;
+const blockPeaks = Array.from({ length: Math.floor(steady.length / BLOCK) }, (_v, b) => Math.max(...steady.slice(b * BLOCK, (b + 1) * BLOCK).map((m) => m.peakRssMiB)));
+if (blockPeaks.length) console.log(`RSS peak in each ${BLOCK} minutes (from minute 2): ${blockPeaks.map((p) => p.toFixed(0)).join(', ')} MiB`);
 if (failures.size) console.log(`diagnoses failed with: ${[...failures].slice(0, 5).join('; ')}`);
