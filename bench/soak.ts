@@ -3,10 +3,11 @@
 // SOAK_MINUTES (default 30), with a diagnosis of the loaded service every SOAK_DIAGNOSE_S (default 10)
 // seconds. Every minute it prints the spans acknowledged, the acknowledgement p50/p99, the diagnosis
 // p50 and the server's RSS; at the end the slope of RSS and of ack p99 over the run (a leak or a
-// queue that grows shows as a slope), the RSS peak in each 10 minutes, and every error. Open-loop: a slow server does not slow the
-// senders down, as real exporters on a timer do not. SVC_* variables pass to the server. A diagnosis
-// answered busy (200 with Retry-After, diagnose admission) is expected under overload: it is counted
-// apart, not as an error and not in the diagnosis p50; one that ran but failed (time limit) too.
+// queue that grows shows as a slope), the RSS peak in each 10 minutes, and every error. Open-loop:
+// a slow server does not slow the senders down, as real exporters on a timer do not. SVC_* variables
+// pass to the server. A diagnosis answered busy (200 with Retry-After, diagnose admission) is expected
+// under overload: it is counted apart, not as an error and not in the diagnosis p50; one that ran but
+// failed (time limit) too.
 // SOAK_BACKFILL_MINUTES (default 0) first sends that many minutes before the start at the same
 // density, as fast as the server takes them, so that the diagnosis window is full from the first
 // minute: the steady state of a 15-minute window is reached without waiting 15 minutes for it.

@@ -25,6 +25,7 @@ export function quietSender(transport: Transport, target: string): { stop(): Pro
     child.once('message', (m) => resolve(m as QuietTimings));
     child.once('exit', (code) => reject(new Error(`quiet sender exited (${code}) without its timings`)));
   });
+  done.catch(() => {}); // a sender that died early is reported by stop(), not as an unhandled rejection mid-run
   return {
     stop: () => {
       child.send('stop');
