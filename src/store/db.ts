@@ -70,10 +70,8 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   // Threads: a group commit costs DuckDB twice the CPU on 2 threads, so the decode cores stay theirs.
   // The row group size is an ATTACH option only, hence an in-memory database with the file attached.
   // max_vacuum_tasks=0: merging the partly filled row groups of direct writes rewrote neighbours.
-  // allocator_background_threads: DuckDB's jemalloc otherwise returns freed pages to the system only
-  // when later allocations get round to it. Six rounds of two queries over 3 M spans (a hash join
-  // and a grouping, 768 MB limit): RSS 767–892 vs 853–1,158 MiB between rounds, 424 vs 621–725 MiB
-  // after 20 s idle, DuckDB's own figure 276 MiB in both (global to the process: jemalloc's).
+  // allocator_background_threads (global to the process): DuckDB's jemalloc otherwise returns freed
+  // pages to the system only when later allocations get round to it (bench/README.md, soak).
   const instance = await DuckDBInstance.create(':memory:', {
     checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD,
     max_vacuum_tasks: '0',
