@@ -1,7 +1,7 @@
 // A quiet sender beside a load: one export every 50 ms from a process of its own, timed from send to
 // answer. The load generator's own timings include its event loop's wait, which 400 senders on the
-// same 2 cores make long (gRPC refusals p99 ~130 ms there); this sender's loop is idle, so its
-// timings are the server's answer plus the network, as one exporter among a fleet would see them.
+// same 2 cores make long; this sender's loop is idle, so its timings are the server's answer plus
+// the network, as one exporter among a fleet would see them.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { grpcUnary, poster } from './post.js';
