@@ -6,7 +6,7 @@
 // closed-loop senders cap the rate at senders / acknowledgement latency; the best run is the
 // transport's capacity (BENCH_TRANSPORTS: a comma list, default both). Also reports
 // acknowledgement latency, the server's peak RSS, GET /v1/services latency while the load runs, and
-// the answer times a quiet sender beside the load sees (lib/quiet-sender.ts).
+// with BENCH_QUIET_SENDER=1 the answer times a quiet sender beside the load sees.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -201,7 +201,7 @@ async function main(): Promise<void> {
             `ack p50 ${r.ackP50.toFixed(0)} ms p99 ${r.ackP99.toFixed(0)} ms; server CPU ${r.cpuUsPerItem.toFixed(1)} µs a span (${r.cores.toFixed(2)} cores; load generator ${r.loadCores.toFixed(2)}); ` +
             `peak RSS ${(r.rss / 2 ** 20).toFixed(0)} MiB; /v1/services p50 ${r.servicesP50.toFixed(1)} ms p99 ${r.servicesP99.toFixed(1)} ms; refused ${r.refused}` +
             (r.refused ? ` (answered in p50 ${r.refusalP50.toFixed(0)} ms p99 ${r.refusalP99.toFixed(0)} ms)` : '') +
-            `; a quiet sender beside them: ${quietText(r.quiet)}`,
+            (r.quiet ? `; a quiet sender beside them: ${quietText(r.quiet)}` : ''),
         );
       }
       console.log(`capacity   ${transport.padEnd(20)} ${best.rate.toFixed(0).padStart(19)} spans/s durable = ${shareOf(best.rate, best.limit)}, ${(best.rate / decodeRate).toFixed(2)}x decode-alone`);
@@ -215,10 +215,16 @@ const quietText = (q: QuietTimings) =>
   `${q.refused.length} refused (answered in p50 ${quantile(q.refused, 0.5).toFixed(0)} ms p99 ${quantile(q.refused, 0.99).toFixed(0)} ms), ` +
   `${q.acked.length} acknowledged (p50 ${quantile(q.acked, 0.5).toFixed(0)} ms p99 ${quantile(q.acked, 0.99).toFixed(0)} ms)`;
 
-/** One sustained run against a fresh server, with a quiet sender beside the load (lib/quiet-sender.ts). */
-async function run(transport: 'otlp-http/protobuf' | 'otlp-grpc', senders: number): Promise<Awaited<ReturnType<typeof load>> & { rss: number; quiet: QuietTimings }> {
+/**
+ * BENCH_QUIET_SENDER=1: a quiet sender beside each run's load (lib/quiet-sender.ts). Off by default:
+ * its ~10,000 spans/s would load the server beside the senders whose rate and CPU a span are measured.
+ */
+const QUIET = process.env['BENCH_QUIET_SENDER'] === '1';
+
+/** One sustained run against a fresh server. */
+async function run(transport: 'otlp-http/protobuf' | 'otlp-grpc', senders: number): Promise<Awaited<ReturnType<typeof load>> & { rss: number; quiet: QuietTimings | null }> {
   return withBenchServer(async (srv) => {
-    const quiet = quietSender(transport, transport === 'otlp-grpc' ? srv.otlpGrpc : srv.otlpHttp);
+    const quiet = QUIET ? quietSender(transport, transport === 'otlp-grpc' ? srv.otlpGrpc : srv.otlpHttp) : null;
     let send: Sender;
     let close = () => {};
     if (transport === 'otlp-grpc') {
@@ -231,7 +237,7 @@ async function run(transport: 'otlp-http/protobuf' | 'otlp-grpc', senders: numbe
     }
     const r = await load(send, senders, srv.api, () => srv.cpuSeconds());
     close();
-    return { ...r, rss: srv.peakRss(), quiet: await quiet.stop() };
+    return { ...r, rss: srv.peakRss(), quiet: (await quiet?.stop()) ?? null };
   });
 }
 

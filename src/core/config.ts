@@ -86,10 +86,10 @@ const int = (min: number, max: number) => (raw: string): number => {
   return n;
 };
 const port = int(0, 65535);
-/** A whole number, or empty for a value derived from others (read as 0). */
-const intOrUnset = (min: number, max: number) => (raw: string): number => (raw.trim() === '' ? 0 : int(min, max)(raw));
-/** A whole number, or empty for a value derived from others (read as null, since 0 has its own meaning). */
+/** A whole number, or empty for a value derived from others (read as null, where 0 has its own meaning). */
 const intOrDerived = (min: number, max: number) => (raw: string): number | null => (raw.trim() === '' ? null : int(min, max)(raw));
+/** The same, empty read as 0 (for settings where 0 is not a value). */
+const intOrUnset = (min: number, max: number) => (raw: string): number => intOrDerived(min, max)(raw) ?? 0;
 const str = (raw: string): string => raw;
 const memory = (raw: string): string => {
   const v = raw.trim();

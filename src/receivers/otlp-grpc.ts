@@ -74,13 +74,14 @@ export function refuseAtHeaders(ctx: IngestContext): (stream: ServerHttp2Stream)
     }
     stream.once('error', () => {}); // a client gone before the answer: nothing to tell it
     if (stream.destroyed) return false;
+    const status = statusOf(refused); // trailers-only: the status and its metadata in the headers
     stream.respond(
       {
         [h2.HTTP2_HEADER_STATUS]: 200,
         [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto',
-        'grpc-status': String(grpcCode(refused)),
-        'grpc-message': encodeURI(refused.message),
-        ...(refused.retryAfter !== undefined ? { 'retry-after': String(refused.retryAfter) } : {}),
+        'grpc-status': String(status.code),
+        'grpc-message': encodeURI(status.details),
+        ...status.metadata.toHttp2Headers(),
       },
       { endStream: true },
     );
