@@ -43,6 +43,14 @@ export const STORE_CHECKPOINT_THRESHOLD = '256MB';
  */
 export const STORE_ROW_GROUP_SIZE = 8192;
 
+/**
+ * The file format the store writes (DuckDB's default keeps files readable by v0.10.2). Older formats
+ * make a checkpoint after a retention DELETE load the metadata of every row group behind the deleted
+ * ones and keep it until the instance closes (bench/README.md, soak). A file written before takes
+ * this format when opened; DuckDB before 1.5 cannot read it after.
+ */
+export const STORE_STORAGE_VERSION = 'v1.5.0';
+
 /** The store file's catalog name: its tables are `lake.<table>`, and `main.<table>` and bare too. */
 const CATALOG = 'lake';
 
@@ -88,7 +96,7 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   const writer = await instance.connect();
   let crashed: boolean;
   try {
-    await writer.run(`ATTACH ${sqlString(path)} AS ${CATALOG} (ROW_GROUP_SIZE ${STORE_ROW_GROUP_SIZE})`);
+    await writer.run(`ATTACH ${sqlString(path)} AS ${CATALOG} (ROW_GROUP_SIZE ${STORE_ROW_GROUP_SIZE}, STORAGE_VERSION '${STORE_STORAGE_VERSION}')`);
     await writer.run(`USE ${CATALOG}`);
     await migrate(writer);
     crashed = await openMarker(writer);

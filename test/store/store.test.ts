@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, statSync } from 'node:fs';
-import { openStore, STORE_ROW_GROUP_SIZE, type Store } from '../../src/store/db.js';
+import { openStore, STORE_ROW_GROUP_SIZE, STORE_STORAGE_VERSION, type Store } from '../../src/store/db.js';
 import { createWriter } from '../../src/store/writer.js';
 import { CHECKPOINT_ROW_GROUPS } from '../../src/store/commit-policy.js';
 import { encodeCsv } from '../../src/store/csv.js';
@@ -426,6 +426,29 @@ describe('store', () => {
     cleanups.push(() => store.close());
     const r = (await store.writer.runAndReadAll('SELECT count(*), count(gen_ai_model) FROM svc_spans')).getRows()[0]!;
     expect([Number(r[0]), Number(r[1])]).toEqual([5, 0]);
+  });
+
+  it('writes its file in the storage format it names, also a file written before in DuckDB\'s default format', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const format = async () => {
+      const inst = await DuckDBInstance.create(':memory:');
+      const c = await inst.connect();
+      await c.run(`ATTACH '${t.dir}/lake.duckdb' AS f (READ_ONLY)`);
+      const tags = String((await c.runAndReadAll(`SELECT tags FROM duckdb_databases() WHERE database_name = 'f'`)).getRows()[0]![0]);
+      c.closeSync();
+      inst.closeSync();
+      return tags;
+    };
+    const old = await DuckDBInstance.create(`${t.dir}/lake.duckdb`);
+    (await old.connect()).closeSync();
+    old.closeSync();
+    expect(await format()).toContain("'v1.0.0+'");
+    const store = await openStore(t.dir);
+    await createWriter(store, { flushIntervalMs: 1 }).submit(submitOf(spanBatch(5)));
+    await store.close();
+    expect(await format()).toContain(`'${STORE_STORAGE_VERSION}+'`);
   });
 });
 
