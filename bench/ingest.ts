@@ -20,7 +20,7 @@ import { decodeOtlp } from '../src/pipeline/decode/otlp/index.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { transcodeSpans } from '../src/pipeline/decode/otlp/spans-wasm.js';
 import { loadSql } from '../src/store/csv.js';
-import { STORE_CHECKPOINT_THRESHOLD, STORE_ROW_GROUP_SIZE } from '../src/store/db.js';
+import { STORE_CHECKPOINT_THRESHOLD, STORE_ROW_GROUP_SIZE, STORE_STORAGE_VERSION } from '../src/store/db.js';
 import { SPANS, createTableSql } from '../src/store/schema.js';
 
 const BATCH = 512;
@@ -44,7 +44,7 @@ function timed(seconds: number, fn: () => number): number {
   return n / ((performance.now() - start) / 1000);
 }
 
-/** A way to bulk-load the same rows into raw DuckDB; each is timed until the rows are in the database file. */
+/** A way to bulk-load the same rows into raw DuckDB (the store's file format); each is timed until the rows are in the database file. */
 interface LoadMethod {
   name: string;
   /** ATTACH's ROW_GROUP_SIZE; DuckDB's default (122,880) if unset. */
@@ -74,7 +74,7 @@ async function bulkLoad(dir: string, files: readonly string[], rows: number, thr
   const conn = await inst.connect();
   const others: DuckDBConnection[] = [];
   try {
-    await conn.run(`ATTACH '${path}' AS lake${m.rowGroupSize ? ` (ROW_GROUP_SIZE ${m.rowGroupSize})` : ''}`);
+    await conn.run(`ATTACH '${path}' AS lake (STORAGE_VERSION '${STORE_STORAGE_VERSION}'${m.rowGroupSize ? `, ROW_GROUP_SIZE ${m.rowGroupSize}` : ''})`);
     await conn.run('USE lake');
     await conn.run(createTableSql(SPANS));
     for (let i = 1; i < m.connections; i++) {
