@@ -187,7 +187,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
           : {}),
       }),
       ...profileRoutes(ctx),
-      ...diagnoseRoutes({ timeoutMs: config.diagnoseTimeoutMs, scanSpans: config.diagnoseScanSpans, admissions: diagnoses, log }),
+      ...diagnoseRoutes({ timeoutMs: config.diagnoseTimeoutMs, scanSpans: config.diagnoseScanSpans, logSlowMs: config.diagnoseLogSlowMs, admissions: diagnoses, log }),
       // The MCP tools call this API over loopback with the caller's key: the gate checks it here
       // (401 before any JSON-RPC) and again on each tool's own call.
       mcpRoute(() => apiUrl),

@@ -32,6 +32,7 @@ export interface Config {
   queryTimeoutMs: number;
   diagnoseTimeoutMs: number;
   diagnoseScanSpans: number;
+  diagnoseLogSlowMs: number;
   /** Diagnoses running at once per tenant store; more wait for a turn. */
   diagnoseConcurrency: number;
   /** Diagnoses that may wait for a turn per tenant store; more are answered busy. */
@@ -144,6 +145,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_DUCKDB_LOADERS', key: 'duckdbLoaders', default: '2', doc: 'DuckDB connections that load ingest commits side by side, each in its own transaction (on 2 cores, 2 loaded 10–15% more spans/s than 1)', parse: int(1, 16) },
   { env: 'SVC_QUERY_TIMEOUT_MS', key: 'queryTimeoutMs', default: '10000', doc: '`/v1/query` time limit; a longer query is interrupted (400 INTERRUPT)', parse: int(100, 3_600_000) },
   { env: 'SVC_DIAGNOSE_TIMEOUT_MS', key: 'diagnoseTimeoutMs', default: '30000', doc: 'time limit of one `/v1/diagnose` call; past it its queries are interrupted and each service gets an entry in `errors`', parse: int(100, 3_600_000) },
+  { env: 'SVC_DIAGNOSE_LOG_SLOW_MS', key: 'diagnoseLogSlowMs', default: '5000', doc: 'a diagnosis that takes at least this long, from its arrival, is logged (`slow diagnosis`, level info) with its slowest statements and the ms each ran; `0` = none', parse: int(0, 3_600_000) },
   { env: 'SVC_DIAGNOSE_SCAN_SPANS', key: 'diagnoseScanSpans', default: '2000000', doc: "spans of the window a diagnosis reads for its per-operation statistics, about: a window that holds more is read as evenly spread slices of it (about 15, the first part of each period on the time grid) and its counts are scaled up, so a diagnosis of a busy store costs about the same as of a quiet one; the block says so in `window_sampled`", parse: int(100, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_DIAGNOSE_CONCURRENCY', key: 'diagnoseConcurrency', default: '2', doc: 'diagnoses running at once per tenant store; more wait for a turn, first come first served (a call identical to one running or waiting shares its answer)', parse: int(1, 64) },
   { env: 'SVC_DIAGNOSE_QUEUE', key: 'diagnoseQueue', default: '8', doc: 'diagnoses that may wait for a turn per tenant store; a call that finds it full, that would wait so long that a run of the recent median length could not end within `SVC_DIAGNOSE_TIMEOUT_MS`, or that is not started within half of it, gets every service in `errors` as busy, with Retry-After (HTTP 200), and does not run', parse: int(0, 1024) },

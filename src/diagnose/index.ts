@@ -60,6 +60,8 @@ export interface DiagnoseDeps {
   deadline?: number;
   /** First and last time seen per service (the writer's copy of the services table). */
   services(): Readonly<ServiceSpans>;
+  /** If given, filled with the ms each statement ran, by name (the slow-diagnosis log). */
+  timings?: Map<string, number>;
 }
 
 export interface DiagnoseResponse {
@@ -294,7 +296,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
   const { bounds, baseBuckets } = boundsFor(req.from, req.to);
   // Keyed by the client's service names: no prototype, so that `__proto__` is a name like any other.
   const response: DiagnoseResponse = { results: Object.create(null) as DiagnoseResponse['results'], errors: Object.create(null) as DiagnoseResponse['errors'] };
-  const reader: Reader = { reads: deps.reads, deadline: deps.deadline ?? Date.now() + deps.timeoutMs };
+  const reader: Reader = { reads: deps.reads, deadline: deps.deadline ?? Date.now() + deps.timeoutMs, timings: deps.timings };
   const failure = (err: unknown) =>
     err instanceof DiagnoseTimeout
       ? `diagnosis took longer than ${deps.timeoutMs} ms (SVC_DIAGNOSE_TIMEOUT_MS, from the request's arrival); narrow the window or ask for fewer services`

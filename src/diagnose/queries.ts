@@ -1031,14 +1031,23 @@ export interface SharedRows {
 export interface Reader {
   reads: ReadPool;
   deadline: number;
+  /** If given: ms each statement ran on a connection (not waiting for one), by name, summed over its runs. */
+  timings?: Map<string, number>;
 }
 
 export class DiagnoseTimeout extends Error {}
 
 /** One statement on a pooled connection, interrupted at the deadline (DuckDB stops within milliseconds). */
-async function read(r: Reader, sql: string): Promise<Row[]> {
+async function read(r: Reader, sql: string, name = 'unnamed'): Promise<Row[]> {
   try {
-    return await r.reads.use((c) => readRows(c, sql), r.deadline);
+    return await r.reads.use(async (c) => {
+      const start = performance.now();
+      try {
+        return await readRows(c, sql);
+      } finally {
+        r.timings?.set(name, (r.timings.get(name) ?? 0) + performance.now() - start);
+      }
+    }, r.deadline);
   } catch (err) {
     throw err instanceof DeadlineExceeded ? new DiagnoseTimeout('the time limit was reached') : err;
   }
@@ -1049,10 +1058,10 @@ const NAMES = new Map<Statement<never, unknown>, string>(Object.entries(STATEMEN
 
 /** One statement's rows, decoded; a failure other than the time limit names the statement. */
 export async function run<P extends unknown[], T>(r: Reader, s: Statement<P, T>, ...params: P): Promise<T[]> {
+  const name = NAMES.get(s as Statement<never, unknown>);
   try {
-    return (await read(r, s.sql(...params))).map(s.decode);
+    return (await read(r, s.sql(...params), name)).map(s.decode);
   } catch (err) {
-    const name = NAMES.get(s as Statement<never, unknown>);
     if (err instanceof DiagnoseTimeout || !name || !(err instanceof Error)) throw err;
     throw new Error(`${name}: ${err.message}`, { cause: err });
   }

@@ -75,6 +75,8 @@ interface Options {
   timeoutMs: number;
   /** SVC_DIAGNOSE_SCAN_SPANS. */
   scanSpans: number;
+  /** SVC_DIAGNOSE_LOG_SLOW_MS; 0 = none logged. */
+  logSlowMs: number;
   admissions: DiagnoseAdmissions;
   log: (f: Record<string, unknown>) => void;
 }
@@ -89,13 +91,25 @@ function route(path: string, doc: RouteDoc, opts: Options, logBusy: (tenant: str
       const arrived = Date.now();
       const request = parseDiagnoseRequest(req.body, arrived * 1000);
       const t = tenantOf(req);
-      const deps = { reads: t.reads, services: () => t.writer.services(), timeoutMs: opts.timeoutMs, scanSpans: opts.scanSpans, deadline: arrived + opts.timeoutMs };
+      const timings = new Map<string, number>();
+      const deps = { reads: t.reads, services: () => t.writer.services(), timeoutMs: opts.timeoutMs, scanSpans: opts.scanSpans, deadline: arrived + opts.timeoutMs, timings };
       const answer = await opts.admissions.of(t.tenant).run(diagnoseKey(request), () => diagnose(deps, request));
+      const ms = Date.now() - arrived;
+      if (opts.logSlowMs > 0 && ms >= opts.logSlowMs && timings.size) opts.log(slowDiagnosis(t.tenant, request.services, ms, timings));
       if (answer.busy === null) return json(200, answer.value);
       logBusy(t.tenant, answer.busy);
       return json(200, busyResponse(request.services, answer.busy), { 'retry-after': String(answer.busy.retryAfterS) });
     },
   };
+}
+
+/** Statements a slow-diagnosis line names, slowest first. */
+const SLOW_STATEMENTS = 8;
+
+/** The log line of a slow diagnosis. Statements run side by side, so their times may add up to more than `ms`. */
+export function slowDiagnosis(tenant: string, services: readonly string[], ms: number, timings: ReadonlyMap<string, number>): Record<string, unknown> {
+  const slowest = [...timings].sort((a, b) => b[1] - a[1]).slice(0, SLOW_STATEMENTS);
+  return { level: 'info', msg: 'slow diagnosis', tenant, services, ms, statements_ms: Object.fromEntries(slowest.map(([n, t]) => [n, Math.round(t)])) };
 }
 
 export function diagnoseRoutes(opts: Options): RouteSpec[] {
