@@ -17,7 +17,7 @@
 // log is written to SOAK_LOG (default <tmpdir>/soak-server-<time>.jsonl), so a failure can be traced.
 import { startChildServer, serverEnv } from './lib/server.js';
 import { poster } from './lib/post.js';
-import { realisticBatch } from './lib/spans.js';
+import { freshIdsBatch, realisticBatch } from './lib/spans.js';
 import { quantile } from './lib/sustain.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -153,8 +153,9 @@ try {
   if (BACKFILL_MINUTES > 0) await backfill(send);
   const t0 = Date.now();
   const end = t0 + MINUTES * 60_000;
-  // Bodies stamped with the current minute, made again each minute so the diagnosis window holds them.
-  const stamp = () => Array.from({ length: 64 }, (_v, i) => realisticBatch(PER_BODY, Date.now() * 1000 + i * 900_000, SERVICE));
+  // Bodies stamped with the current minute, made again each minute so the diagnosis window holds them;
+  // each is sent ~37 times a minute, with new trace and span ids every time.
+  const stamp = () => Array.from({ length: 64 }, (_v, i) => freshIdsBatch(PER_BODY, Date.now() * 1000 + i * 900_000, SERVICE));
   let bodies = stamp();
   const interval = (PER_BODY / RATE) * 1000;
   let sent = 0;
@@ -186,7 +187,7 @@ try {
     if (Date.now() < due) await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
     const t = performance.now();
     const m = cur;
-    const p: Promise<void> = send(bodies[sent % bodies.length]!)
+    const p: Promise<void> = send(bodies[sent % bodies.length]!())
       .then((status) => {
         if (status === 200) {
           m.acked += PER_BODY;

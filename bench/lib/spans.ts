@@ -2,7 +2,7 @@
 // on the wire, encoded with protobufjs from the repo's proto/ files (independent of the decoder).
 import protobuf from 'protobufjs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import { PROTO_DIR } from '../../src/core/paths.js';
 
 let root: protobuf.Root | undefined;
@@ -111,10 +111,42 @@ export function realisticSpan(i: number, startUs: number): SpanSpec {
   };
 }
 
+const REALISTIC_RESOURCE = { 'service.version': '2.3.1', 'k8s.pod.name': 'orders-7d9f-x2', 'k8s.namespace.name': 'shop', 'host.name': 'node-3' };
+
 export function realisticBatch(n: number, startUs: number, service = 'orders'): Uint8Array {
   return encodeTraces(
     service,
     Array.from({ length: n }, (_v, i) => realisticSpan(i, startUs + i * 10)),
-    { 'service.version': '2.3.1', 'k8s.pod.name': 'orders-7d9f-x2', 'k8s.namespace.name': 'shop', 'host.name': 'node-3' },
+    REALISTIC_RESOURCE,
   );
+}
+
+/**
+ * realisticBatch as a function that returns a copy with new trace and span ids at each call, without
+ * encoding again: a load generator that sends its few encoded bodies over and over would otherwise
+ * store every span dozens of times, which no exporter does (and reads by trace then match dozens).
+ */
+export function freshIdsBatch(n: number, startUs: number, service = 'orders'): () => Uint8Array {
+  const spans = Array.from({ length: n }, (_v, i) => ({ ...realisticSpan(i, startUs + i * 10), traceId: randomBytes(16), spanId: randomBytes(8) }));
+  const body = Buffer.from(encodeTraces(service, spans, REALISTIC_RESOURCE));
+  // Each span's ids, in the order encoded: found by searching on from the previous span's.
+  const at: number[] = [];
+  let from = 0;
+  for (const s of spans) {
+    const t = body.indexOf(s.traceId, from);
+    const id = body.indexOf(s.spanId, t + 16);
+    if (t < 0 || id < 0) throw new Error('freshIdsBatch: an id was not found in the encoded body');
+    at.push(t, id);
+    from = id + 8;
+  }
+  const ids = Buffer.alloc(n * 24);
+  return () => {
+    const copy = Buffer.from(body);
+    randomFillSync(ids);
+    for (let i = 0; i < n; i++) {
+      ids.copy(copy, at[2 * i]!, i * 24, i * 24 + 16);
+      ids.copy(copy, at[2 * i + 1]!, i * 24 + 16, i * 24 + 24);
+    }
+    return copy;
+  };
 }
