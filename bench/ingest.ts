@@ -20,7 +20,7 @@ import { decodeOtlp } from '../src/pipeline/decode/otlp/index.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { transcodeSpans } from '../src/pipeline/decode/otlp/spans-wasm.js';
 import { loadSql } from '../src/store/csv.js';
-import { STORE_CHECKPOINT_THRESHOLD, STORE_ROW_GROUP_SIZE, STORE_STORAGE_VERSION } from '../src/store/db.js';
+import { STORE_CHECKPOINT_THRESHOLD, STORE_ROW_GROUP_SIZE, storeAttachOptions } from '../src/store/db.js';
 import { SPANS, createTableSql } from '../src/store/schema.js';
 
 const BATCH = 512;
@@ -74,7 +74,7 @@ async function bulkLoad(dir: string, files: readonly string[], rows: number, thr
   const conn = await inst.connect();
   const others: DuckDBConnection[] = [];
   try {
-    await conn.run(`ATTACH '${path}' AS lake (STORAGE_VERSION '${STORE_STORAGE_VERSION}'${m.rowGroupSize ? `, ROW_GROUP_SIZE ${m.rowGroupSize}` : ''})`);
+    await conn.run(`ATTACH '${path}' AS lake ${storeAttachOptions(m.rowGroupSize ?? null)}`);
     await conn.run('USE lake');
     await conn.run(createTableSql(SPANS));
     for (let i = 1; i < m.connections; i++) {

@@ -124,7 +124,7 @@ export function realisticBatch(n: number, startUs: number, service = 'orders'): 
 /**
  * realisticBatch as a function that returns a copy with new trace and span ids at each call, without
  * encoding again: a load generator that sends its few encoded bodies over and over would otherwise
- * store every span dozens of times, which no exporter does (and reads by trace then match dozens).
+ * store every span dozens of times, which no exporter does.
  */
 export function freshIdsBatch(n: number, startUs: number, service = 'orders'): () => Uint8Array {
   const spans = Array.from({ length: n }, (_v, i) => ({ ...realisticSpan(i, startUs + i * 10), traceId: randomBytes(16), spanId: randomBytes(8) }));

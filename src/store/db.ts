@@ -51,6 +51,11 @@ export const STORE_ROW_GROUP_SIZE = 8192;
  */
 export const STORE_STORAGE_VERSION = 'v1.5.0';
 
+/** ATTACH's options for a store file: its format, and its row group size (DuckDB's default if null). */
+export function storeAttachOptions(rowGroupSize: number | null = STORE_ROW_GROUP_SIZE): string {
+  return `(STORAGE_VERSION '${STORE_STORAGE_VERSION}'${rowGroupSize ? `, ROW_GROUP_SIZE ${rowGroupSize}` : ''})`;
+}
+
 /** The store file's catalog name: its tables are `lake.<table>`, and `main.<table>` and bare too. */
 const CATALOG = 'lake';
 
@@ -96,7 +101,7 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   const writer = await instance.connect();
   let crashed: boolean;
   try {
-    await writer.run(`ATTACH ${sqlString(path)} AS ${CATALOG} (ROW_GROUP_SIZE ${STORE_ROW_GROUP_SIZE}, STORAGE_VERSION '${STORE_STORAGE_VERSION}')`);
+    await writer.run(`ATTACH ${sqlString(path)} AS ${CATALOG} ${storeAttachOptions()}`);
     await writer.run(`USE ${CATALOG}`);
     await migrate(writer);
     crashed = await openMarker(writer);

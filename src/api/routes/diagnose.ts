@@ -91,11 +91,11 @@ function route(path: string, doc: RouteDoc, opts: Options, logBusy: (tenant: str
       const arrived = Date.now();
       const request = parseDiagnoseRequest(req.body, arrived * 1000);
       const t = tenantOf(req);
-      const timings = new Map<string, number>();
+      const timings = opts.logSlowMs > 0 ? new Map<string, number>() : undefined;
       const deps = { reads: t.reads, services: () => t.writer.services(), timeoutMs: opts.timeoutMs, scanSpans: opts.scanSpans, deadline: arrived + opts.timeoutMs, timings };
       const answer = await opts.admissions.of(t.tenant).run(diagnoseKey(request), () => diagnose(deps, request));
       const ms = Date.now() - arrived;
-      if (opts.logSlowMs > 0 && ms >= opts.logSlowMs && timings.size) opts.log(slowDiagnosis(t.tenant, request.services, ms, timings));
+      if (timings?.size && ms >= opts.logSlowMs) opts.log(slowDiagnosis(t.tenant, request.services, ms, timings));
       if (answer.busy === null) return json(200, answer.value);
       logBusy(t.tenant, answer.busy);
       return json(200, busyResponse(request.services, answer.busy), { 'retry-after': String(answer.busy.retryAfterS) });
