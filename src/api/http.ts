@@ -3,7 +3,8 @@
 // ArrayBuffers valid only inside the callback, so everything is copied out before any await.
 import { createRequire } from 'node:module';
 import { ApiError, errorBody, toApiError } from '../core/errors.js';
-import { validateRequest } from './openapi.js';
+import { validateRequest } from './validate.js';
+import type { AnswerOf, Endpoint } from './endpoint.js';
 import type { Gate } from '../tenancy/gate.js';
 import { routeAccess, type Reply, type Request, type RouteSpec } from './route.js';
 import type { UwsResponse } from '../core/http.js';
@@ -59,6 +60,11 @@ const STATUS_TEXT: Record<number, string> = {
 
 export function json(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
   return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(value) };
+}
+
+/** The 200 answer of a route of the table, typed by its entry. */
+export function ok<E extends Endpoint>(_endpoint: E, value: AnswerOf<E>, headers: Record<string, string> = {}): Reply {
+  return json(200, value, headers);
 }
 
 export function errorReply(err: unknown): Reply {
@@ -166,7 +172,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       const request: Request = { method, path, query, headers, params: routeParams, body };
       Promise.resolve()
         .then(() => {
-          if (spec.doc?.parameters?.length) request.valid = validateRequest(spec.doc, request);
+          if (spec.doc?.params) request.valid = validateRequest(spec.doc, request);
           if (tenant === null) return spec.handler(request);
           return gate.use(tenant, (rt) => {
             request.tenant = rt;

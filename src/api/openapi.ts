@@ -1,10 +1,12 @@
-// openapi.json from the mounted route table (each route's `doc`, see api/docs.ts), and the request
-// check that uses the very same parameter objects: what the document says is what the server enforces.
-import { ApiError, type ErrorCode, ERROR_STATUS } from '../core/errors.js';
-import { errorResponse, SCHEMAS, type OpDoc } from './docs.js';
-import { checkMicros } from '../core/time.js';
+// openapi.json from the mounted routes' entries of the route table (endpoints.ts): the operations,
+// and as components every named schema they reach. Request validation (validate.ts) reads the same
+// entries, so what the document says is what the server enforces.
+import { collectComponents } from '../core/schema.js';
+import { errorResponse } from './endpoints.js';
+import type { Endpoint, ResponseDef } from './endpoint.js';
+import { ErrorBody } from './schemas.js';
 import { SERVICE_VERSION } from '../core/version.js';
-import { routeAccess, type Request, type RouteDoc, type RouteSpec } from './route.js';
+import { routeAccess, type RouteSpec } from './route.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 
@@ -23,7 +25,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys'
   const paths: Record<string, Record<string, unknown>> = {};
   const seen = new Set<string>();
   for (const r of routes) {
-    const doc = r.doc as OpDoc | undefined;
+    const doc = r.doc;
     if (!doc) continue;
     if (seen.has(doc.operationId)) throw new Error(`operationId ${doc.operationId} is used by two routes`);
     seen.add(doc.operationId);
@@ -32,6 +34,13 @@ export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys'
     if (item[method]) throw new Error(`${r.method} ${r.path} is documented twice`);
     item[method] = operation(auth === 'keys' && routeAccess(r) === 'tenant' ? { ...doc, auth: true, responses: { ...doc.responses, '503': doc.responses['503'] ?? TENANT_UNAVAILABLE } } : doc);
   }
+  // The error body is a component even where no route answers it (a route table without errors).
+  const schemas = collectComponents([ErrorBody, paths]);
+  // Plain JSON: the document as clients read it, without the schema values' symbol-keyed metadata.
+  return JSON.parse(JSON.stringify(document(paths, schemas, auth))) as Record<string, unknown>;
+}
+
+function document(paths: Record<string, unknown>, schemas: Record<string, unknown>, auth: 'open' | 'keys'): Record<string, unknown> {
   return {
     openapi: OPENAPI_VERSION,
     info: {
@@ -53,7 +62,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys'
     ],
     paths,
     components: {
-      schemas: SCHEMAS,
+      schemas,
       securitySchemes: {
         [SECURITY_SCHEME]: {
           type: 'http',
@@ -69,15 +78,31 @@ export function buildOpenApi(routes: readonly RouteSpec[], auth: 'open' | 'keys'
   };
 }
 
-function operation(doc: OpDoc): Record<string, unknown> {
-  const responses: Record<string, unknown> = { ...doc.responses };
-  if (doc.parameters?.length && !responses['400']) responses['400'] = errorResponse('invalid parameter (code BAD_REQUEST)');
-  if (doc.auth && !responses['401']) responses['401'] = errorResponse('missing or invalid bearer token (code UNAUTHORIZED)');
+/** A response object: its description, headers and JSON body schema. */
+function response(r: ResponseDef): Record<string, unknown> {
+  return { description: r.description, ...(r.headers ? { headers: r.headers } : {}), ...(r.schema ? { content: { 'application/json': { schema: r.schema } } } : {}) };
+}
+
+function operation(doc: Endpoint): Record<string, unknown> {
+  const params = Object.entries(doc.params ?? {});
+  const responses: Record<string, unknown> = { '200': response(doc.ok) };
+  for (const [status, r] of Object.entries(doc.responses)) responses[status] = response(r);
+  if (params.length && !responses['400']) responses['400'] = response(errorResponse('invalid parameter (code BAD_REQUEST)'));
+  if (doc.auth && !responses['401']) responses['401'] = response(errorResponse('missing or invalid bearer token (code UNAUTHORIZED)'));
   const op: Record<string, unknown> = { operationId: doc.operationId, summary: doc.summary };
   if (doc.description) op['description'] = doc.description;
-  if (doc.tags?.length) op['tags'] = doc.tags;
-  if (doc.parameters?.length) op['parameters'] = doc.parameters;
-  if (doc.requestBody) op['requestBody'] = doc.requestBody;
+  if (doc.tags.length) op['tags'] = doc.tags;
+  if (params.length) {
+    op['parameters'] = params.map(([name, p]) => ({
+      name,
+      in: p.in,
+      required: p.required,
+      ...(p.description ? { description: p.description } : {}),
+      schema: p.schema,
+      ...(p.errorCode ? { 'x-error-code': p.errorCode } : {}),
+    }));
+  }
+  if (doc.body) op['requestBody'] = { required: doc.body.required, content: Object.fromEntries(Object.entries(doc.body.content).map(([type, schema]) => [type, { schema }])) };
   op['responses'] = sortKeys(responses);
   if (doc.auth) op['security'] = [{ [SECURITY_SCHEME]: [] }];
   return op;
@@ -87,150 +112,3 @@ function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Request validation
-// ---------------------------------------------------------------------------------------------
-
-interface ParamObject {
-  name: string;
-  in: string;
-  required?: boolean;
-  description?: string;
-  schema?: ParamSchema;
-  'x-error-code'?: string;
-}
-
-interface ParamSchema {
-  type?: string | string[];
-  format?: string;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  default?: unknown;
-  'x-unit'?: string;
-}
-
-const patterns = new Map<string, RegExp>();
-function compiled(p: string): RegExp {
-  let re = patterns.get(p);
-  if (!re) patterns.set(p, (re = new RegExp(p, 'u')));
-  return re;
-}
-
-/**
- * Checks the query and path parameters of a request against the route's parameter objects and
- * returns the values typed by their schemas (integer and number as numbers, boolean as booleans);
- * absent optional parameters are omitted (or take the schema's `default`). Unknown query
- * parameters are ignored. Throws ApiError with the parameter's `x-error-code` (else BAD_REQUEST)
- * and a hint that says how to fix the request.
- */
-export function validateRequest(doc: RouteDoc, req: Pick<Request, 'query' | 'params'>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const raw of doc.parameters ?? []) {
-    const p = raw as ParamObject;
-    if (p.in !== 'query' && p.in !== 'path') continue;
-    const code = errorCode(p);
-    const where = `${p.in} parameter ${p.name}`;
-    const schema = p.schema ?? {};
-    let value: string | undefined;
-    if (p.in === 'path') value = req.params[p.name];
-    else {
-      const all = req.query.getAll(p.name);
-      if (all.length > 1) throw new ApiError(code, `${where} is given ${all.length} times`, `send ${p.name} once`);
-      value = all[0];
-    }
-    if (value === undefined) {
-      if (p.required) throw new ApiError(code, `missing required ${where}`, `add ${p.name}=<${typeLabel(schema)}>${p.description ? `: ${p.description}` : ''}`);
-      if (schema.default !== undefined) out[p.name] = schema.default;
-      continue;
-    }
-    out[p.name] = coerce(p, schema, value, where, code);
-  }
-  return out;
-}
-
-function errorCode(p: ParamObject): ErrorCode {
-  const c = p['x-error-code'];
-  return c !== undefined && Object.prototype.hasOwnProperty.call(ERROR_STATUS, c) ? (c as ErrorCode) : 'BAD_REQUEST';
-}
-
-function baseType(s: ParamSchema): string {
-  const t = s.type;
-  if (Array.isArray(t)) return t.find((x) => x !== 'null') ?? 'string';
-  return t ?? 'string';
-}
-
-function typeLabel(s: ParamSchema): string {
-  if (s.enum) return s.enum.join('|');
-  if (s['x-unit'] === 'microseconds') return 'microseconds since the Unix epoch, 16 digits';
-  return baseType(s);
-}
-
-const quote = (v: string) => JSON.stringify(v.length > 80 ? v.slice(0, 80) + '…' : v);
-
-function coerce(p: ParamObject, s: ParamSchema, raw: string, where: string, code: ErrorCode): unknown {
-  const bad = (what: string, hint: string): never => {
-    throw new ApiError(code, `${where} ${what}, got ${quote(raw)}`, hint || p.description || '');
-  };
-  let value: unknown;
-  switch (baseType(s)) {
-    case 'integer': {
-      if (!/^-?\d+$/.test(raw)) bad('must be an integer', microsHint(s, raw));
-      const n = Number(raw);
-      if (!Number.isSafeInteger(n)) bad('is out of range', microsHint(s, raw) || `use a whole number of magnitude below 2^53`);
-      checkRange(s, n, bad, raw);
-      value = n;
-      break;
-    }
-    case 'number': {
-      if (!/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) bad('must be a number', '');
-      const n = Number(raw);
-      if (!Number.isFinite(n)) bad('is out of range', '');
-      checkRange(s, n, bad, raw);
-      value = n;
-      break;
-    }
-    case 'boolean':
-      if (raw !== 'true' && raw !== 'false') bad('must be true or false', 'use true or false');
-      value = raw === 'true';
-      break;
-    default: {
-      const len = [...raw].length;
-      if (s.minLength !== undefined && len < s.minLength) bad(`must be at least ${s.minLength} characters`, lengthHint(p.name, s));
-      if (s.maxLength !== undefined && len > s.maxLength) bad(`must be at most ${s.maxLength} characters`, lengthHint(p.name, s));
-      if (s.pattern !== undefined && !compiled(s.pattern).test(raw)) bad(`does not match ${s.pattern}`, '');
-      value = raw;
-    }
-  }
-  if (s.enum && !s.enum.includes(value)) bad(`must be one of ${s.enum.join(', ')}`, `use ${p.name}=${s.enum.join(' or ')}, or leave it out`);
-  return value;
-}
-
-function lengthHint(name: string, s: ParamSchema): string {
-  if (s.minLength !== undefined && s.maxLength !== undefined) return `${name} is ${s.minLength} to ${s.maxLength} characters long`;
-  if (s.minLength !== undefined) return `${name} is at least ${s.minLength} characters long`;
-  return `${name} is at most ${s.maxLength} characters long`;
-}
-
-function checkRange(s: ParamSchema, n: number, bad: (what: string, hint: string) => never, raw: string): void {
-  const hint = microsHint(s, raw);
-  if (s.minimum !== undefined && n < s.minimum) bad(`must be at least ${s.minimum}`, hint);
-  if (s.maximum !== undefined && n > s.maximum) bad(`must be at most ${s.maximum}`, hint);
-  if (s.exclusiveMinimum !== undefined && n <= s.exclusiveMinimum) bad(`must be greater than ${s.exclusiveMinimum}`, hint);
-  if (s.exclusiveMaximum !== undefined && n >= s.exclusiveMaximum) bad(`must be less than ${s.exclusiveMaximum}`, hint);
-}
-
-/** For microsecond timestamps: which unit the value looks like and how to convert it ('' otherwise). */
-function microsHint(s: ParamSchema, raw: string): string {
-  if (s['x-unit'] !== 'microseconds') return '';
-  if (/^\d+$/.test(raw)) {
-    const problem = checkMicros(raw);
-    if (problem) return problem.hint;
-  }
-  return 'timestamps are whole microseconds since the Unix epoch: 16 digits for current dates';
-}

@@ -1,6 +1,7 @@
-// What a route is: its request, its reply, its handler and its description. Shared by the HTTP shell
-// (http.ts), the served description (openapi.ts, docs.ts) and every route, with no import between them.
+// What a route is: its request, its reply, its handler and its entry of the route table. Shared by
+// the HTTP shell (http.ts), the served description (openapi.ts) and every route, with no import between them.
 import type { Access } from '../tenancy/gate.js';
+import type { Endpoint, ParamsOf } from './endpoint.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';
 import type { Reply } from '../core/http.js';
 
@@ -12,7 +13,7 @@ export interface Request {
   headers: Record<string, string>;
   params: Record<string, string>;
   body: Buffer;
-  /** Query and path parameters checked and typed against the route's doc (see api/openapi.ts). */
+  /** Query and path parameters checked and typed against the route's entry (see api/validate.ts). */
   valid?: Record<string, unknown>;
   /** A tenant route's tenant, as the gate decided it from the key (open mode: `default`), open for the handler's whole run. */
   tenant?: TenantRuntime;
@@ -29,24 +30,10 @@ export type { Reply };
 
 export type Handler = (req: Request) => Promise<Reply> | Reply;
 
-/** The route's description for openapi.json and request validation (see api/openapi.ts, api/docs.ts). */
-export interface RouteDoc {
-  operationId: string;
-  summary: string;
-  /** True when the route declares the bearer requirement in open mode's description (the spec's list). */
-  auth?: boolean;
-  /** Who may call it (see tenancy/gate.ts); absent = `tenant`, so a new route is never open by mistake. */
-  access?: Access;
-  tags?: string[];
-  /** OpenAPI parameter objects for the query string and path. */
-  parameters?: unknown[];
-  requestBody?: unknown;
-  responses: Record<string, unknown>;
-}
-
 export interface RouteSpec {
   method: string;
-  doc?: RouteDoc;
+  /** The route's entry of the route table (endpoints.ts): its description and checked parameters. */
+  doc?: Endpoint;
   /** Literal segments and `{name}` parameters, e.g. /v1/traces/{trace_id}. */
   path: string;
   handler: Handler;
@@ -65,4 +52,12 @@ export interface RouteSpec {
 
 export function routeAccess(spec: Pick<RouteSpec, 'access' | 'doc'>): Access {
   return spec.access ?? spec.doc?.access ?? 'tenant';
+}
+
+/** A request to a route of the table: its parameters checked and typed. */
+export type RouteRequest<E> = Request & { valid: ParamsOf<E> };
+
+/** A route of the table: its method, path and description from its entry; the handler sees the typed parameters. */
+export function route<E extends Endpoint>(endpoint: E, handler: (req: RouteRequest<E>) => Promise<Reply> | Reply, extra: Omit<RouteSpec, 'method' | 'path' | 'doc' | 'handler'> = {}): RouteSpec {
+  return { method: endpoint.method, path: endpoint.path, doc: endpoint, handler: handler as Handler, ...extra };
 }

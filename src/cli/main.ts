@@ -18,7 +18,7 @@ import {
   type ParsedArgs,
 } from './args.js';
 import { anomalyWindow, apiClient, httpTransport, type ApiClient, type ErrorBody, type FetchFn, type Outcome } from '../client/api.js';
-import type { DiagnoseBody } from '../api/routes/diagnose.js';
+import type { DiagnoseBody } from '../api/schemas.js';
 import { errorBody } from '../core/errors.js';
 // The server's own limit, checked here too so that too many names is a usage error (exit 2) before sending.
 import { MAX_SERVICES } from '../diagnose/request.js';
@@ -108,7 +108,7 @@ async function cmdAnomalies(ctx: Ctx): Promise<number> {
   // The service requires both bounds (spec), so the client's default window fills them in.
   const w = anomalyWindow(from, to, now);
   if (w.to_ts < w.from_ts) throw new UsageError('--to-ts is before --from-ts');
-  return finish(ctx, await clientOf(ctx).anomalies({ service: optValue(ctx.args, 'service'), ...w }));
+  return finish(ctx, await clientOf(ctx).listAnomalies({ service: optValue(ctx.args, 'service'), ...w }));
 }
 
 async function cmdDiagnose(ctx: Ctx): Promise<number> {
@@ -125,7 +125,7 @@ async function cmdDiagnose(ctx: Ctx): Promise<number> {
   if (fromRaw !== undefined) body.from_ts = parseTimestampUs('from-ts', fromRaw);
   if (toRaw !== undefined) body.to_ts = parseTimestampUs('to-ts', toRaw);
   if (body.to_ts !== undefined && (body.to_ts as number) <= (body.from_ts as number)) throw new UsageError('--to-ts must be after --from-ts');
-  return finish(ctx, await clientOf(ctx).diagnose(body));
+  return finish(ctx, await clientOf(ctx).diagnose({ body }));
 }
 
 async function cmdQuery(ctx: Ctx): Promise<number> {
@@ -169,7 +169,7 @@ async function cmdQuery(ctx: Ctx): Promise<number> {
       );
     }
   }
-  return finish(ctx, await clientOf(ctx).query(sql));
+  return finish(ctx, await clientOf(ctx).runQuery({ body: sql }));
 }
 
 /** The admin endpoints take the instance admin token, not a tenant key. */
@@ -180,7 +180,7 @@ function asAdmin(ctx: Ctx): Ctx {
 
 async function cmdStatus(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
-  return finish(ctx, await clientOf(asAdmin(ctx)).status());
+  return finish(ctx, await clientOf(asAdmin(ctx)).getAdminStatus());
 }
 
 async function cmdAdmin(ctx: Ctx): Promise<number> {
@@ -191,17 +191,17 @@ async function cmdAdmin(ctx: Ctx): Promise<number> {
   const admin = clientOf(asAdmin(ctx));
   switch (`${what} ${verb}`) {
     case 'tenant create':
-      return finish(ctx, await admin.createTenant({ id: arg }));
+      return finish(ctx, await admin.createTenant({ body: { id: arg } }));
     case 'tenant deactivate':
-      return finish(ctx, await admin.deactivateTenant(arg));
+      return finish(ctx, await admin.deactivateTenant({ id: arg }));
     case 'tenant move': {
       const to = optValue(ctx.args, 'to');
-      return finish(ctx, await admin.moveTenant(arg, to));
+      return finish(ctx, await admin.moveTenant({ id: arg, body: to === undefined ? {} : { to } }));
     }
     case 'key create':
-      return finish(ctx, await admin.issueKey(arg));
+      return finish(ctx, await admin.issueKey({ id: arg }));
     case 'key revoke':
-      return finish(ctx, await admin.revokeKey(arg));
+      return finish(ctx, await admin.revokeKey({ short_token: arg }));
     default:
       throw new UsageError(`unknown admin command \`${what} ${verb}\``, usage);
   }
@@ -210,7 +210,7 @@ async function cmdAdmin(ctx: Ctx): Promise<number> {
 async function cmdHealthcheck(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
   const explicit = optValue(ctx.args, 'timeout-ms') ?? ctx.io.env.SVC_CLI_TIMEOUT_MS;
-  const out = await clientOf(ctx).health({ timeoutMs: explicit ? ctx.timeoutMs : HEALTHCHECK_TIMEOUT_MS });
+  const out = await clientOf(ctx).getHealth({}, { timeoutMs: explicit ? ctx.timeoutMs : HEALTHCHECK_TIMEOUT_MS });
   if (out.ok && out.status === 200) {
     print(ctx.io, { ready: true, status: 200, url: ctx.baseUrl, body: out.body });
     return EXIT_OK;

@@ -1,15 +1,9 @@
-// The typed client of the service's HTTP API, shared by the CLI and the MCP tools. One method per
-// endpoint, typed by the route's own request and response types (type imports only: no server code
-// loads with the client). The client sends what the caller gave; the server applies its defaults.
-import type { AnomaliesQuery, AnomaliesResponse } from '../api/routes/anomalies.js';
-import type { AlertsQuery, AlertsResponse } from '../api/routes/alerts.js';
-import type { DiagnoseBody, DiagnoseResponse } from '../api/routes/diagnose.js';
-import type { HealthResponse } from '../api/routes/health.js';
-import type { QueryResponse } from '../api/routes/query.js';
-import type { ServicesResponse } from '../api/routes/services.js';
-import type { TraceResponse } from '../api/routes/traces.js';
-import type { CreateTenantBody, IssuedKeyResponse, RevokeKeyResponse, StatusResponse, TenantResponse } from '../api/routes/admin.js';
-import type { MoveTenantBody, MoveTenantResponse } from '../api/routes/placement.js';
+// The typed client of the service's HTTP API, shared by the CLI and the MCP tools: one method per
+// entry of the route table (api/endpoints.ts), named by its operationId, sending its method and path
+// with the caller's parameters and body, typed by the entry's schemas. No server code loads with the
+// client. The client sends what the caller gave; the server applies its defaults and checks.
+import { API, type Api } from '../api/endpoints.js';
+import type { AnswerOf, Endpoint, InputOf } from '../api/endpoint.js';
 import { HOUR_US } from '../core/time.js';
 import { request, type ErrorBody, type FetchFn, type HttpOutcome } from './http.js';
 
@@ -62,43 +56,40 @@ export function anomalyWindow<T>(from: T | undefined, to: T | undefined, nowUs: 
   return { from_ts: from ?? (typeof to_ts === 'number' ? to_ts : nowUs) - HOUR_US, to_ts };
 }
 
-const jsonBody = (value: unknown) => ({ contentType: 'application/json', text: JSON.stringify(value) });
+/** This call's options beside its input. */
+export interface CallOptions {
+  /** This call's time limit instead of the transport's. */
+  timeoutMs?: number;
+}
 
-export interface ApiClient {
-  services(): Promise<Outcome<ServicesResponse>>;
-  anomalies(q: AnomaliesQuery): Promise<Outcome<AnomaliesResponse>>;
-  diagnose(body: DiagnoseBody): Promise<Outcome<DiagnoseResponse>>;
-  query(sql: string): Promise<Outcome<QueryResponse>>;
-  trace(traceId: string): Promise<Outcome<TraceResponse>>;
-  alerts(q: AlertsQuery): Promise<Outcome<AlertsResponse>>;
-  health(opts?: { timeoutMs?: number }): Promise<Outcome<HealthResponse>>;
-  status(): Promise<Outcome<StatusResponse>>;
-  createTenant(body: CreateTenantBody): Promise<Outcome<TenantResponse>>;
-  deactivateTenant(id: string): Promise<Outcome<TenantResponse>>;
-  issueKey(tenant: string): Promise<Outcome<IssuedKeyResponse>>;
-  revokeKey(shortToken: string): Promise<Outcome<RevokeKeyResponse>>;
-  moveTenant(id: string, to?: string): Promise<Outcome<MoveTenantResponse>>;
+/** A method of the client: its input is optional when every field of it is. */
+type Method<E> = {} extends InputOf<E>
+  ? (input?: InputOf<E>, opts?: CallOptions) => Promise<Outcome<AnswerOf<E>>>
+  : (input: InputOf<E>, opts?: CallOptions) => Promise<Outcome<AnswerOf<E>>>;
+
+/** One method per operation of the route table. */
+export type ApiClient = { [K in keyof Api]: Method<Api[K]> };
+
+/** The request of one call: the path's parameters filled in, the query's set, the body as its first media type. */
+export function requestOf(e: Endpoint, input: Record<string, unknown> = {}, opts: CallOptions = {}): ApiRequest {
+  const params = Object.entries(e.params ?? {});
+  const path = e.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(input[name])));
+  const out: ApiRequest = { method: e.method, path };
+  const query = params.filter(([, p]) => p.in === 'query');
+  if (query.length) out.query = Object.fromEntries(query.map(([name]) => [name, input[name] as string | number | undefined]));
+  const body = input['body'];
+  if (e.body && body !== undefined) {
+    const type = Object.keys(e.body.content)[0]!;
+    out.body = type === 'application/json' ? { contentType: type, text: JSON.stringify(body) } : { contentType: `${type}; charset=utf-8`, text: String(body) };
+  }
+  if (opts.timeoutMs !== undefined) out.timeoutMs = opts.timeoutMs;
+  return out;
 }
 
 /** The endpoints over `call`; answers are as the service sent them (typed, not re-checked). */
 export function apiClient(call: ApiCall): ApiClient {
-  const send = <T>(r: ApiRequest) => call(r) as Promise<Outcome<T>>;
-  const seg = encodeURIComponent;
-  return {
-    services: () => send({ method: 'GET', path: '/v1/services' }),
-    anomalies: (q) => send({ method: 'GET', path: '/v1/anomalies', query: { service: q.service, from_ts: q.from_ts, to_ts: q.to_ts } }),
-    diagnose: (body) => send({ method: 'POST', path: '/v1/diagnose', body: jsonBody(body) }),
-    query: (sql) => send({ method: 'POST', path: '/v1/query', body: { contentType: 'text/plain; charset=utf-8', text: sql } }),
-    trace: (traceId) => send({ method: 'GET', path: `/v1/traces/${seg(traceId)}` }),
-    alerts: (q) => send({ method: 'GET', path: '/v1/alerts', query: { status: q.status } }),
-    health: (opts = {}) => send({ method: 'GET', path: '/healthz', ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }) }),
-    status: () => send({ method: 'GET', path: '/admin/status' }),
-    createTenant: (body) => send({ method: 'POST', path: '/admin/tenants', body: jsonBody(body) }),
-    deactivateTenant: (id) => send({ method: 'POST', path: `/admin/tenants/${seg(id)}/deactivate` }),
-    issueKey: (tenant) => send({ method: 'POST', path: `/admin/tenants/${seg(tenant)}/keys` }),
-    revokeKey: (shortToken) => send({ method: 'DELETE', path: `/admin/keys/${seg(shortToken)}` }),
-    moveTenant: (id, to) => send({ method: 'POST', path: `/admin/tenants/${seg(id)}/move`, body: jsonBody(to === undefined ? {} : ({ to } satisfies MoveTenantBody)) }),
-  };
+  const methods = Object.values(API).map((e: Endpoint) => [e.operationId, (input?: Record<string, unknown>, opts?: CallOptions) => call(requestOf(e, input, opts))]);
+  return Object.fromEntries(methods) as ApiClient;
 }
 
 export type { ErrorBody, FetchFn, HttpOutcome };

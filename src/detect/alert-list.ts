@@ -7,7 +7,7 @@ import type { AlertStatus } from './alerts.js';
 export interface AlertInstance {
   fingerprint: string;
   rule_id: string;
-  status: string;
+  status: AlertStatus;
   service_name: string;
   container_name: string;
   starts_at: string;
@@ -29,7 +29,7 @@ export async function readAlerts(reads: ReadPool, status: AlertStatus | null): P
     alerts: rows.map((r) => ({
       fingerprint: String(r['fingerprint']),
       rule_id: String(r['rule_id']),
-      status: String(r['status']),
+      status: String(r['status']) as AlertStatus,
       service_name: String(r['service_name']),
       container_name: String(r['container_name']),
       starts_at: isoFromUs(Number(r['s'])),

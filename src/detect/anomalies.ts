@@ -1,6 +1,7 @@
 // The read behind GET /v1/anomalies: ranked worsening shifts in a window, grouped into incidents. One
 // table scan, never a detection run. The row cap bounds the answer; `truncated` says when it cut.
 import { isoFromUs } from '../core/time.js';
+import type { SignalName } from './signals.js';
 import { readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES } from '../store/schema.js';
 import { RANK_ORDER_SQL, incidentIds } from './incidents.js';
@@ -10,7 +11,7 @@ export const ANOMALY_ROW_CAP = 1000;
 export interface AnomalyEntry {
   service_name: string;
   operation: string;
-  signal: string;
+  signal: SignalName;
   kind: string;
   direction: 'worsening';
   before: number;
@@ -48,7 +49,7 @@ export async function readAnomalies(reads: ReadPool, q: { from: number; to: numb
   const kept = rows.slice(0, cap).map((r) => ({
     service_name: String(r['service_name']),
     operation: String(r['operation']),
-    signal: String(r['signal']),
+    signal: String(r['signal']) as SignalName,
     kind: String(r['kind']),
     direction: 'worsening' as const,
     before: Number(r['before']),

@@ -7,6 +7,7 @@ import { addSample, computeLogCounters, newSlotStats, slotLabels, type SlotStats
 import type { DiagnosisEvent, ServiceIdentity } from './events.js';
 import { finishCounts, type Finding } from './findings.js';
 import { LEADS } from './leads.js';
+import type { DiagnosisBlock } from './block-schema.js';
 import type { StructureResult } from './structure.js';
 import type { Model, OpStat } from './model.js';
 import type {
@@ -409,9 +410,9 @@ export interface BlockParts {
 }
 
 /** The block, in the spec's field order, with the totals of every capped list. */
-export function assembleBlock(p: BlockParts): Record<string, unknown> {
+export function assembleBlock(p: BlockParts): DiagnosisBlock {
   const b = p.bounds;
-  const block = {
+  const block: DiagnosisBlock = {
     service: p.service,
     window: { from_ts: b.from, from_iso: isoFromUs(b.from), to_ts: b.to, to_iso: isoFromUs(b.to) },
     context: {
@@ -477,7 +478,7 @@ export function assembleBlock(p: BlockParts): Record<string, unknown> {
 }
 
 /** Shrinks the samples (then the long lists) until the block's JSON is under MAX_BLOCK_BYTES. */
-export function fitBlock<T extends Record<string, unknown>>(block: T, limit = MAX_BLOCK_BYTES): T {
+export function fitBlock<T extends object>(block: T, limit = MAX_BLOCK_BYTES): T {
   const size = () => Buffer.byteLength(JSON.stringify(block));
   const b = block as Record<string, unknown> & { spans: { sample: unknown[] }; logs: { sample: unknown[] } };
   const lists: (() => unknown[])[] = [

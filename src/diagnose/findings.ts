@@ -20,43 +20,10 @@ import { newInstances, type DeployEvent } from './events.js';
 import { groupShifts, incidentId } from '../detect/incidents.js';
 import { explainsTime, traceWeight, type Evidence, type LogLinkKey, type StructureResult } from './structure.js';
 
-export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+import type { FindingKind, Incident, Severity } from './block-schema.js';
+export type { Incident, Severity };
 
-export interface Incident {
-  /** The id GET /v1/anomalies gives these shifts; null for a shift that correlates with no other. */
-  incident_id: string | null;
-  started_at: number;
-  started_at_iso: string;
-  shifts: {
-    signal: string;
-    entity: string;
-    before: number;
-    after: number;
-    ts_shift: number;
-    ts_shift_iso: string;
-    summary: string;
-    drill_down_sql: string;
-  }[];
-  deploy: Record<string, unknown> | null;
-}
-
-/** Every kind a finding may have: the API description's enumeration is this list. */
-export const FINDING_KINDS = [
-  'incident',
-  'error_spike',
-  'latency_regression',
-  'dependency_failure',
-  'saturation',
-  'call_pattern_change',
-  'new_error_type',
-  'new_log_pattern',
-  'log_error_burst',
-  'deploy_regression',
-  'resource_hot_spot',
-  'gen_ai_degradation',
-  'coverage_gap',
-] as const;
-export type FindingKind = (typeof FINDING_KINDS)[number];
+export { FINDING_KINDS, type FindingKind } from './block-schema.js';
 
 export interface Finding {
   kind: FindingKind;

@@ -43,6 +43,7 @@ import {
   spanSample,
 } from './block.js';
 import type { DiagnoseRequest } from './request.js';
+import type { DiagnoseResponse, DiagnosisBlock } from './block-schema.js';
 import { BUCKET_US, HOUR_US, MINUTE_US } from '../core/time.js';
 
 export { parseDiagnoseRequest, type DiagnoseRequest } from './request.js';
@@ -64,10 +65,7 @@ export interface DiagnoseDeps {
   timings?: Map<string, number>;
 }
 
-export interface DiagnoseResponse {
-  results: Record<string, Record<string, unknown>>;
-  errors: Record<string, string>;
-}
+export type { DiagnoseResponse };
 
 /**
  * The time bounds of a diagnosis: the baseline is at least 4 times the window and at least an hour
@@ -209,7 +207,7 @@ async function readSamples(ctx: Context, services: readonly string[]): Promise<M
   );
 }
 
-function diagnoseOne(ctx: Context, service: string, samples: Samples): Record<string, unknown> {
+function diagnoseOne(ctx: Context, service: string, samples: Samples): DiagnosisBlock {
   const { model: m, shared } = ctx;
   const b = m.bounds;
   const ops = m.byService.get(service) ?? [];

@@ -11,7 +11,7 @@
 // uses, so a diagnosis works before any pass has run and agrees with the series after it.
 import { DeadlineExceeded, readRows, type ReadPool } from '../store/readers.js';
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, MERGE_CHAIN_SQL, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../store/schema.js';
-import { SIGNALS } from '../detect/signals.js';
+import { SIGNALS, type SignalName } from '../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, LOG_LEVELS_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../detect/rollups.js';
 import { BUCKET_US, FINE_BIN_US, MINUTE_US, bucketRuns } from '../core/time.js';
 import { sqlString, sqlTimestamp } from '../store/sql.js';
@@ -320,7 +320,7 @@ export interface GenAiBeforeRow {
 export interface AnomalyRow {
   service_name: string;
   operation: string;
-  signal: string;
+  signal: SignalName;
   before: number;
   after: number;
   ts_shift_us: number;
@@ -813,7 +813,7 @@ export const STATEMENTS = {
     (r): AnomalyRow => ({
       service_name: String(r['service_name']),
       operation: String(r['operation']),
-      signal: String(r['signal']),
+      signal: String(r['signal']) as SignalName,
       before: Number(r['before']),
       after: Number(r['after']),
       ts_shift_us: num(r['ts_shift_us']),

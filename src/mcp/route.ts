@@ -8,7 +8,7 @@
 // endpoints, so the router's one auth check covers it too.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { toApiError } from '../core/errors.js';
-import { DOCS } from '../api/docs.js';
+import { API } from '../api/endpoints.js';
 import { errorReply } from '../api/http.js';
 import { createMcpServer } from './server.js';
 import { httpApi } from './api.js';
@@ -66,9 +66,9 @@ function webRequest(req: Request): globalThis.Request {
 
 export function mcpRoute(apiUrl: () => string): RouteSpec {
   return {
-    method: 'POST',
-    path: '/mcp',
-    doc: DOCS.mcp,
+    method: API.mcp.method,
+    path: API.mcp.path,
+    doc: API.mcp,
     maxBody: MCP_MAX_BODY,
     errorReply: mcpErrorReply,
     async handler(req) {

@@ -1,17 +1,21 @@
 // The MCP tools: one definition, served over stdio (`tds mcp`) and Streamable HTTP (`/mcp`). Each
 // tool is a thin call of one API endpoint through the shared client (client/api.ts), so both transports run the same code
-// and every rule, cap and error hint stays where the endpoint has it. Input schemas come from the API
-// description (api/docs.ts) wherever the endpoint takes the same fields; the service validates them
+// and every rule, cap and error hint stays where the endpoint has it. Input schemas come from the route
+// table (api/endpoints.ts) wherever the endpoint takes the same fields; the service validates them
 // and its 400 answers come back as tool errors carrying its code, message and hint.
-import { DOCS, SCHEMAS, type Schema } from '../api/docs.js';
+import { API } from '../api/endpoints.js';
+import type { Endpoint } from '../api/endpoint.js';
+import { DiagnoseRequest, type DiagnoseBody } from '../api/schemas.js';
+import { resolved } from '../core/schema.js';
 import { errorBody, type ErrorBody } from '../core/errors.js';
 import { anomalyWindow, type ApiClient, type Outcome } from '../client/api.js';
 import type { AlertStatus } from '../detect/alerts.js';
-import type { DiagnoseBody } from '../api/routes/diagnose.js';
 import { QUERYABLE_TABLES } from '../store/schema.js';
 import { MINUTE_US } from '../core/time.js';
 
 export type ToolAnswer = { ok: true; value: unknown } | { ok: false; error: ErrorBody };
+
+type Schema = Record<string, unknown>;
 
 export interface ToolDef {
   name: string;
@@ -39,16 +43,10 @@ export function plainSchema(s: unknown): any {
   return Object.fromEntries(Object.entries(s).filter(([k]) => !k.startsWith('x-')).map(([k, v]) => [k, plainSchema(v)]));
 }
 
-interface ParamObject {
-  name: string;
-  description?: string;
-  schema?: Schema;
-}
-
-/** A tool property from a documented query/path parameter of an endpoint. */
-function param(doc: { parameters?: unknown[] }, name: string): Schema {
-  const p = (doc.parameters ?? []).map((x) => x as ParamObject).find((x) => x.name === name);
-  if (!p) throw new Error(`no parameter ${name} in the API description`);
+/** A tool property from a query/path parameter of an endpoint. */
+function param(endpoint: Pick<Endpoint, 'params'>, name: string): Schema {
+  const p = endpoint.params?.[name];
+  if (!p) throw new Error(`no parameter ${name} in the route table`);
   return plainSchema({ ...p.schema, ...(p.description ? { description: p.description } : {}) });
 }
 
@@ -94,7 +92,7 @@ const listServices: ToolDef = {
   description:
     'Every service that has reported telemetry, with first and last time seen (microseconds and ISO). Start here: the names are what get_anomalies, diagnose and SQL filters take.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-  run: async (_args, api) => answer(await api.services()),
+  run: async (_args, api) => answer(await api.listServices()),
 };
 
 const getAnomalies: ToolDef = {
@@ -106,9 +104,9 @@ const getAnomalies: ToolDef = {
   inputSchema: {
     type: 'object',
     properties: {
-      service: param(DOCS.listAnomalies, 'service'),
-      from_ts: param(DOCS.listAnomalies, 'from_ts'),
-      to_ts: param(DOCS.listAnomalies, 'to_ts'),
+      service: param(API.listAnomalies, 'service'),
+      from_ts: param(API.listAnomalies, 'from_ts'),
+      to_ts: param(API.listAnomalies, 'to_ts'),
       last_minutes: lastMinutes,
     },
     additionalProperties: false,
@@ -118,11 +116,11 @@ const getAnomalies: ToolDef = {
     const last = lastWindow(args, nowUs);
     // The timestamps go as given (the service checks type and units), defaulted like `tds anomalies`.
     const w = last ? { from_ts: last[0], to_ts: last[1] } : anomalyWindow(args['from_ts'], args['to_ts'], nowUs);
-    return answer(await api.anomalies({ service, from_ts: w.from_ts as number, to_ts: w.to_ts as number }));
+    return answer(await api.listAnomalies({ service, from_ts: w.from_ts as number, to_ts: w.to_ts as number }));
   },
 };
 
-const diagnoseRequest = plainSchema(SCHEMAS['DiagnoseRequest']) as Schema & { properties: Record<string, Schema> };
+const diagnoseRequest = plainSchema(resolved(DiagnoseRequest)) as Schema & { properties: Record<string, Schema> };
 
 const diagnose: ToolDef = {
   name: 'diagnose',
@@ -139,7 +137,7 @@ const diagnose: ToolDef = {
     for (const k of Object.keys(diagnoseRequest.properties)) if (args[k] !== undefined) body[k] = args[k];
     const last = lastWindow(args, nowUs);
     if (last) [body['from_ts'], body['to_ts']] = last;
-    return answer(await api.diagnose(body as DiagnoseBody)); // the service checks the fields
+    return answer(await api.diagnose({ body: body as DiagnoseBody })); // the service checks the fields
   },
 };
 
@@ -167,7 +165,7 @@ const query: ToolDef = {
     if (!Number.isInteger(max) || (max as number) < 1 || (max as number) > MAX_ROWS) {
       throw new ToolInputError(`max_rows must be a whole number from 1 to ${MAX_ROWS}, got ${JSON.stringify(max)}`, `leave it out for ${DEFAULT_MAX_ROWS}`);
     }
-    const out = await api.query(sql);
+    const out = await api.runQuery({ body: sql });
     if (!out.ok) return answer(out);
     return { ok: true, value: boundRows(out.body, max as number) };
   },
@@ -185,10 +183,10 @@ const getTrace: ToolDef = {
   description:
     'Every span of one trace with parent links, the root span, error count, services, critical path and the time each service took. ' +
     'Trace ids come from diagnose (exemplar_error_trace_id, span samples) or from query rows. Unknown id: error NOT_FOUND.',
-  inputSchema: { type: 'object', properties: { trace_id: param(DOCS.getTrace, 'trace_id') }, required: ['trace_id'], additionalProperties: false },
+  inputSchema: { type: 'object', properties: { trace_id: param(API.getTrace, 'trace_id') }, required: ['trace_id'], additionalProperties: false },
   async run(args, api) {
     const id = requiredString(args, 'trace_id', 'trace ids are 32 hex digits, e.g. exemplar_error_trace_id from diagnose');
-    return answer(await api.trace(id));
+    return answer(await api.getTrace({ trace_id: id }));
   },
 };
 
@@ -197,10 +195,10 @@ const listAlerts: ToolDef = {
   title: 'Alert instances',
   description:
     'Instances of the built-in alert rules (one rule per signal: it fires when a worsening shift is recorded and resolves when the series returns to its earlier regime), newest first, with occurrence_count for re-firings.',
-  inputSchema: { type: 'object', properties: { status: param(DOCS.listAlerts, 'status') }, additionalProperties: false },
+  inputSchema: { type: 'object', properties: { status: param(API.listAlerts, 'status') }, additionalProperties: false },
   async run(args, api) {
     const status = optionalString(args, 'status', 'firing or resolved, or leave it out');
-    return answer(await api.alerts({ status: status as AlertStatus | undefined })); // the service checks the value
+    return answer(await api.listAlerts({ status: status as AlertStatus | undefined })); // the service checks the value
   },
 };
 

@@ -3,7 +3,7 @@
 // With `name` the body is one raw pprof; without it, a push.v1.PushRequest. Decoding runs in the pool.
 import { ApiError } from '../core/errors.js';
 import { json } from '../api/http.js';
-import { DOCS } from '../api/docs.js';
+import { API } from '../api/endpoints.js';
 import type { IngestQuery } from '../pipeline/decode/profiles/index.js';
 import { admitIngest, ingest, type IngestContext } from './ingest.js';
 import { tenantOf, type Request, type RouteSpec } from '../api/route.js';
@@ -25,18 +25,13 @@ export function profileContentType(req: Request): string {
   );
 }
 
-const PATHS: [string, keyof typeof DOCS][] = [
-  ['/', 'ingestProfileRoot'],
-  ['/ingest', 'ingestProfile'],
-  ['/ingest/pyroscope', 'ingestProfilePyroscope'],
-  ['/push.v1.PusherService/Push', 'ingestProfilePush'],
-];
+const ENDPOINTS = [API.ingestProfileRoot, API.ingestProfile, API.ingestProfilePyroscope, API.ingestProfilePush];
 
 export function profileRoutes(ctx: IngestContext): RouteSpec[] {
-  return PATHS.map(([path, op]) => ({
-    method: 'POST',
-    path,
-    doc: DOCS[op],
+  return ENDPOINTS.map((endpoint) => ({
+    method: endpoint.method,
+    path: endpoint.path,
+    doc: endpoint,
     maxBody: ctx.maxBodyBytes,
     admit: (n: number, tenant: string | null) => admitIngest(ctx, tenant, n),
     async handler(req: Request) {

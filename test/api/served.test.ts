@@ -4,7 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApi } from '../../src/api/openapi.js';
-import { ENDPOINTS } from '../../src/api/docs.js';
+import { API } from '../../src/api/endpoints.js';
+
+const ENDPOINTS = Object.values(API);
 import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { apiFetch, checkResponse, documentedRoutes } from '../helpers/api.js';

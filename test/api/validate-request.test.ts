@@ -1,10 +1,13 @@
 // validateRequest: query and path parameters checked and typed against the same parameter objects
 // that openapi.json publishes.
 import { describe, expect, it } from 'vitest';
-import { validateRequest } from '../../src/api/openapi.js';
-import { DOCS } from '../../src/api/docs.js';
+import { validateRequest } from '../../src/api/validate.js';
+import { API as DOCS } from '../../src/api/endpoints.js';
 import { ApiError } from '../../src/core/errors.js';
-import { type RouteDoc } from '../../src/api/route.js';
+import { inQuery, type Endpoint } from '../../src/api/endpoint.js';
+import { Type } from '../../src/core/schema.js';
+
+type RouteDoc = Partial<Pick<Endpoint, 'params'>> & object;
 
 const US = 1_700_000_000_000_000; // 16 digits
 
@@ -97,14 +100,10 @@ describe('validateRequest', () => {
 
   it('booleans and defaults from the schema', () => {
     const doc: RouteDoc = {
-      operationId: 't',
-      summary: 't',
-      responses: {},
-      parameters: [
-        { name: 'flag', in: 'query', schema: { type: 'boolean', default: false } },
-        { name: 'n', in: 'query', schema: { type: ['integer', 'null'] } },
-        { name: 'h', in: 'header', required: true, schema: { type: 'string' } },
-      ],
+      params: {
+        flag: inQuery(Type.Boolean({ default: false })),
+        n: inQuery(Type.Unsafe<number | null>({ type: ['integer', 'null'] })),
+      },
     };
     expect(run(doc, '')).toEqual({ flag: false });
     expect(run(doc, 'flag=true&n=3')).toEqual({ flag: true, n: 3 });

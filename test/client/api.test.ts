@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { anomalyWindow, apiClient, type ApiRequest } from '../../src/client/api.js';
+import { API } from '../../src/api/endpoints.js';
+import type { Endpoint } from '../../src/api/endpoint.js';
 import { HOUR_US } from '../../src/core/time.js';
 
 const NOW = 1_735_689_600_000_000;
@@ -32,13 +34,15 @@ describe('apiClient', () => {
 
   it('sends each endpoint its method, path, query and body as given, with no defaults of its own', async () => {
     const { seen, client } = recorder();
-    await client.anomalies({ service: 'a', from_ts: 1, to_ts: 2 });
-    await client.diagnose({ services: ['a'] });
-    await client.query('SELECT 1');
-    await client.trace('ab/cd');
-    await client.alerts({});
-    await client.health({ timeoutMs: 5 });
-    await client.revokeKey('k 1');
+    await client.listAnomalies({ service: 'a', from_ts: 1, to_ts: 2 });
+    await client.diagnose({ body: { services: ['a'] } });
+    await client.runQuery({ body: 'SELECT 1' });
+    await client.getTrace({ trace_id: 'ab/cd' });
+    await client.listAlerts();
+    await client.getHealth({}, { timeoutMs: 5 });
+    await client.revokeKey({ short_token: 'k 1' });
+    await client.issueKey({ id: 'acme' });
+    await client.moveTenant({ id: 'acme', body: {} });
     expect(seen).toEqual([
       { method: 'GET', path: '/v1/anomalies', query: { service: 'a', from_ts: 1, to_ts: 2 } },
       { method: 'POST', path: '/v1/diagnose', body: { contentType: 'application/json', text: '{"services":["a"]}' } },
@@ -47,6 +51,18 @@ describe('apiClient', () => {
       { method: 'GET', path: '/v1/alerts', query: { status: undefined } },
       { method: 'GET', path: '/healthz', timeoutMs: 5 },
       { method: 'DELETE', path: '/admin/keys/k%201' },
+      { method: 'POST', path: '/admin/tenants/acme/keys' },
+      { method: 'POST', path: '/admin/tenants/acme/move', body: { contentType: 'application/json', text: '{}' } },
     ]);
+  });
+
+  it('has one method per entry of the route table, sending its method and path', async () => {
+    const { seen, client } = recorder();
+    expect(Object.keys(client).sort()).toEqual(Object.keys(API).sort());
+    for (const e of Object.values(API) as Endpoint[]) {
+      const params = Object.fromEntries(Object.keys(e.params ?? {}).map((name) => [name, 'x']));
+      await (client[e.operationId as keyof typeof client] as (input: unknown) => Promise<unknown>)(params);
+      expect(seen.at(-1)).toMatchObject({ method: e.method, path: e.path.replace(/\{\w+\}/g, 'x') });
+    }
   });
 });

@@ -4,7 +4,7 @@
 //   checkResponse('GET', '/v1/traces/{trace_id}', res.status, await res.json()); // validate only
 //
 // apiFetch validates against the document the server itself serves (/openapi.json, fetched once per
-// base URL); checkResponse, without a `doc`, against the full description built from api/docs.ts
+// base URL); checkResponse, without a `doc`, against the full description built from the route table (api/endpoints.ts)
 // (every endpoint of the spec, served or not yet). Both throw an Error naming the operation, the
 // status and every schema violation, so a test fails the moment a response drifts from the document.
 import Ajv2020Module from 'ajv/dist/2020.js';
@@ -14,18 +14,18 @@ import type { ValidateFunction } from 'ajv';
 // A CommonJS class seen through NodeNext's default import: typed as the class it is at run time.
 const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
 import { buildOpenApi } from '../../src/api/openapi.js';
-import { DOCS, ENDPOINTS } from '../../src/api/docs.js';
+import { API } from '../../src/api/endpoints.js';
 import { type RouteSpec } from '../../src/api/route.js';
 
 export type OpenApiDoc = Record<string, any>;
 
-/** Route stubs for every documented endpoint (handlers never run): the full description's route table. */
+/** Route stubs for every entry of the route table (handlers never run): the full description's route table. */
 export function documentedRoutes(): RouteSpec[] {
-  return ENDPOINTS.map((e) => ({ method: e.method, path: e.path, doc: DOCS[e.operationId], handler: () => ({ status: 500, body: '' }) }));
+  return Object.values(API).map((e) => ({ method: e.method, path: e.path, doc: e, handler: () => ({ status: 500, body: '' }) }));
 }
 
 const fullDocs: Partial<Record<'open' | 'keys', OpenApiDoc>> = {};
-/** The description of every endpoint in api/docs.ts, as an open-mode server (default) or a hosted one (SVC_AUTH=keys) serves it. */
+/** The description of every endpoint of the route table, as an open-mode server (default) or a hosted one (SVC_AUTH=keys) serves it. */
 export function fullOpenApi(auth: 'open' | 'keys' = 'open'): OpenApiDoc {
   return (fullDocs[auth] ??= buildOpenApi(documentedRoutes(), auth));
 }

@@ -6,7 +6,9 @@ import { ApiError } from '../../src/core/errors.js';
 import { boundRows, lastWindow, nestedDeeperThan, plainSchema, TOOLS } from '../../src/mcp/tools.js';
 import { tablesDoc, triageText } from '../../src/mcp/guide.js';
 import { toolResult } from '../../src/mcp/server.js';
-import { DOCS, SCHEMAS } from '../../src/api/docs.js';
+import { API } from '../../src/api/endpoints.js';
+import { DiagnoseRequest } from '../../src/api/schemas.js';
+import { resolved } from '../../src/core/schema.js';
 import { QUERYABLE_TABLES } from '../../src/store/schema.js';
 
 const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
@@ -51,10 +53,10 @@ describe('tool definitions', () => {
   it('input schemas come from the API description, without OpenAPI extensions', () => {
     expect(tool('list_alerts').inputSchema['properties']).toEqual({ status: expect.objectContaining({ enum: ['firing', 'resolved'] }) });
     const diag = tool('diagnose').inputSchema['properties'] as Record<string, unknown>;
-    expect(Object.keys(diag).sort()).toEqual([...Object.keys((SCHEMAS['DiagnoseRequest'] as any).properties), 'last_minutes'].sort());
+    expect(Object.keys(diag).sort()).toEqual([...Object.keys((resolved(DiagnoseRequest) as any).properties), 'last_minutes'].sort());
     expect(diag['from_ts']).toMatchObject({ type: ['integer', 'null'], minimum: 1_000_000_000_000_000 });
     const trace = (tool('get_trace').inputSchema['properties'] as any).trace_id;
-    expect(trace.pattern).toBe((DOCS.getTrace.parameters![0] as any).schema.pattern);
+    expect(trace.pattern).toBe(API.getTrace.params.trace_id.schema.pattern);
     for (const t of TOOLS) expect(JSON.stringify(t.inputSchema)).not.toContain('"x-');
     expect(plainSchema({ a: { 'x-unit': 'us', type: 'integer' }, b: [{ 'x-k': 1, c: 2 }] })).toEqual({ a: { type: 'integer' }, b: [{ c: 2 }] });
   });

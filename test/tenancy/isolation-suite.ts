@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildServer } from '../../bench/lib/server.js';
-import { ENDPOINTS, DOCS } from '../../src/api/docs.js';
+import { API } from '../../src/api/endpoints.js';
 import { routeAccess } from '../../src/api/route.js';
 import { hashKey } from '../../src/tenancy/keys.js';
 import { encodeTraces } from '../helpers/otlp.js';
@@ -180,7 +180,7 @@ describe("with A's key nothing of B's is writable", () => {
 });
 
 // Every tenant route of the description, the four profile paths among them, plus OTLP/HTTP and gRPC.
-const TENANT_ROUTES = ENDPOINTS.filter((e) => routeAccess({ doc: DOCS[e.operationId] }) === 'tenant');
+const TENANT_ROUTES = Object.values(API).filter((e) => routeAccess({ doc: e }) === 'tenant');
 
 describe('every tenant path refuses a missing, malformed, revoked, deactivated or unknown key', () => {
   const bad = () => ({

@@ -2,37 +2,21 @@
 // administration. Who may call them is the gate's decision (tenancy/gate.ts: SVC_ADMIN_TOKEN); in
 // open mode tenant and key administration does not apply and answers 400 with a hint.
 import { ApiError } from '../../core/errors.js';
-import { json } from '../http.js';
-import { DOCS } from '../docs.js';
-import type { ControlPlane, IssuedKey, TenantRow } from '../../tenancy/control-plane.js';
-import { type Request, type RouteSpec } from '../route.js';
+import { ok } from '../http.js';
+import { API } from '../endpoints.js';
+import type { ControlPlane } from '../../tenancy/control-plane.js';
+import type { Status } from '../status-schema.js';
+import { route, type Request, type RouteSpec } from '../route.js';
 
-/** The 200 answer of GET /admin/status. */
-export interface StatusResponse {
-  status: Record<string, unknown>;
-}
-/** The body of POST /admin/tenants. */
-export interface CreateTenantBody {
-  id: string;
-}
-/** The 200 answers of tenant and key administration. */
-export type TenantResponse = TenantRow;
-export type IssuedKeyResponse = IssuedKey;
-export type RevokeKeyResponse = Awaited<ReturnType<ControlPlane['revokeKey']>>;
+/** Each part of GET /admin/status, read when asked. */
+export type StatusSources = { [K in keyof Status]-?: () => Promise<NonNullable<Status[K]>> | NonNullable<Status[K]> };
 
-export type StatusSource = () => Promise<Record<string, unknown>> | Record<string, unknown>;
-
-export function statusRoute(sources: Record<string, StatusSource>): RouteSpec {
-  return {
-    method: 'GET',
-    path: '/admin/status',
-    doc: DOCS.getAdminStatus,
-    async handler() {
-      const status: Record<string, unknown> = {};
-      for (const [name, get] of Object.entries(sources)) status[name] = await get();
-      return json(200, { status } satisfies StatusResponse);
-    },
-  };
+export function statusRoute(sources: Partial<StatusSources>): RouteSpec {
+  return route(API.getAdminStatus, async () => {
+    const status: Record<string, unknown> = {};
+    for (const [name, get] of Object.entries(sources)) status[name] = await get!();
+    return ok(API.getAdminStatus, { status: status as Status });
+  });
 }
 
 function hosted(control: ControlPlane | null): ControlPlane {
@@ -56,36 +40,17 @@ function tenantIdFromBody(req: Request): unknown {
 /** POST /admin/tenants, POST /admin/tenants/{id}/keys, POST /admin/tenants/{id}/deactivate, DELETE /admin/keys/{short_token}. */
 export function adminRoutes(control: ControlPlane | null): RouteSpec[] {
   return [
-    {
-      method: 'POST',
-      path: '/admin/tenants',
-      doc: DOCS.createTenant,
-      maxBody: 4096,
-      async handler(req) {
+    route(
+      API.createTenant,
+      async (req) => {
         const cp = hosted(control);
         const id = tenantIdFromBody(req);
-        return json(200, await cp.createTenant(id as string));
+        return ok(API.createTenant, await cp.createTenant(id as string));
       },
-    },
-    {
-      method: 'POST',
-      path: '/admin/tenants/{id}/keys',
-      doc: DOCS.issueKey,
-      maxBody: 4096,
-      handler: async (req) => json(200, await hosted(control).issueKey(req.params['id']!)),
-    },
-    {
-      method: 'POST',
-      path: '/admin/tenants/{id}/deactivate',
-      doc: DOCS.deactivateTenant,
-      maxBody: 4096,
-      handler: async (req) => json(200, await hosted(control).deactivateTenant(req.params['id']!)),
-    },
-    {
-      method: 'DELETE',
-      path: '/admin/keys/{short_token}',
-      doc: DOCS.revokeKey,
-      handler: async (req) => json(200, await hosted(control).revokeKey(req.params['short_token']!)),
-    },
+      { maxBody: 4096 },
+    ),
+    route(API.issueKey, async (req) => ok(API.issueKey, await hosted(control).issueKey(req.valid.id)), { maxBody: 4096 }),
+    route(API.deactivateTenant, async (req) => ok(API.deactivateTenant, await hosted(control).deactivateTenant(req.valid.id)), { maxBody: 4096 }),
+    route(API.revokeKey, async (req) => ok(API.revokeKey, await hosted(control).revokeKey(req.valid.short_token))),
   ];
 }

@@ -2,21 +2,12 @@
 // tenant store admits its own diagnoses (diagnose/admission.ts); a call refused for want of room is
 // a 200 whose every service is in `errors` (the spec: per-service failures are never HTTP errors),
 // with Retry-After.
-import { json } from '../http.js';
-import { DOCS } from '../docs.js';
-import { diagnose, parseDiagnoseRequest, type DiagnoseRequest, type DiagnoseResponse } from '../../diagnose/index.js';
+import { ok } from '../http.js';
+import { API } from '../endpoints.js';
+import { diagnose, parseDiagnoseRequest, type DiagnoseRequest } from '../../diagnose/index.js';
+import type { DiagnoseResponse } from '../../diagnose/block-schema.js';
 import { busyMessage, createAdmission, type Admission, type AdmissionOptions, type AdmissionStatus, type Busy } from '../../diagnose/admission.js';
-import { tenantOf, type RouteDoc, type RouteSpec } from '../route.js';
-
-/** The body of POST /v1/diagnose (and /v1/investigate); the server applies the default window. */
-export interface DiagnoseBody {
-  services?: string[];
-  service?: string;
-  from_ts?: number | null;
-  to_ts?: number | null;
-}
-
-export type { DiagnoseResponse };
+import { route, tenantOf, type RouteSpec } from '../route.js';
 
 /** One admission per tenant store, created on its first diagnosis. */
 export interface DiagnoseAdmissions {
@@ -81,13 +72,10 @@ interface Options {
   log: (f: Record<string, unknown>) => void;
 }
 
-function route(path: string, doc: RouteDoc, opts: Options, logBusy: (tenant: string, busy: Busy) => void): RouteSpec {
-  return {
-    method: 'POST',
-    path,
-    doc,
-    maxBody: 64 * 1024,
-    async handler(req) {
+function diagnoseRoute(endpoint: typeof API.diagnose | typeof API.investigate, opts: Options, logBusy: (tenant: string, busy: Busy) => void): RouteSpec {
+  return route(
+    endpoint,
+    async (req) => {
       const arrived = Date.now();
       const request = parseDiagnoseRequest(req.body, arrived * 1000);
       const t = tenantOf(req);
@@ -96,11 +84,12 @@ function route(path: string, doc: RouteDoc, opts: Options, logBusy: (tenant: str
       const answer = await opts.admissions.of(t.tenant).run(diagnoseKey(request), () => diagnose(deps, request));
       const ms = Date.now() - arrived;
       if (timings?.size && ms >= opts.logSlowMs) opts.log(slowDiagnosis(t.tenant, request.services, ms, timings));
-      if (answer.busy === null) return json(200, answer.value);
+      if (answer.busy === null) return ok(endpoint, answer.value);
       logBusy(t.tenant, answer.busy);
-      return json(200, busyResponse(request.services, answer.busy), { 'retry-after': String(answer.busy.retryAfterS) });
+      return ok(endpoint, busyResponse(request.services, answer.busy), { 'retry-after': String(answer.busy.retryAfterS) });
     },
-  };
+    { maxBody: 64 * 1024 },
+  );
 }
 
 /** Statements a slow-diagnosis line names, slowest first. */
@@ -114,5 +103,5 @@ export function slowDiagnosis(tenant: string, services: readonly string[], ms: n
 
 export function diagnoseRoutes(opts: Options): RouteSpec[] {
   const logBusy = busyLogger(opts.log);
-  return [route('/v1/diagnose', DOCS.diagnose, opts, logBusy), route('/v1/investigate', DOCS.investigate, opts, logBusy)];
+  return [diagnoseRoute(API.diagnose, opts, logBusy), diagnoseRoute(API.investigate, opts, logBusy)];
 }

@@ -1,19 +1,9 @@
 // GET /healthz: 200 once the store is open and the server can take requests, 503 before.
-import { json } from '../http.js';
-import { DOCS } from '../docs.js';
+import { json, ok } from '../http.js';
+import { API } from '../endpoints.js';
 import { errorBody } from '../../core/errors.js';
-import { type RouteSpec } from '../route.js';
-
-/** The 200 answer of GET /healthz (503 answers the error body). */
-export interface HealthResponse {
-  status: 'ok';
-}
+import { route, type RouteSpec } from '../route.js';
 
 export function healthRoute(isReady: () => boolean): RouteSpec {
-  return {
-    method: 'GET',
-    doc: DOCS.getHealth,
-    path: '/healthz',
-    handler: () => (isReady() ? json(200, { status: 'ok' } satisfies HealthResponse) : json(503, errorBody('NOT_READY', 'the store is not open yet', 'retry in a moment'))),
-  };
+  return route(API.getHealth, () => (isReady() ? ok(API.getHealth, { status: 'ok' }) : json(503, errorBody('NOT_READY', 'the store is not open yet', 'retry in a moment'))));
 }

@@ -3,19 +3,13 @@
 // and passes it to the tenant's owner, which drains the tenant's requests, closes its store and then
 // hands the lease over; the new owner opens the store on the tenant's next request.
 import { ApiError } from '../../core/errors.js';
-import { json } from '../http.js';
-import type { RouteSpec } from '../route.js';
-import { DOCS } from '../docs.js';
+import { ok } from '../http.js';
+import { route, type RouteSpec } from '../route.js';
+import { API } from '../endpoints.js';
 import { tenantIdProblem } from '../../tenancy/keys.js';
-import type { MoveResult, Placement } from '../../tenancy/placement.js';
+import type { Placement } from '../../tenancy/placement.js';
 import type { Forwarder } from '../../tenancy/forward.js';
 import type { ControlPlane } from '../../tenancy/control-plane.js';
-
-export interface MoveTenantBody {
-  /** The instance id to move to; absent: the least-loaded live instance. */
-  to?: string;
-}
-export type MoveTenantResponse = MoveResult;
 
 /** Marks the one hop a move takes to the tenant's owner (never a second). */
 const HOP_HEADER = 'x-tds-move-hop';
@@ -36,13 +30,10 @@ function targetOf(body: Buffer): string | null {
 }
 
 export function moveRoute(opts: { control: ControlPlane | null; placement: Placement | null; forwarder: Forwarder | null }): RouteSpec {
-  return {
-    method: 'POST',
-    path: '/admin/tenants/{id}/move',
-    doc: DOCS.moveTenant,
-    maxBody: 4096,
-    async handler(req) {
-      const id = req.params['id']!;
+  return route(
+    API.moveTenant,
+    async (req) => {
+      const id = req.valid.id;
       const { control, placement, forwarder } = opts;
       if (!control || !placement || !forwarder) {
         throw new ApiError('CONFLICT', 'this instance runs alone: there is no other instance to move a tenant to', 'moving needs SVC_AUTH=keys, SVC_CONTROL_PLANE_URL and SVC_DATA_DIR_SHARED=true on several instances');
@@ -52,12 +43,13 @@ export function moveRoute(opts: { control: ControlPlane | null; placement: Place
       if (!control.isActive(id)) throw new ApiError('NOT_FOUND', `no active tenant ${id}`, 'create or reactivate it with POST /admin/tenants');
       const to = targetOf(req.body);
       const r = await placement.move(id, to);
-      if (!('forward' in r)) return json(200, r);
+      if (!('forward' in r)) return ok(API.moveTenant, r);
       if (req.headers[HOP_HEADER]) throw new ApiError('CONFLICT', 'the tenant changed owner during the move', 'retry the move', 1);
       const headers: Record<string, string> = { [HOP_HEADER]: '1', 'content-type': 'application/json' };
       if (req.headers['authorization']) headers['authorization'] = req.headers['authorization'];
       const a = await forwarder.send(r.forward + req.path, 'POST', headers, req.body, null);
       return { status: a.status, headers: a.headers, body: a.body };
     },
-  };
+    { maxBody: 4096 },
+  );
 }

@@ -1,20 +1,13 @@
 // POST /v1/query: one guarded SELECT, the raw statement as the text/plain body, rows as JSON objects.
 import { ApiError } from '../../core/errors.js';
-import { json } from '../http.js';
-import { DOCS } from '../docs.js';
-import type { JsonRow } from '../../query/json.js';
-import { tenantOf, type RouteSpec } from '../route.js';
-
-/** The 200 answer of POST /v1/query (the body is the statement as text/plain): the rows as JSON objects. */
-export type QueryResponse = JsonRow[];
+import { ok } from '../http.js';
+import { API } from '../endpoints.js';
+import { route, tenantOf, type RouteSpec } from '../route.js';
 
 export function queryRoute(): RouteSpec {
-  return {
-    method: 'POST',
-    path: '/v1/query',
-    doc: DOCS.runQuery,
-    maxBody: 256 * 1024,
-    async handler(req) {
+  return route(
+    API.runQuery,
+    async (req) => {
       // The body is the statement whatever its label (curl --data says form-urlencoded but sends the
       // bytes as they are); only a JSON-wrapped statement, a common mistake, is refused.
       const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -25,7 +18,8 @@ export function queryRoute(): RouteSpec {
       if (!sql.trim()) throw new ApiError('BAD_REQUEST', 'the body is empty', 'send one SELECT statement as the text/plain body');
       // The tenant's own DuckDB instance: no other tenant's file is attached to it or readable from it.
       const answer = await tenantOf(req).queries.query(sql);
-      return json(200, answer.rows satisfies QueryResponse);
+      return ok(API.runQuery, answer.rows);
     },
-  };
+    { maxBody: 256 * 1024 },
+  );
 }

@@ -1,18 +1,14 @@
 // GET /v1/services: every service that reported any signal, with first and last time seen. Answered
 // from the writer's copy of the services table (store/writer.ts), not by a query.
 import type { ServiceSpans } from '../../store/batch.js';
-import { json } from '../http.js';
-import { DOCS } from '../docs.js';
+import { ok } from '../http.js';
+import { API } from '../endpoints.js';
+import type { Static } from '../../core/schema.js';
+import type { ServiceEntry as ServiceEntrySchema } from '../schemas.js';
 import { isoFromUs } from '../../core/time.js';
-import { tenantOf, type RouteSpec } from '../route.js';
+import { route, tenantOf, type RouteSpec } from '../route.js';
 
-export interface ServiceEntry {
-  service_name: string;
-  first_seen_ts: number;
-  last_seen_ts: number;
-  first_seen: string;
-  last_seen: string;
-}
+export type ServiceEntry = Static<typeof ServiceEntrySchema>;
 
 /** The entries by service name in UTF-8 byte order, as the table's ORDER BY service_name gave them. */
 export function listServices(spans: Readonly<ServiceSpans>): ServiceEntry[] {
@@ -25,11 +21,6 @@ export function listServices(spans: Readonly<ServiceSpans>): ServiceEntry[] {
     });
 }
 
-/** The 200 answer of GET /v1/services. */
-export interface ServicesResponse {
-  services: ServiceEntry[];
-}
-
 export function servicesRoute(): RouteSpec {
-  return { method: 'GET', path: '/v1/services', doc: DOCS.listServices, handler: (req) => json(200, { services: listServices(tenantOf(req).writer.services()) } satisfies ServicesResponse) };
+  return route(API.listServices, (req) => ok(API.listServices, { services: listServices(tenantOf(req).writer.services()) }));
 }
