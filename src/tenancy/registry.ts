@@ -23,7 +23,7 @@ export interface TenantRegistry {
   storedBytes(tenant: string): number;
   /** Marks an ingest for status. */
   ingested(tenant: string): void;
-  status(): { open: number; idle_close_s: number; stores: Record<string, unknown>[] };
+  status(): { open: number; idle_close_s: number; stores: { tenant: string; refs: number; closing: boolean }[] };
   /** Per tenant known to this instance: stored bytes and last ingest here. */
   tenantStatus(tenant: string): { stored_bytes: number; last_ingest: string | null; open: boolean };
   /** Closes a tenant's store once the requests using it are done (its lease went elsewhere). */

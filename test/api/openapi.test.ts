@@ -185,6 +185,8 @@ describe('schemas follow the spec field tables', () => {
     expect(() => checkSchema('Finding', { ...finding, kind: 'incident' })).toThrow(/incident/);
     expect(() => checkSchema('Finding', { ...finding, drill_down_sql: 'SELECT 1', kind: 'guess' })).toThrow(/kind/);
     expect(() => checkSchema('Finding', { ...finding, drill_down_sql: 'SELECT 1', score: 1.5 })).toThrow(/score/);
+    // The status names its parts: one missing, or a part of the wrong shape, is refused.
+    expect(() => checkSchema('AdminStatus', { status: { instance: { version: '0.1.0' } } })).toThrow(/storage|node/);
     const { service: _s, ...noService } = finding;
     expect(() => checkSchema('Finding', { ...noService, drill_down_sql: 'SELECT 1' })).toThrow(/service/);
   });

@@ -8,10 +8,10 @@ import type { ControlPlane } from '../../tenancy/control-plane.js';
 import type { Status } from '../status-schema.js';
 import { route, type Request, type RouteSpec } from '../route.js';
 
-/** Each part of GET /admin/status, read when asked. */
-export type StatusSources = { [K in keyof Status]-?: () => Promise<NonNullable<Status[K]>> | NonNullable<Status[K]> };
+/** Each part of GET /admin/status, read when asked (the hosted variant's parts only there). */
+export type StatusSources = { [K in keyof Status]: () => Promise<NonNullable<Status[K]>> | NonNullable<Status[K]> };
 
-export function statusRoute(sources: Partial<StatusSources>): RouteSpec {
+export function statusRoute(sources: StatusSources): RouteSpec {
   return route(API.getAdminStatus, async () => {
     const status: Record<string, unknown> = {};
     for (const [name, get] of Object.entries(sources)) status[name] = await get!();
