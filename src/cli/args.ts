@@ -1,5 +1,9 @@
 // Argument parsing for `tds`: `tds [global options] <command> [options] [arguments]`. Global options
 // may also follow the command. `--opt value` and `--opt=value` both work; `--` ends the options.
+import { API, type OperationId } from '../api/endpoints.js';
+
+/** An operation's method and path, as the help names it. */
+const at = (op: OperationId) => `${API[op].method} ${API[op].path}`;
 
 export interface OptionSpec {
   readonly name: string; // without the leading dashes
@@ -40,14 +44,14 @@ const DIAGNOSE_OPTIONS: readonly OptionSpec[] = [
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'anomalies',
-    summary: 'ranked worsening shifts (GET /v1/anomalies)',
+    summary: `ranked worsening shifts (${at('listAnomalies')})`,
     usage: 'tds anomalies [--service NAME] [--from-ts TS] [--to-ts TS | --last DURATION]',
     options: [{ name: 'service', value: 'NAME', description: 'restrict to one service' }, ...TIME_OPTIONS],
     details: ['The window defaults to the last hour; --to-ts defaults to now, --from-ts to one hour before --to-ts.'],
   },
   {
     name: 'diagnose',
-    summary: 'triage per service (POST /v1/diagnose)',
+    summary: `triage per service (${at('diagnose')})`,
     usage: 'tds diagnose --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS] [--last DURATION]',
     options: DIAGNOSE_OPTIONS,
     positional: 'service names (same as --service)',
@@ -55,14 +59,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'investigate',
-    summary: 'alias of diagnose (the capability\'s earlier name; posts to /v1/diagnose)',
+    summary: `alias of diagnose (the capability's earlier name; posts to ${API.diagnose.path})`,
     usage: 'tds investigate --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS] [--last DURATION]',
     options: DIAGNOSE_OPTIONS,
     positional: 'service names (same as --service)',
   },
   {
     name: 'query',
-    summary: 'run one read-only SELECT (POST /v1/query)',
+    summary: `run one read-only SELECT (${at('runQuery')})`,
     usage: 'tds query [SQL] [--file FILE] [--full-scan]',
     options: [
       { name: 'file', value: 'FILE', description: 'read the statement from FILE (`-` for stdin)' },
@@ -75,7 +79,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Statements the client-side parser cannot read are refused (UNCHECKABLE) unless --full-scan is given.',
     ],
   },
-  { name: 'status', summary: 'instance status (GET /admin/status; sends SVC_ADMIN_TOKEN when set)', usage: 'tds status', options: [] },
+  { name: 'status', summary: `instance status (${at('getAdminStatus')}; sends SVC_ADMIN_TOKEN when set)`, usage: 'tds status', options: [] },
   {
     name: 'admin',
     summary: 'hosted variant (SVC_AUTH=keys): tenants and keys, authenticated by SVC_ADMIN_TOKEN from the environment',
@@ -95,7 +99,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: [
       'Speaks MCP (JSON-RPC) on stdin/stdout until stdin closes; calls the server at --url / SVC_URL with --api-key / SVC_API_KEY.',
       'Tools: list_services, get_anomalies, diagnose, query, get_trace, list_alerts; resource tds://schema/tables; prompt triage.',
-      'The same tools are served over Streamable HTTP at POST /mcp on the API port.',
+      `The same tools are served over Streamable HTTP at ${at('mcp')} on the API port.`,
     ],
   },
   {
