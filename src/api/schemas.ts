@@ -5,7 +5,7 @@
 // open (additionalProperties is not restricted) so adding a field is not a breaking change.
 import { ERROR_STATUS } from '../core/errors.js';
 import { anyObject, arr, bool, component, int, int32, int64, iso, microsInput, niso, nint32, nstr, num, obj, oneOf, opt, str, Type, type Static } from '../core/schema.js';
-import { Signal } from '../diagnose/block-schema.js';
+import { Signal, signalNames } from '../diagnose/block-schema.js';
 import { MAX_SERVICES } from '../diagnose/request.js';
 import { ALERT_STATUSES } from '../detect/alerts.js';
 import { StatusSchema } from './status-schema.js';
@@ -72,7 +72,7 @@ export const AnomalyEntry = component(
   'AnomalyEntry',
   obj({
     service_name: str(),
-    operation: str('operation identity (error_rate, latency_p95) or the service name (log_volume, error_log_rate, profile_cost)'),
+    operation: str(`operation identity (${signalNames('operation').join(', ')}) or the service name (${signalNames('service').join(', ')})`),
     signal: Signal,
     kind: str('detection kind, for example changepoint'),
     direction: oneOf(['worsening']),

@@ -6,8 +6,10 @@
 import { SIGNALS, type SignalName } from '../detect/signals.js';
 import { arr, dict, bool, component, int, int64, iso, nnum, nstr, niso, nullable, num, obj, oneOf, opt, str, Type, type Static } from '../core/schema.js';
 
-/** The detection signals (detect/signals.ts is the list). */
-export const Signal = component('Signal', Type.Unsafe<SignalName>({ type: 'string', enum: SIGNALS.map((s) => s.name) }));
+/** The names of the detection signals (detect/signals.ts is the list), or of those keyed by operation or by service. */
+export const signalNames = (entity?: 'operation' | 'service'): SignalName[] => SIGNALS.filter((s) => entity === undefined || s.entity === entity).map((s) => s.name);
+
+export const Signal = component('Signal', Type.Unsafe<SignalName>({ type: 'string', enum: signalNames() }));
 
 /** Every kind a finding may have. */
 export const FINDING_KINDS = [
@@ -112,7 +114,7 @@ export const Finding = component(
       summary: str('for people; agents read the fields below'),
       service: str('the service at fault; may be another than the one diagnosed'),
       operation: nstr('the operation (or model, or profiled function) the finding is about'),
-      signal: str(`${SIGNALS.map((s) => s.name).join(', ')}, ${FINDING_SIGNALS}`),
+      signal: str(`${signalNames().join(', ')}, ${FINDING_SIGNALS}`),
       before: nnum('baseline value in raw units (percent, microseconds, records or nanoseconds per 5 minutes)'),
       after: nnum('window value in the same units'),
       score: Type.Number({ minimum: 0, maximum: 1, description: 'orders the list; severity is a band of it' }),

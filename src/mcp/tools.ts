@@ -7,6 +7,7 @@ import { API } from '../api/endpoints.js';
 import type { Endpoint } from '../api/endpoint.js';
 import { DiagnoseRequest, type DiagnoseBody } from '../api/schemas.js';
 import { resolved } from '../core/schema.js';
+import { signalNames } from '../diagnose/block-schema.js';
 import { errorBody, type ErrorBody } from '../core/errors.js';
 import { anomalyWindow, type ApiClient, type Outcome } from '../client/api.js';
 import type { AlertStatus } from '../detect/alerts.js';
@@ -84,6 +85,9 @@ export function lastWindow(args: Record<string, unknown>, nowUs: number): [numbe
 /** The service's answer, or its error body; an unavailable endpoint or a dead server alike. */
 const answer = (out: Outcome<unknown>): ToolAnswer => (out.ok ? { ok: true, value: out.body } : { ok: false, error: out.body });
 
+/** `a, b and c`. */
+const andList = (xs: readonly string[]) => (xs.length > 1 ? `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}` : xs.join(''));
+
 const TABLE_NAMES = QUERYABLE_TABLES.map((t) => t.name).join(', ');
 
 const listServices: ToolDef = {
@@ -99,7 +103,7 @@ const getAnomalies: ToolDef = {
   name: 'get_anomalies',
   title: 'What changed: ranked worsening shifts',
   description:
-    'Worsening regime shifts found by the scheduled changepoint detection (error_rate and latency_p95 per operation; log_volume, error_log_rate and profile_cost per service), ranked by relative magnitude, grouped by incident_id. ' +
+    `Worsening regime shifts found by the scheduled changepoint detection (${andList(signalNames('operation'))} per operation; ${andList(signalNames('service'))} per service), ranked by relative magnitude, grouped by incident_id. ` +
     'Window: last_minutes, or from_ts/to_ts in microseconds; default the last hour. Each row carries drill_down_sql: run it verbatim with the query tool. `truncated: true` means the row cap cut the list.',
   inputSchema: {
     type: 'object',

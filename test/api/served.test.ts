@@ -76,7 +76,7 @@ describe('GET /openapi.json on the real server', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(v.version).toBe('3.1');
 
-    // Each described operation is exactly its DOCS entry through buildOpenApi, and is really mounted.
+    // Each described operation is exactly its route table entry through buildOpenApi, and is really mounted.
     const ops = new Set(Object.entries(served['paths'] as Record<string, object>).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`)));
     const expected = buildOpenApi(documentedRoutes().filter((r) => ops.has(`${r.method} ${r.path}`)));
     expect(served).toEqual(JSON.parse(JSON.stringify(expected)));
@@ -86,13 +86,13 @@ describe('GET /openapi.json on the real server', () => {
     checkResponse('GET', '/openapi.json', 200, served);
   });
 
-  // The acceptance check of issue 3: fails until every route of the spec is mounted with its DOCS entry.
+  // The acceptance check of issue 3: fails until every route of the spec is mounted with its route table entry.
   it('describes every endpoint of the spec, and every mounted one', async () => {
     const served = (await apiFetch(srv.api, '/openapi.json')).body as Record<string, any>;
     const ops = Object.entries(served['paths'] as Record<string, object>).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
     const live = await mounted();
     const undocumented = [...live].filter((k) => !ops.includes(k));
-    expect(undocumented, `mounted without \`doc: DOCS.<operationId>\`: ${undocumented.join(', ')}`).toEqual([]);
+    expect(undocumented, `mounted without its route table entry (\`route(API.<operationId>, ...)\`): ${undocumented.join(', ')}`).toEqual([]);
     const missing = ENDPOINTS.map((e) => `${e.method} ${e.path}`).filter((k) => !ops.includes(k));
     expect(missing, `not mounted: ${missing.join(', ')}`).toEqual([]);
   });
