@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { API } from '../../src/api/endpoints.js';
 import { routeTable, inPath, type InputOf } from '../../src/api/endpoint.js';
 import { ok } from '../../src/api/http.js';
-import { collectComponents, component, obj, str } from '../../src/core/schema.js';
+import { collectComponents, component, obj, resolved, str } from '../../src/core/schema.js';
+import { DiagnoseRequest } from '../../src/api/schemas.js';
+import { parseDiagnoseRequest } from '../../src/diagnose/request.js';
+import { ApiError } from '../../src/core/errors.js';
 import { SIGNALS } from '../../src/detect/signals.js';
 import { checkSchema } from '../helpers/api.js';
 
@@ -40,6 +43,25 @@ describe('the route table', () => {
   it('publishes the detection signals as the Signal enumeration', () => {
     for (const s of SIGNALS) checkSchema('Signal', s.name);
     expect(() => checkSchema('Signal', 'cpu_time')).toThrow(/enum|allowed/);
+  });
+});
+
+describe('the diagnose body', () => {
+  // The parser (diagnose/request.ts) keeps the rules with their hints; the schema publishes them.
+  // Each field of the schema must be one the parser reads: a wrong value of it is refused.
+  const NOW = 1_735_689_600_000_000;
+  const wrong: Record<string, Record<string, unknown>> = {
+    services: { services: 'checkout' },
+    service: { service: 5 },
+    from_ts: { service: 'a', from_ts: 1_735_689_600 },
+    to_ts: { service: 'a', from_ts: NOW - 1, to_ts: 'soon' },
+  };
+  it('has no field the parser does not read', () => {
+    const fields = Object.keys((resolved(DiagnoseRequest) as unknown as { properties: object }).properties);
+    expect(fields.sort()).toEqual(Object.keys(wrong).sort());
+    for (const f of fields) expect(() => parseDiagnoseRequest(JSON.stringify(wrong[f]), NOW), f).toThrow(ApiError);
+    expect(() => checkSchema('DiagnoseRequest', { services: ['a'], from_ts: NOW - 1, to_ts: NOW })).not.toThrow();
+    expect(parseDiagnoseRequest(JSON.stringify({ services: ['a'], from_ts: NOW - 1, to_ts: NOW }), NOW)).toEqual({ services: ['a'], from: NOW - 1, to: NOW });
   });
 });
 
