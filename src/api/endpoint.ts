@@ -25,12 +25,6 @@ export const inQuery = <T extends TSchema>(schema: T, o: ParamOptions = {}): Par
 export const inQueryRequired = <T extends TSchema>(schema: T, o: ParamOptions = {}): ParamDef<T, true> => ({ in: 'query', required: true, schema, ...o });
 export const inPath = <T extends TSchema>(schema: T, o: ParamOptions = {}): ParamDef<T, true> => ({ in: 'path', required: true, schema, ...o });
 
-/** A request body: its schema per media type (the first is the one the client sends). */
-export interface BodyDef<T extends TSchema = TSchema> {
-  required: boolean;
-  content: Record<string, TSchema> & { [first: string]: T };
-}
-
 /** An answer of the operation other than its 200: a description, and the schema of its body if it has one. */
 export interface ResponseDef {
   description: string;
@@ -51,6 +45,7 @@ export interface EndpointInput {
   access?: Access;
   /** Query and path parameters, in the order the description lists them. */
   params?: Record<string, ParamDef>;
+  /** The request body: its schema per media type (the client sends the first). */
   body?: { required: boolean; content: Record<string, TSchema> };
   /** The 200 answer (JSON). */
   ok: { description: string; schema: TSchema; headers?: Record<string, unknown> };

@@ -35,11 +35,11 @@ function compiled(p: string): RegExp {
 }
 
 /**
- * Checks the query and path parameters of a request against the route's parameter objects and
- * returns the values typed by their schemas (integer and number as numbers, boolean as booleans);
- * absent optional parameters are omitted (or take the schema's `default`). Unknown query
- * parameters are ignored. Throws ApiError with the parameter's `x-error-code` (else BAD_REQUEST)
- * and a hint that says how to fix the request.
+ * Checks the query and path parameters of a request against its entry's parameters and returns the
+ * values typed by their schemas (integer and number as numbers, boolean as booleans); absent
+ * optional parameters are omitted (or take the schema's `default`). Unknown query parameters are
+ * ignored. Throws ApiError with the parameter's `errorCode` (else BAD_REQUEST) and a hint that says
+ * how to fix the request.
  */
 export function validateRequest(doc: { params?: Endpoint['params'] }, req: Pick<Request, 'query' | 'params'>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
