@@ -16,7 +16,8 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { buildOrReuse, defaultStoreDir, fileBytes, scrub, SCALE, WINDOW_US, type StoreMeta } from './lib/diagnose-store.js';
-import { serverEnv, startChildServer, type ChildServer } from './lib/server.js';
+import { type ChildServer } from './lib/server.js';
+import { detectionDone, serveStore } from './lib/diagnose-server.js';
 import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
 import { settingDefault } from '../src/core/config.js';
@@ -162,37 +163,6 @@ async function diagnoseRun(srv: ChildServer, services: string[], meta: StoreMeta
 // ---------------------------------------------------------------------------------------------
 // Server.
 
-async function getJson(base: string, path: string): Promise<Record<string, unknown>> {
-  const res = await fetch(new URL(path, base));
-  return (await res.json()) as Record<string, unknown>;
-}
-
-/** Waits for the detection pass the server runs at start; returns its report. */
-async function detectionDone(srv: ChildServer, timeoutMs: number): Promise<Record<string, unknown>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const st = (await getJson(srv.api, '/admin/status'))['status'] as Record<string, Record<string, unknown>>;
-    const d = st['detection']!;
-    if (d['last_error']) throw new Error(`detection pass failed: ${String(d['last_error'])}`);
-    if (Number(d['passes']) >= 1) return d['last'] as Record<string, unknown>;
-    if (Date.now() > end) throw new Error(`no detection pass after ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-function startServer(dir: string): Promise<ChildServer> {
-  return startChildServer(
-    {
-      SVC_FLUSH_INTERVAL_MS: settingDefault('SVC_FLUSH_INTERVAL_MS'),
-      SVC_DETECT_GRACE_S: '0', // every generated bucket is over: close them all in the pass at start
-      SVC_DETECT_INTERVAL_S: '86400', // and no second pass in the middle of the measurements
-      SVC_RETENTION_HOURS: '87600', // the cached store ages; retention must not eat it
-      ...serverEnv(),
-    },
-    dir,
-  );
-}
-
 /** Sustained OTLP/HTTP span ingest (realistic 512-span batches) for WARMUP_SECONDS + SECONDS. */
 async function ingest(srv: ChildServer) {
   const t0 = Date.now() * 1000;
@@ -274,7 +244,7 @@ async function main(): Promise<void> {
   console.log(`reference before the server: p50 ${ms(refBefore.byThreads[1]!)} ms on 1 thread, ${ms(refBefore.byThreads[2]!)} ms on 2 (${refBefore.rows} operations, ${REF_REPS} runs after 3 warm-up)`);
 
   const t0 = performance.now();
-  const srv = await startServer(dir);
+  const srv = await serveStore(dir);
   let pass: Record<string, unknown> = {};
   let one: { times: number[]; last: Answer; cpuS: number } | null = null;
   let first: Answer | null = null;

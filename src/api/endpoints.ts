@@ -11,6 +11,7 @@
 //   milliseconds or nanoseconds is refused with a hint naming the unit it looks like.
 import { anyObject, microsInput, str, Type, type TSchema } from '../core/schema.js';
 import { DiagnoseResponse } from '../diagnose/block-schema.js';
+import { CompactDiagnoseResponse } from '../diagnose/compact-schema.js';
 import { ALERT_STATUSES } from '../detect/alerts.js';
 import { MAX_SERVICES } from '../diagnose/request.js';
 import { inPath, inQuery, inQueryRequired, routeTable, type EndpointInput, type ResponseDef } from './endpoint.js';
@@ -79,8 +80,12 @@ const diagnoseErrors = {
   '413': E413,
   '500': E500,
 };
-/** A diagnosis answer; Retry-After when the server was too busy to run it (every service in errors). */
-const diagnoseAnswer = ok('one diagnosis block per service, failures in errors (busy included)', DiagnoseResponse, retryAfter);
+/** A diagnosis answer, full or compact (`detail`); Retry-After when the server was too busy to run it (every service in errors). */
+const diagnoseAnswer = ok(
+  'one diagnosis block per service (the default), or with `"detail": "findings"` the compact view per service; failures in errors (busy included)',
+  Type.Union([DiagnoseResponse, CompactDiagnoseResponse]),
+  retryAfter,
+);
 
 const tenantId = inPath(Type.String({ minLength: 1, maxLength: 63 }), { description: 'the tenant id' });
 
@@ -128,6 +133,7 @@ export const API = routeTable({
       'Why: per service a triage block with ranked findings, per-operation anomaly flags, bounded samples of spans and logs, log patterns, gen_ai statistics and profile hot spots. ' +
       'Both timestamps omitted: the last 15 minutes; from_ts alone: to_ts is now. A failing service appears in `errors`, not as an HTTP error. ' +
       'Every drill_down_sql and drill_all_sql runs as it stands on POST /v1/query. ' +
+      'With `"detail": "findings"` each service gets the compact view instead: its findings, the operations flagged anomalous, coverage and events, and what was left out with the SQL or call that fetches it; `max_bytes` bounds that answer. ' +
       'Diagnoses run a few at a time (SVC_DIAGNOSE_CONCURRENCY) and a few wait (SVC_DIAGNOSE_QUEUE); a call that finds no room answers every service in `errors` as busy, with Retry-After; a call identical to one in progress shares its answer.',
     tags: ['analysis'],
     auth: true,

@@ -6,7 +6,7 @@
 import { ERROR_STATUS } from '../core/errors.js';
 import { anyObject, arr, bool, component, int, int32, int64, iso, microsInput, niso, nint32, nstr, num, obj, oneOf, opt, str, Type, type Static } from '../core/schema.js';
 import { Signal, signalNames } from '../diagnose/block-schema.js';
-import { MAX_SERVICES } from '../diagnose/request.js';
+import { DETAILS, MAX_MAX_BYTES, MAX_SERVICES, MIN_MAX_BYTES } from '../diagnose/request.js';
 import { ALERT_STATUSES } from '../detect/alerts.js';
 import { StatusSchema } from './status-schema.js';
 
@@ -128,6 +128,20 @@ export const DiagnoseRequest = component(
       service: opt(nstr(`a single service; with services too, their union is diagnosed (duplicates removed, at most ${MAX_SERVICES})`)),
       from_ts: opt(microsInput('Window start; with to_ts omitted the window ends now; both omitted: the last 15 minutes.', true)),
       to_ts: opt(microsInput('Window end; must be greater than from_ts; not accepted without from_ts.', true)),
+      detail: opt(
+        oneOf(DETAILS, {
+          description:
+            '`full` (the default): the diagnosis block per service. `findings`: the compact view per service — the ranked findings with their SQL, the operations flagged anomalous, coverage and events, and for every other part how many entries were left out and the SQL or call that fetches them.',
+          default: 'full',
+        }),
+      ),
+      max_bytes: opt(
+        Type.Integer({
+          minimum: MIN_MAX_BYTES,
+          maximum: MAX_MAX_BYTES,
+          description: 'With detail `findings`: the most bytes of JSON the answer may take. The lowest-ranked entries are dropped first (anomalous operations, then events, then findings from the lowest score) and counted in each service\'s `omitted`; `budget` says how many went. Not accepted with detail `full`.',
+        }),
+      ),
     },
     { required: [] },
   ),

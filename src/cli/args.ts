@@ -39,6 +39,13 @@ const TIME_OPTIONS: readonly OptionSpec[] = [
 const DIAGNOSE_OPTIONS: readonly OptionSpec[] = [
   { name: 'service', value: 'NAME', repeatable: true, description: 'service to diagnose (1 to 10; repeat the option, or give names as arguments)' },
   ...TIME_OPTIONS,
+  {
+    name: 'detail',
+    value: 'full|findings',
+    description: '`findings`: the compact view per service (findings, anomalous operations, coverage, events, and what was left out with the SQL or call that fetches it); `full`: the whole block',
+    default: 'full',
+  },
+  { name: 'max-bytes', value: 'N', description: 'with --detail findings: the most bytes of JSON the answer may take (the lowest-ranked entries are dropped first)' },
 ];
 
 export const COMMANDS: readonly CommandSpec[] = [
@@ -55,7 +62,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage: 'tds diagnose --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS] [--last DURATION]',
     options: DIAGNOSE_OPTIONS,
     positional: 'service names (same as --service)',
-    details: ['Without timestamps the server uses the last 15 minutes; --from-ts alone ends the window now.'],
+    details: [
+      'Without timestamps the server uses the last 15 minutes; --from-ts alone ends the window now.',
+      'The budget of --max-bytes counts the answer as the server sends it (compact JSON); printed indented, it takes more.',
+    ],
   },
   {
     name: 'investigate',

@@ -125,6 +125,14 @@ async function cmdDiagnose(ctx: Ctx): Promise<number> {
   if (fromRaw !== undefined) body.from_ts = parseTimestampUs('from-ts', fromRaw);
   if (toRaw !== undefined) body.to_ts = parseTimestampUs('to-ts', toRaw);
   if (body.to_ts !== undefined && (body.to_ts as number) <= (body.from_ts as number)) throw new UsageError('--to-ts must be after --from-ts');
+  // The server checks the values and answers with a hint; a budget that is not a number is refused here.
+  const detail = optValue(ctx.args, 'detail');
+  if (detail !== undefined) body.detail = detail as DiagnoseBody['detail'];
+  const maxBytes = optValue(ctx.args, 'max-bytes');
+  if (maxBytes !== undefined) {
+    if (!/^\d+$/.test(maxBytes)) throw new UsageError(`--max-bytes must be a whole number of bytes, got ${JSON.stringify(maxBytes)}`, 'e.g. --detail findings --max-bytes 32768');
+    body.max_bytes = Number(maxBytes);
+  }
   return finish(ctx, await clientOf(ctx).diagnose({ body }));
 }
 

@@ -5,6 +5,8 @@
 // that correlates with no other returned row has incident_id null.
 import { createHash } from 'node:crypto';
 import { BUCKET_US } from '../core/time.js';
+import { ANOMALIES } from '../store/schema.js';
+import { sqlString, sqlTimestamp } from '../store/sql.js';
 
 export interface RankedShift {
   service_name: string;
@@ -17,6 +19,19 @@ export interface RankedShift {
  */
 export const RANK_ORDER_SQL =
   'CASE WHEN after + before > 0 THEN (after - before) / (after + before) ELSE 1 END DESC, abs(after - before) DESC, ts_shift_us DESC';
+
+/**
+ * The rows of GET /v1/anomalies from the `offset`-th on (its row cap aside), in its order, as one statement for
+ * POST /v1/query (bounded by TIMESTAMP literals: `timestamp` is the shift's time). incident_id is
+ * not a column: it is computed over the rows a read returns.
+ */
+export function anomalyPageSql(q: { from: number; to: number; service?: string | undefined }, offset: number): string {
+  const service = q.service === undefined ? '' : ` AND service_name = ${sqlString(q.service)}`;
+  return (
+    `SELECT service_name, operation, signal, kind, direction, before, after, timestamp AS ts_shift, ts_shift_us, detected_at, drill_down_sql FROM ${ANOMALIES.name} ` +
+    `WHERE timestamp >= ${sqlTimestamp(q.from)} AND timestamp <= ${sqlTimestamp(q.to)}${service} ORDER BY ${RANK_ORDER_SQL} OFFSET ${offset}`
+  );
+}
 
 /**
  * Shifts of one service whose buckets are the same or adjacent, chained transitively: per service (in

@@ -2,17 +2,35 @@
 // both paths and the CLI's rules: `services` (1-10) and/or `service` (their union, duplicates
 // removed, still at most 10); no timestamps → the last 15 minutes; `from_ts` alone → until now;
 // `to_ts` alone or `to_ts <= from_ts` → 400; seconds, milliseconds and nanoseconds → 400 with a hint
-// naming the unit the value looks like (the same check as every other `*_ts` input).
+// naming the unit the value looks like (the same check as every other `*_ts` input). `detail` picks
+// the full block (default) or the compact view; `max_bytes` bounds the compact view only.
 import { ApiError, shownValue } from '../core/errors.js';
 import { checkMicros, MAX_MICROS, MIN_MICROS } from '../core/time.js';
 
 export const MAX_SERVICES = 10;
 export const DEFAULT_WINDOW_US = 15 * 60 * 1_000_000;
 
+/** What a diagnose call answers: the full block per service (the default) or the compact view. */
+export const DETAILS = ['full', 'findings'] as const;
+export type Detail = (typeof DETAILS)[number];
+
+/** The smallest byte budget accepted: about one service's compact view with nothing left to drop. */
+export const MIN_MAX_BYTES = 2048;
+/** The largest: ten full blocks' worth (block.ts bounds each at 64 KiB), beyond which a budget means nothing. */
+export const MAX_MAX_BYTES = MAX_SERVICES * 64 * 1024;
+
+/** What is diagnosed. */
 export interface DiagnoseRequest {
   services: string[];
   from: number;
   to: number;
+}
+
+/** A call's whole body: what is diagnosed and how the answer is shown. */
+export interface DiagnoseCall extends DiagnoseRequest {
+  detail: Detail;
+  /** The compact view's byte budget; null for none. */
+  maxBytes: number | null;
 }
 
 /** A `*_ts` value as microseconds, or an INVALID_TIMESTAMP error naming the unit it looks like. */
@@ -49,7 +67,7 @@ function serviceNames(body: Record<string, unknown>): string[] {
 }
 
 /** Parses and checks a diagnose request body (raw JSON bytes). `nowUs` is the server's clock. */
-export function parseDiagnoseRequest(raw: Buffer | string, nowUs: number): DiagnoseRequest {
+export function parseDiagnoseRequest(raw: Buffer | string, nowUs: number): DiagnoseCall {
   let body: unknown;
   try {
     body = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
@@ -67,5 +85,23 @@ export function parseDiagnoseRequest(raw: Buffer | string, nowUs: number): Diagn
   const from = hasFrom ? microsField('from_ts', b['from_ts']) : nowUs - DEFAULT_WINDOW_US;
   const to = hasTo ? microsField('to_ts', b['to_ts']) : nowUs;
   if (to <= from) throw new ApiError('INVALID_WINDOW', `to_ts (${to}) must be greater than from_ts (${from})`, hasTo ? 'swap them, or leave to_ts out to end the window now' : 'from_ts is in the future; leave it out for the last 15 minutes');
-  return { services, from, to };
+  const detail = detailField(b['detail']);
+  return { services, from, to, detail, maxBytes: maxBytesField(b['max_bytes'], detail) };
+}
+
+function detailField(v: unknown): Detail {
+  if (v === undefined || v === null) return 'full';
+  if (typeof v !== 'string' || !(DETAILS as readonly string[]).includes(v)) {
+    throw new ApiError('BAD_REQUEST', `detail must be one of ${DETAILS.join(', ')}, got ${shownValue(v)}`, '"findings" for the compact view (findings, anomalous operations, coverage, events); "full" (the default) for the whole block');
+  }
+  return v as Detail;
+}
+
+function maxBytesField(v: unknown, detail: Detail): number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < MIN_MAX_BYTES || v > MAX_MAX_BYTES) {
+    throw new ApiError('BAD_REQUEST', `max_bytes must be a whole number of bytes from ${MIN_MAX_BYTES} to ${MAX_MAX_BYTES}, got ${shownValue(v)}`, 'e.g. "max_bytes": 32768 for about 8,000 tokens');
+  }
+  if (detail !== 'findings') throw new ApiError('BAD_REQUEST', 'max_bytes bounds the compact view only', 'add "detail": "findings"; the full block is bounded by itself (64 KiB a service)');
+  return v;
 }

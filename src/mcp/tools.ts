@@ -13,6 +13,8 @@ import { anomalyWindow, type ApiClient, type Outcome } from '../client/api.js';
 import type { AlertStatus } from '../detect/alerts.js';
 import { QUERYABLE_TABLES } from '../store/schema.js';
 import { MINUTE_US } from '../core/time.js';
+import { anomalyPageSql } from '../detect/incidents.js';
+import { DIAGNOSE_MAX_BYTES, MAX_TOOL_BYTES, MIN_TOOL_BYTES, ROWS_MAX_BYTES, pageSql, rowsWithin } from './budget.js';
 
 export type ToolAnswer = { ok: true; value: unknown } | { ok: false; error: ErrorBody };
 
@@ -71,6 +73,22 @@ function requiredString(args: Record<string, unknown>, name: string, hint: strin
   return v;
 }
 
+/** The `max_bytes` argument of a row-listing tool. */
+const maxBytesArg = (what: string): Schema => ({
+  type: 'integer',
+  minimum: MIN_TOOL_BYTES,
+  maximum: MAX_TOOL_BYTES,
+  description: `most bytes of JSON the answer may take (default ${ROWS_MAX_BYTES}, about ${Math.round(ROWS_MAX_BYTES / 4).toLocaleString('en')} tokens); ${what} past it are cut, with truncated: true and next_sql, the query tool's statement for the next ones`,
+});
+
+function maxBytes(args: Record<string, unknown>, fallback: number): number {
+  const v = args['max_bytes'] ?? fallback;
+  if (!Number.isInteger(v) || (v as number) < MIN_TOOL_BYTES || (v as number) > MAX_TOOL_BYTES) {
+    throw new ToolInputError(`max_bytes must be a whole number from ${MIN_TOOL_BYTES} to ${MAX_TOOL_BYTES}, got ${JSON.stringify(v)}`, `leave it out for ${fallback}`);
+  }
+  return v as number;
+}
+
 /** `last_minutes` as [from, to] in microseconds; refused beside explicit timestamps. */
 export function lastWindow(args: Record<string, unknown>, nowUs: number): [number, number] | undefined {
   const m = args['last_minutes'];
@@ -104,7 +122,8 @@ const getAnomalies: ToolDef = {
   title: 'What changed: ranked worsening shifts',
   description:
     `Worsening regime shifts found by the scheduled changepoint detection (${andList(signalNames('operation'))} per operation; ${andList(signalNames('service'))} per service), ranked by relative magnitude, grouped by incident_id. ` +
-    'Window: last_minutes, or from_ts/to_ts in microseconds; default the last hour. Each row carries drill_down_sql: run it verbatim with the query tool. `truncated: true` means the row cap cut the list.',
+    'Window: last_minutes, or from_ts/to_ts in microseconds; default the last hour. Each row carries drill_down_sql: run it verbatim with the query tool. ' +
+    `The answer fits max_bytes (default ${ROWS_MAX_BYTES}): \`truncated: true\` means rows were left out (by the budget or the service's row cap), and next_sql fetches the next ones in the same order with the query tool.`,
   inputSchema: {
     type: 'object',
     properties: {
@@ -112,15 +131,21 @@ const getAnomalies: ToolDef = {
       from_ts: param(API.listAnomalies, 'from_ts'),
       to_ts: param(API.listAnomalies, 'to_ts'),
       last_minutes: lastMinutes,
+      max_bytes: maxBytesArg('rows'),
     },
     additionalProperties: false,
   },
   async run(args, api, nowUs) {
     const service = optionalString(args, 'service', 'a service name from list_services');
+    const budget = maxBytes(args, ROWS_MAX_BYTES);
     const last = lastWindow(args, nowUs);
     // The timestamps go as given (the service checks type and units), defaulted like `tds anomalies`.
     const w = last ? { from_ts: last[0], to_ts: last[1] } : anomalyWindow(args['from_ts'], args['to_ts'], nowUs);
-    return answer(await api.listAnomalies({ service, from_ts: w.from_ts as number, to_ts: w.to_ts as number }));
+    const out = await api.listAnomalies({ service, from_ts: w.from_ts as number, to_ts: w.to_ts as number });
+    if (!out.ok) return answer(out);
+    const q = { from: w.from_ts as number, to: w.to_ts as number, service };
+    const value = rowsWithin(out.body.anomalies, budget, out.body.truncated, (anomalies) => ({ anomalies }), (offset) => anomalyPageSql(q, offset));
+    return { ok: true, value };
   },
 };
 
@@ -130,17 +155,32 @@ const diagnose: ToolDef = {
   name: 'diagnose',
   title: 'Why: triage per service',
   description:
-    'A triage block per service (1 to 10): findings ranked most important first, each with the service at fault (often a dependency, not the one asked about), operation, signal, before/after, score and drill_down_sql; ' +
-    'per-operation summaries with is_anomalous and drill_down_sql; bounded span and log samples; log patterns; metrics; profile hot spots; gen_ai statistics; coverage. Caps are reported as *_total fields. ' +
+    'Diagnoses 1 to 10 services. By default (detail: findings) the compact view per service: findings ranked most important first, each with the service at fault (often a dependency, not the one asked about), operation, signal, before/after, score and drill_down_sql; ' +
+    'the operations flagged anomalous with their drill_down_sql; coverage; events; and in `omitted` how many entries of every other part (span and log samples, operation summaries, log patterns, metrics, profiles, gen_ai) were left out, with drill_all_sql for spans and logs and `full_call`, the arguments that give the full block. ' +
+    `The answer fits max_bytes (default ${DIAGNOSE_MAX_BYTES}, about ${Math.round(DIAGNOSE_MAX_BYTES / 4).toLocaleString('en')} tokens): the lowest-ranked entries go first and each service's \`omitted\` counts them; \`budget\` says how many went. ` +
+    'detail: full gives the whole block per service instead (up to 64 KiB each; max_bytes does not apply). ' +
     'Window: last_minutes, or from_ts (and optionally to_ts) in microseconds; default the last 15 minutes. A service that could not be diagnosed is listed in `errors`. ' +
     'Follow a lead by passing its drill_down_sql verbatim to the query tool.',
-  inputSchema: { ...diagnoseRequest, properties: { ...diagnoseRequest.properties, last_minutes: lastMinutes }, additionalProperties: false, type: 'object' },
+  inputSchema: {
+    ...diagnoseRequest,
+    properties: {
+      ...diagnoseRequest.properties,
+      detail: { ...diagnoseRequest.properties['detail'], default: 'findings', description: '`findings` (the default here): the compact view per service; `full`: the whole diagnosis block per service' },
+      max_bytes: { ...diagnoseRequest.properties['max_bytes'], default: DIAGNOSE_MAX_BYTES, description: `with detail findings: the most bytes of JSON the answer may take (default ${DIAGNOSE_MAX_BYTES}); not accepted with detail full` },
+      last_minutes: lastMinutes,
+    },
+    additionalProperties: false,
+    type: 'object',
+  },
   async run(args, api, nowUs) {
     const body: Record<string, unknown> = {};
     // Only the endpoint's own fields go through; the service checks them and answers with a hint.
     for (const k of Object.keys(diagnoseRequest.properties)) if (args[k] !== undefined) body[k] = args[k];
     const last = lastWindow(args, nowUs);
     if (last) [body['from_ts'], body['to_ts']] = last;
+    // An agent's default is the compact view within a budget; the full block is one argument away.
+    body['detail'] ??= 'findings';
+    if (body['detail'] === 'findings') body['max_bytes'] ??= DIAGNOSE_MAX_BYTES;
     return answer(await api.diagnose({ body: body as DiagnoseBody })); // the service checks the fields
   },
 };
@@ -149,16 +189,18 @@ const query: ToolDef = {
   name: 'query',
   title: 'Run one read-only SQL SELECT',
   description:
-    `Runs exactly one DuckDB SELECT over the telemetry and answers {rows, row_count, truncated}. Tables: ${TABLE_NAMES} (bare, lake.<table> or main.<table>; columns in the resource tds://schema/tables); view svc_logs_resolved: svc_logs plus resolved_template_id, to group log records by event after template merges. ` +
+    `Runs exactly one DuckDB SELECT over the telemetry and answers {rows, row_count, truncated, next_sql}. Tables: ${TABLE_NAMES} (bare, lake.<table> or main.<table>; columns in the resource tds://schema/tables); view svc_logs_resolved: svc_logs plus resolved_template_id, to group log records by event after template merges. ` +
     'Rules: no WITH/CTE (write a derived-table subquery: SELECT ... FROM (SELECT ...) AS t); one statement; allowlisted read-only functions only. ' +
     "`timestamp` columns are TIMESTAMP in UTC without time zone: bound every table's timestamp with a literal, e.g. WHERE timestamp >= TIMESTAMP '2025-01-01 00:00:00' AND timestamp < TIMESTAMP '2025-01-01 01:00:00' " +
     '(a bound built from now() is evaluated per row and reads everything). Every drill_down_sql and drill_all_sql from diagnose or get_anomalies already follows these rules: send it verbatim. ' +
-    `The service refuses answers above its row cap (code ROW_CAP: aggregate or add LIMIT); this tool returns at most max_rows of them (default ${DEFAULT_MAX_ROWS}) with truncated: true when it cut.`,
+    `The service refuses answers above its row cap (code ROW_CAP: aggregate or add LIMIT); this tool returns the first rows that fit max_rows (default ${DEFAULT_MAX_ROWS}) and max_bytes (default ${ROWS_MAX_BYTES}); ` +
+    'when it cut, truncated is true and next_sql is the statement for the next rows (stable when the statement orders its rows completely): send it as it stands.',
   inputSchema: {
     type: 'object',
     properties: {
       sql: { type: 'string', description: 'one SELECT statement' },
       max_rows: { type: 'integer', minimum: 1, maximum: MAX_ROWS, description: `most rows to return (default ${DEFAULT_MAX_ROWS})` },
+      max_bytes: maxBytesArg('rows'),
     },
     required: ['sql'],
     additionalProperties: false,
@@ -169,16 +211,18 @@ const query: ToolDef = {
     if (!Number.isInteger(max) || (max as number) < 1 || (max as number) > MAX_ROWS) {
       throw new ToolInputError(`max_rows must be a whole number from 1 to ${MAX_ROWS}, got ${JSON.stringify(max)}`, `leave it out for ${DEFAULT_MAX_ROWS}`);
     }
+    const budget = maxBytes(args, ROWS_MAX_BYTES);
     const out = await api.runQuery({ body: sql });
     if (!out.ok) return answer(out);
-    return { ok: true, value: boundRows(out.body, max as number) };
+    return { ok: true, value: boundRows(sql, out.body, max as number, budget) };
   },
 };
 
-/** The rows of a /v1/query answer, at most `max` of them, saying whether any were left out. */
-export function boundRows(rows: unknown, max: number): { rows: unknown[]; row_count: number; truncated: boolean } {
-  const all = Array.isArray(rows) ? rows : [];
-  return { rows: all.slice(0, max), row_count: all.length, truncated: all.length > max };
+/** The rows of a /v1/query answer: the first ones within `max` rows and `maxBytes`, saying whether any were left out and how to fetch them. */
+export function boundRows(sql: string, rows: unknown, max: number, maxBytes: number) {
+  const all = Array.isArray(rows) ? (rows as unknown[]) : [];
+  const first = all.slice(0, max);
+  return rowsWithin(first, maxBytes, all.length > max, (kept) => ({ rows: kept, row_count: all.length }), (offset) => pageSql(sql, offset));
 }
 
 const getTrace: ToolDef = {

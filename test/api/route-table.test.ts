@@ -55,13 +55,15 @@ describe('the diagnose body', () => {
     service: { service: 5 },
     from_ts: { service: 'a', from_ts: 1_735_689_600 },
     to_ts: { service: 'a', from_ts: NOW - 1, to_ts: 'soon' },
+    detail: { service: 'a', detail: 'compact' },
+    max_bytes: { service: 'a', detail: 'findings', max_bytes: 100 },
   };
   it('has no field the parser does not read', () => {
     const fields = Object.keys((resolved(DiagnoseRequest) as unknown as { properties: object }).properties);
     expect(fields.sort()).toEqual(Object.keys(wrong).sort());
     for (const f of fields) expect(() => parseDiagnoseRequest(JSON.stringify(wrong[f]), NOW), f).toThrow(ApiError);
     expect(() => checkSchema('DiagnoseRequest', { services: ['a'], from_ts: NOW - 1, to_ts: NOW })).not.toThrow();
-    expect(parseDiagnoseRequest(JSON.stringify({ services: ['a'], from_ts: NOW - 1, to_ts: NOW }), NOW)).toEqual({ services: ['a'], from: NOW - 1, to: NOW });
+    expect(parseDiagnoseRequest(JSON.stringify({ services: ['a'], from_ts: NOW - 1, to_ts: NOW }), NOW)).toEqual({ services: ['a'], from: NOW - 1, to: NOW, detail: 'full', maxBytes: null });
   });
 });
 

@@ -15,8 +15,8 @@ const failure = (body: unknown): ApiError => {
 
 describe('diagnose request', () => {
   it('defaults to the last 15 minutes, and from_ts alone ends now', () => {
-    expect(parse({ services: ['a'] })).toEqual({ services: ['a'], from: NOW - DEFAULT_WINDOW_US, to: NOW });
-    expect(parse({ service: 'a', from_ts: NOW - 5_000_000 })).toEqual({ services: ['a'], from: NOW - 5_000_000, to: NOW });
+    expect(parse({ services: ['a'] })).toEqual({ services: ['a'], from: NOW - DEFAULT_WINDOW_US, to: NOW, detail: 'full', maxBytes: null });
+    expect(parse({ service: 'a', from_ts: NOW - 5_000_000 })).toMatchObject({ services: ['a'], from: NOW - 5_000_000, to: NOW });
     expect(parse({ service: 'a', from_ts: NOW - 9, to_ts: NOW - 3 })).toMatchObject({ from: NOW - 9, to: NOW - 3 });
     expect(parse({ service: 'a', from_ts: null, to_ts: null }).to).toBe(NOW);
   });
@@ -66,6 +66,25 @@ describe('diagnose request', () => {
     expect(failure({ service: 'a', from_ts: NOW - 1, to_ts: 1_790_000_000 }).hint).toMatch(/seconds/);
     expect(failure({ service: 'a', from_ts: '1790000000000000' }).code).toBe('INVALID_TIMESTAMP');
     expect(failure({ service: 'a', from_ts: 1.5e15 + 0.5 }).code).toBe('INVALID_TIMESTAMP');
+  });
+
+  it('takes the view and its byte budget: max_bytes only with detail findings, in range, whole', () => {
+    expect(parse({ service: 'a', detail: 'findings' })).toMatchObject({ detail: 'findings', maxBytes: null });
+    expect(parse({ service: 'a', detail: 'findings', max_bytes: 4096 })).toMatchObject({ detail: 'findings', maxBytes: 4096 });
+    expect(parse({ service: 'a', detail: 'full', max_bytes: null })).toMatchObject({ detail: 'full', maxBytes: null });
+    expect(parse({ service: 'a', detail: null })).toMatchObject({ detail: 'full' });
+    for (const detail of ['compact', 'FULL', 5, ['findings'], {}]) {
+      const e = failure({ service: 'a', detail });
+      expect(e.code, JSON.stringify(detail)).toBe('BAD_REQUEST');
+      expect(e.hint).toMatch(/findings/);
+    }
+    for (const max_bytes of [2047, 640 * 1024 + 1, 4096.5, '4096', -1, true, [4096]]) {
+      const e = failure({ service: 'a', detail: 'findings', max_bytes });
+      expect(e.message, JSON.stringify(max_bytes)).toMatch(/max_bytes must be a whole number of bytes from 2048 to 655360/);
+    }
+    const full = failure({ service: 'a', max_bytes: 4096 });
+    expect(full.message).toMatch(/compact view only/);
+    expect(full.hint).toMatch(/"detail": "findings"/);
   });
 
   it('refuses malformed, truncated and hostile bodies with a hint', () => {

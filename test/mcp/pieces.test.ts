@@ -1,9 +1,10 @@
 // The MCP server's pure pieces: loopback address, bearer, Origin check, schemas taken from the API
-// description, the row bound, the window, hostile nesting, the tables resource and the prompt text.
+// description, the row bound and byte budgets, the page SQL, the window, hostile nesting, the tables resource and the prompt text.
 import { describe, expect, it } from 'vitest';
 import { bearer, loopbackUrl, mcpRoute, originAllowed } from '../../src/mcp/route.js';
 import { ApiError } from '../../src/core/errors.js';
 import { boundRows, lastWindow, nestedDeeperThan, plainSchema, TOOLS } from '../../src/mcp/tools.js';
+import { fitRows, pageSql, rowsWithin } from '../../src/mcp/budget.js';
 import { tablesDoc, triageText } from '../../src/mcp/guide.js';
 import { toolResult } from '../../src/mcp/server.js';
 import { API } from '../../src/api/endpoints.js';
@@ -61,10 +62,54 @@ describe('tool definitions', () => {
     expect(plainSchema({ a: { 'x-unit': 'us', type: 'integer' }, b: [{ 'x-k': 1, c: 2 }] })).toEqual({ a: { type: 'integer' }, b: [{ c: 2 }] });
   });
 
-  it('boundRows keeps at most max rows and says when it cut', () => {
-    expect(boundRows([1, 2, 3], 2)).toEqual({ rows: [1, 2], row_count: 3, truncated: true });
-    expect(boundRows([1, 2], 2)).toEqual({ rows: [1, 2], row_count: 2, truncated: false });
-    expect(boundRows({}, 2)).toEqual({ rows: [], row_count: 0, truncated: false });
+  it('boundRows keeps at most max rows and says when it cut, with the statement for the next rows', () => {
+    const big = 1 << 20;
+    expect(boundRows('SELECT 1', [1, 2, 3], 2, big)).toEqual({ rows: [1, 2], row_count: 3, truncated: true, next_sql: pageSql('SELECT 1', 2) });
+    expect(boundRows('SELECT 1', [1, 2], 2, big)).toEqual({ rows: [1, 2], row_count: 2, truncated: false });
+    expect(boundRows('SELECT 1', {}, 2, big)).toEqual({ rows: [], row_count: 0, truncated: false });
+  });
+
+  it('boundRows keeps the first rows that fit the byte budget, and says why when not even one does', () => {
+    const rows = Array.from({ length: 100 }, (_v, i) => ({ i, text: 'x'.repeat(90) }));
+    for (const budget of [2048, 3000, 5000, 9000]) {
+      const out = boundRows('SELECT i FROM t ORDER BY i', rows, 200, budget);
+      expect(Buffer.byteLength(JSON.stringify(out)), String(budget)).toBeLessThanOrEqual(budget);
+      // The most that fit: one row more would not.
+      const more = { ...out, rows: rows.slice(0, out.rows.length + 1), next_sql: pageSql('SELECT i FROM t ORDER BY i', out.rows.length + 1) };
+      expect(Buffer.byteLength(JSON.stringify(more))).toBeGreaterThan(budget);
+      expect(out).toMatchObject({ row_count: 100, truncated: true, next_sql: pageSql('SELECT i FROM t ORDER BY i', out.rows.length) });
+      expect(out.rows).toEqual(rows.slice(0, out.rows.length));
+    }
+    const huge = boundRows('SELECT body FROM svc_logs', [{ body: 'y'.repeat(5000) }], 200, 2048);
+    expect(huge).toMatchObject({ rows: [], row_count: 1, truncated: true });
+    expect(huge.next_sql).toBeUndefined();
+    expect(huge.hint).toMatch(/first row alone takes 5\d{3} bytes.*max_bytes/);
+  });
+
+  it('rowsWithin says truncated when rows were cut before it, and fitRows measures the envelope it is given', () => {
+    const out = rowsWithin([{ a: 1 }], 4096, true, (kept) => ({ anomalies: kept }), (o) => `page ${o}`);
+    expect(out).toEqual({ anomalies: [{ a: 1 }], truncated: true, next_sql: 'page 1' });
+    // An envelope that grows with the rows it keeps is measured whole.
+    const { kept } = fitRows([1, 2, 3, 4], 30, (k) => ({ pad: 'p'.repeat(k * 5), rows: [1, 2, 3, 4].slice(0, k) }));
+    expect(Buffer.byteLength(JSON.stringify({ pad: 'p'.repeat(kept * 5), rows: [1, 2, 3, 4].slice(0, kept) }))).toBeLessThanOrEqual(30);
+    expect(Buffer.byteLength(JSON.stringify({ pad: 'p'.repeat((kept + 1) * 5), rows: [1, 2, 3, 4].slice(0, kept + 1) }))).toBeGreaterThan(30);
+  });
+
+  it('pageSql wraps the statement as a derived table on lines of its own, and pages a page by moving its offset', () => {
+    expect(pageSql('SELECT a FROM t ORDER BY a;  ', 10)).toBe('SELECT * FROM (\nSELECT a FROM t ORDER BY a\n) AS page OFFSET 10');
+    expect(pageSql('SELECT a FROM t -- last line comment', 1)).toBe('SELECT * FROM (\nSELECT a FROM t -- last line comment\n) AS page OFFSET 1');
+    expect(pageSql(pageSql('SELECT a FROM t ORDER BY a', 10), 5)).toBe(pageSql('SELECT a FROM t ORDER BY a', 15));
+  });
+
+  it('the diagnose tool defaults to the compact view within its budget; query and get_anomalies take max_bytes', () => {
+    const diag = tool('diagnose').inputSchema['properties'] as Record<string, any>;
+    expect(diag['detail']).toMatchObject({ enum: ['full', 'findings'], default: 'findings' });
+    expect(diag['max_bytes']).toMatchObject({ type: 'integer', default: 32 * 1024 });
+    expect(tool('diagnose').description).toMatch(/detail: full/);
+    for (const name of ['query', 'get_anomalies']) {
+      expect((tool(name).inputSchema['properties'] as any).max_bytes, name).toMatchObject({ type: 'integer', minimum: 2048 });
+      expect(tool(name).description, name).toMatch(/next_sql/);
+    }
   });
 
   it('lastWindow: N minutes until now, absent without last_minutes, refused beside timestamps or out of range', () => {

@@ -90,11 +90,24 @@ export function mcpSuite(transport: string, ctx: { client: () => Client; traceId
       expectToolError(await call(client, 'get_anomalies', { last_minutes: 60, to_ts: Date.now() * 1000 }), 'BAD_REQUEST', /either last_minutes or the timestamps/);
     });
 
-    it('diagnose: a block per service and errors for an unknown one; no service is refused with the hint', async () => {
+    it('diagnose: the compact view per service within its default budget, the full block on asking, errors for an unknown one; no service is refused with the hint', async () => {
       const ok = await call(client, 'diagnose', { services: [SERVICE, 'no-such-service'], last_minutes: 15 });
       expect(ok.isError).toBe(false);
+      expect(ok.value.detail).toBe('findings');
       expect(ok.value.results[SERVICE].coverage.has_spans).toBe(true);
+      expect(ok.value.results[SERVICE].omitted.full_call).toMatchObject({ detail: 'full', services: [SERVICE] });
+      expect(ok.value.budget).toMatchObject({ max_bytes: 32 * 1024, fits: true });
+      expect(ok.value.budget.bytes).toBe(Buffer.byteLength(JSON.stringify(ok.value)));
       expect(ok.value.errors['no-such-service']).toMatch(/no telemetry/);
+      const { full_call } = ok.value.results[SERVICE].omitted;
+      const full = await call(client, 'diagnose', full_call);
+      expect(full.isError).toBe(false);
+      expect(full.value.detail).toBeUndefined();
+      expect(full.value.results[SERVICE].operation_summaries.length).toBeGreaterThan(0);
+      expect(full.value.results[SERVICE].findings).toEqual(ok.value.results[SERVICE].findings);
+      const small = await call(client, 'diagnose', { service: SERVICE, max_bytes: 2048 });
+      expect(Buffer.byteLength(JSON.stringify(small.value))).toBeLessThanOrEqual(2048);
+      expectToolError(await call(client, 'diagnose', { service: SERVICE, detail: 'full', max_bytes: 4096 }), 'BAD_REQUEST', /detail.*findings/);
       expectToolError(await call(client, 'diagnose', { services: [] }), 'BAD_REQUEST', /services/);
       expectToolError(await call(client, 'diagnose', { service: SERVICE, from_ts: 1_700_000_000_000 }), 'INVALID_TIMESTAMP', /milliseconds/);
     });
@@ -111,9 +124,27 @@ export function mcpSuite(transport: string, ctx: { client: () => Client; traceId
       expect(cut.value.truncated).toBe(true);
       expect(cut.value.row_count).toBeGreaterThan(3);
       expectToolError(await call(client, 'query', { sql: 'WITH t AS (SELECT 1 AS x) SELECT x FROM t' }), 'CTE_NOT_ALLOWED', /derived-table subquery/);
+      expectToolError(await call(client, 'query', { sql: 'SELECT 1', max_bytes: 100 }), 'BAD_REQUEST', /leave it out/);
       expectToolError(await call(client, 'query', { sql: "SELECT * FROM read_csv('/etc/passwd')" }), 'FUNCTION_NOT_ALLOWED');
       expectToolError(await call(client, 'query', {}), 'BAD_REQUEST', /SELECT/);
       expectToolError(await call(client, 'query', { sql: 'SELECT 1', max_rows: 0 }), 'BAD_REQUEST');
+    });
+
+    it('query: a byte budget cuts the rows, and next_sql pages through the rest in order until none is left', async () => {
+      const sql = `SELECT span_id, timestamp, span_name FROM svc_spans WHERE service_name = '${SERVICE}' AND timestamp >= TIMESTAMP '2000-01-01 00:00:00' ORDER BY timestamp, span_id`;
+      const all = await call(client, 'query', { sql, max_rows: 10_000, max_bytes: 256 * 1024 });
+      expect(all.value.truncated).toBe(false);
+      expect(all.value.rows.length).toBeGreaterThan(100);
+      const paged: unknown[] = [];
+      let page = await call(client, 'query', { sql, max_rows: 10_000, max_bytes: 4096 });
+      for (let i = 0; i < 100; i++) {
+        expect(page.isError, JSON.stringify(page.value)).toBe(false);
+        expect(Buffer.byteLength(JSON.stringify(page.value))).toBeLessThanOrEqual(4096);
+        paged.push(...page.value.rows);
+        if (!page.value.truncated) break;
+        page = await call(client, 'query', { sql: page.value.next_sql, max_rows: 10_000, max_bytes: 4096 });
+      }
+      expect(paged).toEqual(all.value.rows);
     });
 
     it('get_trace: the whole trace; a malformed id and an unknown one are tool errors with hints', async () => {
@@ -166,9 +197,9 @@ export function mcpSuite(transport: string, ctx: { client: () => Client; traceId
       expect(rows.isError, JSON.stringify(rows.value)).toBe(false);
       expect(rows.value.rows.length).toBeGreaterThan(0);
       for (const r of rows.value.rows) expect(r).toMatchObject({ service_name: SERVICE, operation: 'GET /cart', error_type: 'CartStoreTimeout' });
-      const summary = block.operation_summaries.find((o: any) => o.operation === 'GET /cart');
-      const ops = await call(client, 'query', { sql: summary.drill_down_sql });
-      expect(ops.value.rows.length).toBe(Math.min(summary.count, 200));
+      const flagged = block.anomalous_operations.find((o: any) => o.operation === 'GET /cart');
+      const ops = await call(client, 'query', { sql: flagged.drill_down_sql, max_bytes: 256 * 1024 });
+      expect(ops.value.rows.length).toBe(Math.min(flagged.count, 200));
     });
   });
 }

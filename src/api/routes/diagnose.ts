@@ -6,6 +6,7 @@ import { ok } from '../http.js';
 import { API } from '../endpoints.js';
 import { diagnose, parseDiagnoseRequest, type DiagnoseRequest } from '../../diagnose/index.js';
 import type { DiagnoseResponse } from '../../diagnose/block-schema.js';
+import { compactResponse } from '../../diagnose/compact.js';
 import { busyMessage, createAdmission, type Admission, type AdmissionOptions, type AdmissionStatus, type Busy } from '../../diagnose/admission.js';
 import { route, tenantOf, type RouteSpec } from '../route.js';
 
@@ -84,9 +85,11 @@ function diagnoseRoute(endpoint: typeof API.diagnose | typeof API.investigate, o
       const answer = await opts.admissions.of(t.tenant).run(diagnoseKey(request), () => diagnose(deps, request));
       const ms = Date.now() - arrived;
       if (timings?.size && ms >= opts.logSlowMs) opts.log(slowDiagnosis(t.tenant, request.services, ms, timings));
-      if (answer.busy === null) return ok(endpoint, answer.value);
+      // The view is applied to the answer as diagnosed, so identical calls share one run whatever view each asks for.
+      const shown = (r: DiagnoseResponse) => (request.detail === 'findings' ? compactResponse(r, request.maxBytes) : r);
+      if (answer.busy === null) return ok(endpoint, shown(answer.value));
       logBusy(t.tenant, answer.busy);
-      return ok(endpoint, busyResponse(request.services, answer.busy), { 'retry-after': String(answer.busy.retryAfterS) });
+      return ok(endpoint, shown(busyResponse(request.services, answer.busy)), { 'retry-after': String(answer.busy.retryAfterS) });
     },
     { maxBody: 64 * 1024 },
   );
