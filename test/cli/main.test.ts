@@ -168,6 +168,17 @@ describe('diagnose and investigate', () => {
     routes['POST /v1/diagnose'] = (_req, res) => json(res, 400, { error: { code: 'INVALID_TIMESTAMP', message: 'not microseconds', hint: 'use 16 digits' } });
     expectError(await tds(['diagnose', 'x']), 'INVALID_TIMESTAMP', 1);
   });
+
+  it('--detail and --max-bytes go in the body as given; a budget that is not a number is a usage error', async () => {
+    routes['POST /v1/diagnose'] = (_req, res) => json(res, 200, { results: {}, errors: {} });
+    expect((await tds(['diagnose', 'x', '--detail', 'findings', '--max-bytes', '4096'])).code).toBe(0);
+    expect(JSON.parse(seen[0]!.body)).toEqual({ services: ['x'], detail: 'findings', max_bytes: 4096 });
+    // The server checks the values: an unknown view goes as given.
+    expect((await tds(['diagnose', 'x', '--detail', 'compact'])).code).toBe(0);
+    expect(JSON.parse(seen[1]!.body)).toEqual({ services: ['x'], detail: 'compact' });
+    for (const bad of ['4k', '-1', '1.5', '']) expectError(await tds(['diagnose', 'x', '--max-bytes', bad]), 'USAGE', 2);
+    expect(seen).toHaveLength(2);
+  });
 });
 
 describe('query', () => {

@@ -7,6 +7,9 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { rng } from '../../bench/lib/rng.js';
 import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
+import { TOOLS, callTool } from '../../src/mcp/tools.js';
+import { apiClient, httpTransport } from '../../src/client/api.js';
+import { anomalyPageSql } from '../../src/detect/incidents.js';
 
 const B = 300_000_000; // 5 minutes in µs
 const BUCKETS = 24;
@@ -135,6 +138,44 @@ describe('detection end to end', () => {
       const rows = (await res.json()) as unknown[];
       expect(rows.length).toBeGreaterThan(0);
     }
+  });
+
+  it('the rows from any offset on come, in the same order, from the page statement over /v1/query', async () => {
+    expect(anomalies.length).toBeGreaterThanOrEqual(3);
+    for (const [q, list] of [
+      [{ from: firstBucket * B, to: nowUs }, anomalies],
+      [{ from: firstBucket * B, to: nowUs, service: 'nobody' }, []],
+    ] as const) {
+      const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: anomalyPageSql(q, 1) });
+      expect(res.status).toBe(200);
+      const rows = (await res.json()) as Record<string, unknown>[];
+      expect(rows.map((r) => [r['service_name'], r['operation'], r['signal'], r['ts_shift_us'], r['drill_down_sql']])).toEqual(
+        list.slice(1).map((a) => [a.service_name, a.operation, a.signal, a.ts_shift_us, a.drill_down_sql]),
+      );
+    }
+  });
+
+  it('the MCP get_anomalies tool answers within its byte budget, and next_sql pages through the rest with the query tool', async () => {
+    const api = apiClient(httpTransport({ baseUrl: srv.api, timeoutMs: 10_000 }));
+    const tool = (name: string) => TOOLS.find((t) => t.name === name)!;
+    const budget = 2048;
+    const first = await callTool(tool('get_anomalies'), { from_ts: firstBucket * B, to_ts: nowUs, max_bytes: budget }, api, nowUs);
+    if (!first.ok) throw new Error(JSON.stringify(first.error));
+    const page = first.value as { anomalies: Anomaly[]; truncated: boolean; next_sql: string };
+    expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThanOrEqual(budget);
+    expect(page.truncated).toBe(true);
+    expect(page.anomalies).toEqual(anomalies.slice(0, page.anomalies.length));
+    const seen = page.anomalies.map((a) => a.drill_down_sql);
+    let sql = page.next_sql;
+    for (let i = 0; sql && i < 50; i++) {
+      const next = await callTool(tool('query'), { sql, max_bytes: budget }, api, nowUs);
+      if (!next.ok) throw new Error(JSON.stringify(next.error));
+      const v = next.value as { rows: { drill_down_sql: string }[]; next_sql?: string };
+      expect(Buffer.byteLength(JSON.stringify(v))).toBeLessThanOrEqual(budget);
+      seen.push(...v.rows.map((r) => r.drill_down_sql));
+      sql = v.next_sql!;
+    }
+    expect(seen).toEqual(anomalies.map((a) => a.drill_down_sql));
   });
 
   it('a later pass writes no duplicate', async () => {
