@@ -100,7 +100,7 @@ function detailField(v: unknown): Detail {
 function maxBytesField(v: unknown, detail: Detail): number | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < MIN_MAX_BYTES || v > MAX_MAX_BYTES) {
-    throw new ApiError('BAD_REQUEST', `max_bytes must be a whole number of bytes from ${MIN_MAX_BYTES} to ${MAX_MAX_BYTES}, got ${shownValue(v)}`, 'e.g. "detail": "findings", "max_bytes": 32768 (about 8,000 tokens)');
+    throw new ApiError('BAD_REQUEST', `max_bytes must be a whole number of bytes from ${MIN_MAX_BYTES} to ${MAX_MAX_BYTES}, got ${shownValue(v)}`, 'e.g. "detail": "findings", "max_bytes": 32768 (about 10,000 tokens)');
   }
   if (detail !== 'findings') throw new ApiError('BAD_REQUEST', 'max_bytes bounds the compact view only', 'add "detail": "findings"; the full block is bounded by itself (64 KiB a service)');
   return v;

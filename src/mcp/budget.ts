@@ -4,13 +4,19 @@
 // The budgets count UTF-8 bytes of the answer's JSON, which is the tool result's text.
 import { jsonBytes } from '../diagnose/compact.js';
 
-/** The default budget of `diagnose` (the compact view): about 8,000 tokens, under the 10,000 at which Claude Code warns of a large tool result. */
+/** Bytes of answer JSON a token: o200k_base counted 3.0–3.4 on the diagnosis answers of bench:answers (bench:diagnose's store and a recorded fault); the lower end, so the estimate does not flatter. */
+const BYTES_PER_TOKEN = 3;
+
+/** About how many tokens `bytes` of answer JSON take, rounded to hundreds, for the tools' descriptions. */
+export const approxTokens = (bytes: number): string => (Math.round(bytes / BYTES_PER_TOKEN / 100) * 100).toLocaleString('en');
+
+/** The default budget of `diagnose` (the compact view): about 11,000 tokens, under half of the 25,000 at which Claude Code cuts a tool result by default. */
 export const DIAGNOSE_MAX_BYTES = 32 * 1024;
 /** The default budget of `query` and `get_anomalies`: rows are for reading a few at a time. */
 export const ROWS_MAX_BYTES = 16 * 1024;
 /** The smallest budget a tool accepts: a row list's envelope and a page's SQL fit many times over. */
 export const MIN_TOOL_BYTES = 2048;
-/** The largest: Claude Code keeps a result of up to 50,000 characters in the conversation, and other clients' limits are lower. */
+/** The largest: about 87,000 tokens, past which a row list belongs in a file rather than a context. */
 export const MAX_TOOL_BYTES = 256 * 1024;
 
 /**

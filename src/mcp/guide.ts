@@ -44,8 +44,9 @@ export function triageText(service: string | undefined, lastMinutes: string | un
     `1. Call list_services to see the exact service names${service ? ` and check "${service}" is among them` : ''}. ` +
       `${service ? '' : `Then call get_anomalies with last_minutes ${Math.max(minutes, 60)} to see which services shifted for the worse; pick the highest-ranked service. `}`,
     `2. Call diagnose with services [${service ? JSON.stringify(service) : '"<that service>"'}] and last_minutes ${minutes}. Read findings in order: the first is the most likely cause, ` +
-      'and its `service` may be a dependency rather than the service you asked about. Note before/after and score. Check coverage for signals that are missing.',
-    '3. For the top findings (and any operation_summaries entry with is_anomalous true), call query with its drill_down_sql exactly as given. ' +
+      'and its `service` may be a dependency rather than the service you asked about. Note before/after and score. Check coverage for signals that are missing. ' +
+      'The answer is the compact view: `omitted` says what was left out, with the SQL (spans, logs) or the diagnose arguments (`full_call`) that fetch it.',
+    '3. For the top findings (and any anomalous_operations entry), call query with its drill_down_sql exactly as given; when its answer is truncated, next_sql gives the next rows. ' +
       'The rows are the evidence: error types, status messages, slow spans, log lines. Do not rewrite the SQL unless you need a narrower view; if you write your own, ' +
       "bound `timestamp` with TIMESTAMP '...' literals and do not use WITH (the resource tds://schema/tables lists the columns).",
     '4. When a finding or a row names a trace (exemplar_error_trace_id, trace_id), call get_trace to see where the time went and which span failed first.',

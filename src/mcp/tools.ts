@@ -14,7 +14,7 @@ import type { AlertStatus } from '../detect/alerts.js';
 import { QUERYABLE_TABLES } from '../store/schema.js';
 import { MINUTE_US } from '../core/time.js';
 import { anomalyPageSql } from '../detect/incidents.js';
-import { DIAGNOSE_MAX_BYTES, MAX_TOOL_BYTES, MIN_TOOL_BYTES, ROWS_MAX_BYTES, pageSql, rowsWithin } from './budget.js';
+import { DIAGNOSE_MAX_BYTES, MAX_TOOL_BYTES, MIN_TOOL_BYTES, ROWS_MAX_BYTES, approxTokens, pageSql, rowsWithin } from './budget.js';
 
 export type ToolAnswer = { ok: true; value: unknown } | { ok: false; error: ErrorBody };
 
@@ -78,7 +78,7 @@ const maxBytesArg = (what: string): Schema => ({
   type: 'integer',
   minimum: MIN_TOOL_BYTES,
   maximum: MAX_TOOL_BYTES,
-  description: `most bytes of JSON the answer may take (default ${ROWS_MAX_BYTES}, about ${Math.round(ROWS_MAX_BYTES / 4).toLocaleString('en')} tokens); ${what} past it are cut, with truncated: true and next_sql, the query tool's statement for the next ones`,
+  description: `most bytes of JSON the answer may take (default ${ROWS_MAX_BYTES}, about ${approxTokens(ROWS_MAX_BYTES)} tokens); ${what} past it are cut, with truncated: true and next_sql, the query tool's statement for the next ones`,
 });
 
 function maxBytes(args: Record<string, unknown>, fallback: number): number {
@@ -157,7 +157,7 @@ const diagnose: ToolDef = {
   description:
     'Diagnoses 1 to 10 services. By default (detail: findings) the compact view per service: findings ranked most important first, each with the service at fault (often a dependency, not the one asked about), operation, signal, before/after, score and drill_down_sql; ' +
     'the operations flagged anomalous with their drill_down_sql; coverage; events; and in `omitted` how many entries of every other part (span and log samples, operation summaries, log patterns, metrics, profiles, gen_ai) were left out, with drill_all_sql for spans and logs and `full_call`, the arguments that give the full block. ' +
-    `The answer fits max_bytes (default ${DIAGNOSE_MAX_BYTES}, about ${Math.round(DIAGNOSE_MAX_BYTES / 4).toLocaleString('en')} tokens): the lowest-ranked entries go first and each service's \`omitted\` counts them; \`budget\` says how many went. ` +
+    `The answer fits max_bytes (default ${DIAGNOSE_MAX_BYTES}, about ${approxTokens(DIAGNOSE_MAX_BYTES)} tokens): the lowest-ranked entries go first and each service's \`omitted\` counts them; \`budget\` says how many went. ` +
     'detail: full gives the whole block per service instead (up to 64 KiB each; max_bytes does not apply). ' +
     'Window: last_minutes, or from_ts (and optionally to_ts) in microseconds; default the last 15 minutes. A service that could not be diagnosed is listed in `errors`. ' +
     'Follow a lead by passing its drill_down_sql verbatim to the query tool.',
