@@ -20,6 +20,7 @@ import { countTokens } from 'gpt-tokenizer';
 import { buildOrReuse, defaultStoreDir, WINDOW_US } from './lib/diagnose-store.js';
 import { detectionDone, serveStore } from './lib/diagnose-server.js';
 import { serverEnv, type ChildServer } from './lib/server.js';
+import { missingFromCompact } from './lib/compact-check.js';
 import { readNezha } from './recorded/nezha.js';
 import { loadSplit, serveLoaded, spansIn } from './recorded/replay.js';
 import { AFTER_US, windowOf } from './recorded/ask.js';
@@ -49,33 +50,6 @@ async function post(api: string, body: unknown): Promise<{ text: string; value: 
 
 const sized = (label: string, text: string, target?: string): Sized => ({ label, bytes: Buffer.byteLength(text), tokens: countTokens(text), ...(target ? { target } : {}) });
 
-/** Every SQL string of a full block that its compact view must carry. */
-function leads(block: any): string[] {
-  const out: string[] = [];
-  const walk = (v: unknown) => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (/_sql$/.test(k) && typeof x === 'string' ? out.push(x) : walk(x));
-  };
-  walk([block.findings, block.operation_summaries.filter((o: any) => o.is_anomalous), block.spans.drill_all_sql, block.logs.drill_all_sql]);
-  return out;
-}
-
-/** What the compact answer misses of the full one: findings not carried as they are, leads whose SQL is absent. */
-function missing(full: any, compact: any): string[] {
-  const out: string[] = [];
-  for (const [s, block] of Object.entries<any>(full.results)) {
-    const c = compact.results[s];
-    if (!c) {
-      out.push(`${s}: no compact view`);
-      continue;
-    }
-    if (JSON.stringify(c.findings) !== JSON.stringify(block.findings)) out.push(`${s}: findings differ`);
-    const text = JSON.stringify(c);
-    for (const sql of leads(block)) if (!text.includes(JSON.stringify(sql))) out.push(`${s}: lead missing: ${sql.slice(0, 80)}…`);
-  }
-  return out;
-}
-
 const findingsOf = (answer: any) => Object.values<any>(answer.results).reduce((n, b) => n + b.findings.length, 0);
 
 /** The answers for `services` over `window`: full, compact, and the MCP diagnose tool's default. */
@@ -86,12 +60,12 @@ async function measure(srv: ChildServer, name: string, services: string[], windo
   const tool = await callTool(TOOLS.find((t) => t.name === 'diagnose')!, { services, ...window }, api, Date.now() * 1000);
   if (!tool.ok) throw new Error(`the MCP diagnose tool: ${JSON.stringify(tool.error)}`);
   const toolText = JSON.stringify(tool.value);
-  const gaps = missing(full.value, compact.value);
+  const gaps = missingFromCompact(full.value, compact.value);
   const cBytes = Buffer.byteLength(compact.text);
   const n = `${services.length} service${services.length > 1 ? 's' : ''}`;
   const kept = findingsOf(tool.value as any);
   const all = findingsOf(compact.value);
-  const carried = gaps.length ? `MISSING ${gaps.length}: ${gaps.slice(0, 3).join('; ')}` : `every finding (${all}) and lead present`;
+  const carried = gaps.length ? `MISSING ${gaps.length}: ${gaps.slice(0, 3).map((g) => g.slice(0, 100)).join('; ')}` : `every finding (${all}) and lead present`;
   return [
     sized(`${name}, ${n}: full`, full.text),
     sized(`${name}, ${n}: compact`, compact.text, `${target ? `<= ${target / KiB} KiB ${cBytes <= target ? 'met' : 'NOT met'}; ` : ''}${carried}`),

@@ -74,12 +74,12 @@ function requiredString(args: Record<string, unknown>, name: string, hint: strin
 }
 
 /** The `max_bytes` argument of a row-listing tool. */
-const maxBytesArg = (what: string): Schema => ({
+const rowsMaxBytes: Schema = {
   type: 'integer',
   minimum: MIN_TOOL_BYTES,
   maximum: MAX_TOOL_BYTES,
-  description: `most bytes of JSON the answer may take (default ${ROWS_MAX_BYTES}, about ${approxTokens(ROWS_MAX_BYTES)} tokens); ${what} past it are cut, with truncated: true and next_sql, the query tool's statement for the next ones`,
-});
+  description: `most bytes of JSON the answer may take (default ${ROWS_MAX_BYTES}, about ${approxTokens(ROWS_MAX_BYTES)} tokens); rows past it are cut, with truncated: true and next_sql, the query tool's statement for the next ones`,
+};
 
 function maxBytes(args: Record<string, unknown>, fallback: number): number {
   const v = args['max_bytes'] ?? fallback;
@@ -131,7 +131,7 @@ const getAnomalies: ToolDef = {
       from_ts: param(API.listAnomalies, 'from_ts'),
       to_ts: param(API.listAnomalies, 'to_ts'),
       last_minutes: lastMinutes,
-      max_bytes: maxBytesArg('rows'),
+      max_bytes: rowsMaxBytes,
     },
     additionalProperties: false,
   },
@@ -200,7 +200,7 @@ const query: ToolDef = {
     properties: {
       sql: { type: 'string', description: 'one SELECT statement' },
       max_rows: { type: 'integer', minimum: 1, maximum: MAX_ROWS, description: `most rows to return (default ${DEFAULT_MAX_ROWS})` },
-      max_bytes: maxBytesArg('rows'),
+      max_bytes: rowsMaxBytes,
     },
     required: ['sql'],
     additionalProperties: false,
