@@ -2,6 +2,7 @@
 // anomalous operation of the full block is carried; what is left out is counted with the SQL or call
 // that fetches it; a budget drops the lowest-ranked entries first, says so, and is met to the byte.
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { compactBlock, compactResponse, jsonBytes } from '../../src/diagnose/compact.js';
 import type { DiagnoseResponse, DiagnosisBlock, Finding } from '../../src/diagnose/block-schema.js';
 import type { CompactDiagnoseResponse } from '../../src/diagnose/compact-schema.js';
@@ -240,6 +241,33 @@ describe('the compact answer', () => {
     expect(Object.values(none.results).map((b) => b.findings.length)).toEqual([0, 0, 0]);
     expect(none.budget).toMatchObject({ max_bytes: 2048, fits: false, dropped: 27 });
     expect(none.budget.bytes).toBe(jsonBytes(none));
+  });
+
+  it('any answer, any budget: its own size to the byte, within the budget or with nothing left to drop', () => {
+    const service = fc.record({
+      scores: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 }),
+      text: fc.string({ unit: 'grapheme', maxLength: 300 }),
+      anomalous: fc.nat(6),
+      operations: fc.nat(4),
+      events: fc.nat(5),
+    });
+    fc.assert(
+      fc.property(fc.array(service, { minLength: 1, maxLength: 10 }), fc.integer({ min: 2048, max: 40_000 }), (specs, budget) => {
+        const blocks = specs.map((sp, k) =>
+          block(`svc-${k}`, {
+            findings: [...sp.scores].sort((x, y) => y - x).map((sc, i) => ({ ...finding(`svc-${k}`, i, sc), summary: sp.text })),
+            anomalous: sp.anomalous,
+            operations: sp.anomalous + sp.operations,
+            events: sp.events,
+          }),
+        );
+        const a = compactResponse(answerOf(...blocks), budget);
+        expect(a.budget.bytes).toBe(jsonBytes(a));
+        if (a.budget.fits) expect(a.budget.bytes).toBeLessThanOrEqual(budget);
+        else for (const v of Object.values(a.results)) expect(v.findings.length + v.anomalous_operations.length + v.events.length).toBe(0);
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('a busy answer (every service in errors) stays one', () => {

@@ -37,7 +37,7 @@ describe('diagnose request', () => {
   it('a deeply nested value in any field is a 400 naming its kind, not a stack overflow', () => {
     // Found by fuzzing: the message's JSON.stringify of a 20,000-deep array overflowed the stack (a 500).
     const deep = '['.repeat(20_000) + ']'.repeat(20_000);
-    for (const body of [`{"service":${deep}}`, `{"services":[${deep}]}`, `{"service":"a","from_ts":${deep}}`]) {
+    for (const body of [`{"service":${deep}}`, `{"services":[${deep}]}`, `{"service":"a","from_ts":${deep}}`, `{"service":"a","detail":${deep}}`, `{"service":"a","detail":"findings","max_bytes":${deep}}`]) {
       const e = failure(body);
       expect(e).toBeInstanceOf(ApiError);
       expect(e.status).toBe(400);

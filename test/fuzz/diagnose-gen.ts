@@ -1,5 +1,6 @@
 // Valid POST /v1/diagnose bodies around a given "now": services (some over the limit of 10, some
-// named like Object.prototype's keys) and windows in microseconds, and in the wrong units.
+// named like Object.prototype's keys), windows in microseconds, and in the wrong units, and the view
+// with its byte budget (in range and not).
 import fc from 'fast-check';
 
 export function diagnoseBody(nowUs: number): fc.Arbitrary<Record<string, unknown>> {
@@ -10,6 +11,8 @@ export function diagnoseBody(nowUs: number): fc.Arbitrary<Record<string, unknown
       service: fc.string({ minLength: 1, maxLength: 10 }),
       from_ts: micros,
       to_ts: micros,
+      detail: fc.constantFrom('full', 'findings', 'compact', ''),
+      max_bytes: fc.oneof(fc.integer({ min: 2048, max: 655_360 }), fc.constantFrom(0, 2047, 655_361, 4096.5, -1)),
     },
     { requiredKeys: [] },
   );
