@@ -11,7 +11,7 @@ import { memoryBudget } from './core/budget.js';
 import { loadUws, mountRoutes, type Server as HttpServer } from './api/http.js';
 import { otlpHttpRoutes } from './receivers/otlp-http.js';
 import { profileRoutes } from './receivers/profiles-http.js';
-import { bindGrpc, createOtlpGrpcServer, refuseAtHeaders } from './receivers/otlp-grpc.js';
+import { admitAtMessage, bindGrpc, createOtlpGrpcServer } from './receivers/otlp-grpc.js';
 import { healthRoute } from './api/routes/health.js';
 import { servicesRoute } from './api/routes/services.js';
 import { traceRoute } from './api/routes/traces.js';
@@ -130,7 +130,6 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       max_ack_wait_ms: config.maxAckWaitMs,
       estimated_ack_wait_ms: latency.estimatedWaitMs(),
       refused_for_wait: latency.refused(),
-      arriving_exports: latency.arriving(),
       max_body_bytes: config.maxBodyBytes,
       workers: config.workers,
       queued_tasks: pool.queueSize,
@@ -208,7 +207,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
         });
       });
     const grpcServer: grpc.Server = createOtlpGrpcServer(ctx);
-    const otlpGrpc = await bindGrpc(grpcServer, config.host, config.otlpGrpcPort, refuseAtHeaders(ctx));
+    const otlpGrpc = await bindGrpc(grpcServer, config.host, config.otlpGrpcPort, admitAtMessage(ctx));
     stops.push(() => new Promise<void>((r) => grpcServer.tryShutdown(() => r())));
     const otlpHttp = await listen('otlpHttp', otlpHttpRoutes(ctx), config.otlpHttpPort);
     const api = await listen('api', apiRoutes, config.apiPort);

@@ -115,7 +115,12 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
     let aborted = false;
-    res.onAborted(() => (aborted = true));
+    let admitted: { arrived(): void; release(): void } | void = undefined;
+    let bodyArrived = false;
+    res.onAborted(() => {
+      aborted = true;
+      if (!bodyArrived) admitted?.release(); // the sender went away mid-body: nothing will answer it
+    });
     inflight++;
     const finish = (reply: Reply) => {
       inflight--;
@@ -154,7 +159,6 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
     const failed = (err: unknown) => finish(spec.errorReply ? spec.errorReply(err, headers) : errorReply(err));
     const limit = spec.maxBody ?? 1024 * 1024;
     const declared = Number(headers['content-length'] ?? 0);
-    let release: (() => void) | void = undefined;
     let tenant: string | null;
     // Several instances: a tenant's request is served where its store is (tenancy/placement.ts).
     const forwardedBy = headers[FORWARD_HEADER];
@@ -163,12 +167,14 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       tenant = gate.admit(routeAccess(spec), headers['authorization'], forwardedBy === undefined ? undefined : { header: forwardedBy, method, path });
       if (declared > limit) throw new ApiError('TOO_LARGE', `body of ${declared} bytes exceeds the limit of ${limit} bytes`, 'send smaller batches');
       if (tenant !== null) where = gate.place(tenant, forwardedBy !== undefined);
-      if (isHere(where)) release = spec.admit?.(declared, tenant);
+      if (isHere(where)) admitted = spec.admit?.(declared, tenant);
     } catch (err) {
       return failed(err);
     }
     const routeParams = params;
     const serve = (body: Buffer) => {
+      bodyArrived = true;
+      admitted?.arrived();
       const request: Request = { method, path, query, headers, params: routeParams, body };
       Promise.resolve()
         .then(() => {
@@ -180,7 +186,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
           });
         })
         .then(finish, failed)
-        .finally(() => release?.());
+        .finally(() => admitted?.release());
     };
     if (!isHere(where)) {
       const owner = tenant!;
@@ -188,7 +194,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
         limit,
         local(body) {
           try {
-            release = spec.admit?.(body.length, owner);
+            admitted = spec.admit?.(body.length, owner);
           } catch (err) {
             return failed(err);
           }
@@ -219,7 +225,8 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       }
       if (!isLast) return;
       if (tooLarge) {
-        release?.();
+        bodyArrived = true;
+        admitted?.release();
         return failed(new ApiError('TOO_LARGE', `body exceeds the limit of ${limit} bytes`, 'send smaller batches'));
       }
       // Shorter than declared (or grown past its end): only the bytes received, still owning their buffer.

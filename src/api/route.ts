@@ -41,8 +41,11 @@ export interface RouteSpec {
   maxBody?: number;
   /** Who may call it when it has no doc (OTLP/HTTP); absent = the doc's, else `tenant`. */
   access?: Access;
-  /** Called before the body is read with its declared length and the caller's tenant; may throw an ApiError (e.g. 429). */
-  admit?(declaredBytes: number, tenant: string | null): (() => void) | void;
+  /**
+   * Called before the body is read with its declared length and the caller's tenant; may throw an
+   * ApiError (e.g. 429). What it admits is told when the body has arrived, and released once answered.
+   */
+  admit?(declaredBytes: number, tenant: string | null): { arrived(): void; release(): void } | void;
   /**
    * The answer for an error once the route is matched, for a protocol with its own error shape
    * (JSON-RPC at /mcp, google.rpc.Status on the OTLP/HTTP port), given the request's headers. Default: the error body.

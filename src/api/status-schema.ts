@@ -59,7 +59,6 @@ export const StatusSchema = obj(
         max_ack_wait_ms: num(),
         estimated_ack_wait_ms: num(),
         refused_for_wait: int(),
-        arriving_exports: int(),
         max_body_bytes: int(),
         workers: int(),
         queued_tasks: int(),

@@ -13,8 +13,6 @@ import { ApiError } from '../core/errors.js';
 export interface Admission {
   /** Reserves `bytes` or throws RATE_LIMITED / STORAGE_FULL; the returned function releases them. */
   admit(bytes: number): () => void;
-  /** The refusal even the smallest request would get now (disk, bytes in flight), or null; reserves nothing. */
-  refusesAny(): ApiError | null;
   /** A write failed for want of space: refuse ingest until the next measurement says otherwise. */
   diskFull(): void;
   inflightBytes(): number;
@@ -25,7 +23,7 @@ export interface Admission {
 
 /** The one STORAGE_FULL answer of the instance's disk (the tenant's stored-bytes limit has its own). */
 export function storageFullError(message: string): ApiError {
-  return new ApiError('STORAGE_FULL', message, 'free disk space in the data directory (or lower SVC_RETENTION_HOURS); ingest resumes by itself once there is room', 60);
+  return ApiError.refusal('STORAGE_FULL', message, 'free disk space in the data directory (or lower SVC_RETENTION_HOURS); ingest resumes by itself once there is room', 60);
 }
 
 function measure(s: { bavail: number | bigint; bsize: number | bigint }): number {
@@ -59,7 +57,7 @@ export function createAdmission(opts: { maxInflightBytes: number; dataDir: strin
     }
     // A single request larger than the whole budget is still admitted when nothing else is in flight.
     if (inflight > 0 && inflight + bytes > opts.maxInflightBytes) {
-      return new ApiError('RATE_LIMITED', `ingest is busy: ${inflight} bytes waiting to be committed`, 'retry after the delay in Retry-After', 1);
+      return ApiError.refusal('RATE_LIMITED', `ingest is busy: ${inflight} bytes waiting to be committed`, 'retry after the delay in Retry-After', 1);
     }
     return null;
   };
@@ -79,7 +77,6 @@ export function createAdmission(opts: { maxInflightBytes: number; dataDir: strin
         inflight -= n;
       };
     },
-    refusesAny: () => refusal(1),
     diskFull() {
       full = true;
     },

@@ -1,7 +1,7 @@
 // One ingest step shared by every receiver: admit, decode in the pool, commit, report counts.
 import type { Pool } from '../compute/pool.js';
 import { storageFullError, type Admission } from './admission.js';
-import type { LatencyAdmission } from './latency-admission.js';
+import type { LatencyAdmission, Waiting } from './latency-admission.js';
 import type { Gate } from '../tenancy/gate.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';
 import type { IngestFailure, IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
@@ -23,24 +23,38 @@ export interface IngestContext {
   ingested(tenant: string): void;
 }
 
+/** Ingest admitted: told when its body has arrived (the acknowledgement-wait estimate counts processing from then), and released once answered. */
+export interface Admitted {
+  arrived(): void;
+  release(): void;
+}
+
 /**
- * Admits `bytes` of ingest for `tenant`: its own limits first (507, 429), then the instance's (disk
- * 507, bytes 429), then the estimated wait for the acknowledgement (429); returns the release.
+ * Admits `bytes` of ingest for `tenant`: its own limits first (507, 429), then the instance's
+ * (admitInstance).
  */
-export function admitIngest(ctx: IngestContext, tenant: string | null, bytes: number): () => void {
+export function admitIngest(ctx: IngestContext, tenant: string | null, bytes: number): Admitted {
   if (tenant === null) throw new Error('ingest reached admission without a tenant');
   ctx.gate.admitIngest(tenant, bytes);
+  return admitInstance(ctx, bytes);
+}
+
+/** Admits `bytes` of ingest on the instance: disk (507), bytes in flight (429), then the estimated wait for the acknowledgement (429). */
+export function admitInstance(ctx: IngestContext, bytes: number): Admitted {
   const releaseBytes = ctx.admission.admit(bytes);
-  let answered: () => void;
+  let waited: Waiting;
   try {
-    answered = ctx.latency.admit(bytes);
+    waited = ctx.latency.admit(bytes);
   } catch (err) {
     releaseBytes();
     throw err;
   }
-  return () => {
-    answered();
-    releaseBytes();
+  return {
+    arrived: () => waited.arrived(),
+    release() {
+      waited.answered();
+      releaseBytes();
+    },
   };
 }
 

@@ -3,9 +3,9 @@
 // handles gzip message compression and enforces the size limit.
 import * as grpc from '@grpc/grpc-js';
 import { constants as h2, type Http2Server, type ServerHttp2Stream, type ServerOptions } from 'node:http2';
-import { grpcCode, toApiError, type ApiError } from '../core/errors.js';
+import { ApiError, grpcCode, toApiError } from '../core/errors.js';
 import type { Signal } from '../pipeline/tasks.js';
-import { admitIngest, ingest, type IngestContext } from './ingest.js';
+import { admitIngest, admitInstance, ingest, type Admitted, type IngestContext } from './ingest.js';
 import { encodeExportResponse } from './otlp-responses.js';
 import { ForwardedGrpcError, unavailableError } from '../tenancy/forward.js';
 
@@ -44,49 +44,89 @@ function grpcStatus(code: number, details: string, retryAfter: string | number |
 /** The status a refusal or failure of ours answers. */
 const statusOf = (e: ApiError): grpc.StatusObject => grpcStatus(grpcCode(e), e.message, e.retryAfter);
 
+/** Answers a stream grpc-js has not seen with a trailers-only status, then resets it with NO_ERROR so the client stops sending. */
+function answerAtStream(stream: ServerHttp2Stream, e: ApiError): void {
+  stream.once('error', () => {}); // a client gone before the answer: nothing to tell it
+  if (stream.destroyed) return;
+  const status = statusOf(e); // trailers-only: the status and its metadata in the headers
+  stream.respond(
+    {
+      [h2.HTTP2_HEADER_STATUS]: 200,
+      [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto',
+      'grpc-status': String(status.code),
+      'grpc-message': encodeURI(status.details),
+      ...status.metadata.toHttp2Headers(),
+    },
+    { endStream: true },
+  );
+  stream.close(h2.NGHTTP2_NO_ERROR);
+  stream.resume(); // what the client pushed before the reset is dropped as it comes, not buffered
+}
+
+/** The gRPC message prefix: a compressed flag byte, then the message's length (4 bytes, big-endian). */
+const PREFIX_BYTES = 5;
+
 /**
- * Decides an export at its stream's headers, before grpc-js makes a call of it; true lets it through.
- * Refused when the instance would refuse even the smallest export (disk, bytes in flight) or one as
- * large as recent ones (the acknowledgement wait): a trailers-only status, then RST_STREAM (NO_ERROR)
- * asks the client to stop sending the body (RFC 9113 §8.1). Waiting for grpc-js to read the message
- * cost each refused 350 KB its receipt on the event loop under 400 senders that ignore refusals, and
- * the accepted exports waited behind them; answering here, before grpc-js builds a call (metadata,
- * deadline, interceptors), is cheaper again.
- * An export let through holds room as large as recent ones until its message has arrived (the
- * stream's end: the service then admits it by its size) or the stream closes: the streams let
- * through together are bounded by the wait they would add, not only those already admitted.
- * With several instances an export may be forwarded to its tenant's owner, whose admission decides:
- * there the refusal waits for the message.
+ * Calls `then` with the length the stream's message declares, once its prefix has arrived, and leaves
+ * what was read at the head of the stream, paused, for grpc-js; `then(null)` when the stream ended
+ * before a whole prefix (what was read is then gone: the request had no message to decode).
  */
-export function refuseAtHeaders(ctx: IngestContext): (stream: ServerHttp2Stream) => boolean {
-  return (stream) => {
-    if (ctx.gate.forwarder) return true;
-    let refused = ctx.admission.refusesAny();
-    if (!refused) {
+function messageLength(stream: ServerHttp2Stream, then: (length: number | null) => void): void {
+  const chunks: Buffer[] = [];
+  let got = 0;
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    got += chunk.length;
+    if (got < PREFIX_BYTES) return;
+    detach();
+    stream.pause();
+    const head = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    stream.unshift(head);
+    then(head.readUInt32BE(1));
+  };
+  const onEnd = () => {
+    detach();
+    then(null);
+  };
+  const detach = () => {
+    stream.off('data', onData);
+    stream.off('end', onEnd);
+    stream.off('close', detach);
+  };
+  stream.on('data', onData);
+  stream.once('end', onEnd);
+  stream.once('close', detach); // reset by the client before its message: nothing to decide
+}
+
+/**
+ * Decides an export before grpc-js makes a call of it, by the length its message declares, as
+ * OTLP/HTTP decides by Content-Length: the disk, the bytes in flight and the acknowledgement wait
+ * (admitInstance). Refused: a trailers-only status, then RST_STREAM (NO_ERROR) asks the client to
+ * stop sending the body (RFC 9113 §8.1); what it has pushed meanwhile is at most the stream's window.
+ * Admitted: the export counts in flight from now, its transfer included, until its stream closes
+ * (answered, or abandoned by the client), and its call then admits it for its tenant only.
+ * Deciding at the headers instead had to guess the size (as large as recent exports): a flood of
+ * exports four times larger than the steady load's was let through four times over, and waited
+ * 10-20 s. Waiting for grpc-js to read the whole message would cost each refused one its receipt.
+ * With several instances an export may be forwarded to its tenant's owner, whose admission decides:
+ * it goes to grpc-js at once, and the refusal waits for the message.
+ */
+export function admitAtMessage(ctx: IngestContext): (stream: ServerHttp2Stream, handOver: () => void) => void {
+  return (stream, handOver) => {
+    if (ctx.gate.forwarder) return handOver();
+    messageLength(stream, (length) => {
+      if (length === null) return answerAtStream(stream, new ApiError('BAD_REQUEST', 'the request ended before its gRPC message', 'send one length-prefixed message'));
+      if (length > ctx.maxBodyBytes) return handOver(); // grpc-js refuses it by its prefix (RESOURCE_EXHAUSTED)
+      let admitted: Admitted;
       try {
-        const letGo = ctx.latency.hold();
-        stream.once('end', letGo);
-        stream.once('close', letGo);
-        return true;
+        admitted = admitInstance(ctx, length);
       } catch (err) {
-        refused = toApiError(err);
+        return answerAtStream(stream, toApiError(err));
       }
-    }
-    stream.once('error', () => {}); // a client gone before the answer: nothing to tell it
-    if (stream.destroyed) return false;
-    const status = statusOf(refused); // trailers-only: the status and its metadata in the headers
-    stream.respond(
-      {
-        [h2.HTTP2_HEADER_STATUS]: 200,
-        [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc+proto',
-        'grpc-status': String(status.code),
-        'grpc-message': encodeURI(status.details),
-        ...status.metadata.toHttp2Headers(),
-      },
-      { endStream: true },
-    );
-    stream.close(h2.NGHTTP2_NO_ERROR);
-    return false;
+      stream.once('end', () => admitted.arrived());
+      stream.once('close', () => admitted.release());
+      handOver();
+    });
   };
 }
 
@@ -102,7 +142,7 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
     };
     const impl: grpc.UntypedServiceImplementation = {
       Export(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) {
-        let release: (() => void) | undefined;
+        let admitted: Admitted | undefined;
         Promise.resolve()
           .then(async () => {
             // The same gate as every HTTP route: the `authorization` metadata's key decides the tenant.
@@ -112,7 +152,12 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
             const where = await ctx.gate.place(tenant!, false);
             if (where.kind === 'unavailable') throw unavailableError(where);
             if (where.kind === 'remote') return { forwarded: await ctx.gate.forwarder!.grpcExport(where, HTTP_PATHS[signal], auth, call.request, tenant!) };
-            release = admitIngest(ctx, tenant, call.request.length);
+            // The instance admitted the export at its message's prefix (admitAtMessage) unless a forwarder may send it elsewhere.
+            if (ctx.gate.forwarder) {
+              admitted = admitIngest(ctx, tenant, call.request.length);
+              admitted.arrived();
+            }
+            else ctx.gate.admitIngest(tenant!, call.request.length);
             return ctx.gate.use(tenant!, (rt) =>
               signal === 'profiles'
                 ? ingest(ctx, rt, { kind: 'profile', source: 'otlp', body: call.request, contentType: 'application/x-protobuf', query: {} })
@@ -128,7 +173,7 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
               callback(statusOf(toApiError(err)));
             },
           )
-          .finally(() => release?.());
+          .finally(() => admitted?.release());
       },
     };
     server.addService(def, impl);
@@ -138,10 +183,10 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
 
 /**
  * Binds the server, with the receive windows above (the stream's in the settings its HTTP/2 server
- * is made with, the connection's on each session) and `atHeaders` deciding each stream before
- * grpc-js's own handler sees it.
+ * is made with, the connection's on each session) and `gate` deciding each stream before grpc-js's
+ * own handler sees it (`handOver` gives it to grpc-js).
  */
-export async function bindGrpc(server: grpc.Server, host: string, port: number, atHeaders: (stream: ServerHttp2Stream) => boolean): Promise<number> {
+export async function bindGrpc(server: grpc.Server, host: string, port: number, gate: (stream: ServerHttp2Stream, handOver: () => void) => void): Promise<number> {
   const internals = server as unknown as GrpcServerInternals;
   const options = internals.commonServerOptions;
   if (options) options.settings = { ...options.settings, initialWindowSize: GRPC_STREAM_WINDOW };
@@ -154,7 +199,9 @@ export async function bindGrpc(server: grpc.Server, host: string, port: number, 
     if (!grpcHandlers.length) throw new Error('grpc-js registered no HTTP/2 stream handler: its internals changed, bindGrpc needs updating');
     h2server.removeAllListeners('stream');
     h2server.on('stream', (stream: ServerHttp2Stream, ...rest: unknown[]) => {
-      if (atHeaders(stream)) for (const handle of grpcHandlers) handle.call(h2server, stream, ...rest);
+      gate(stream, () => {
+        for (const handle of grpcHandlers) handle.call(h2server, stream, ...rest);
+      });
     });
   }
   return bound;

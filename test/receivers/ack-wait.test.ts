@@ -1,6 +1,7 @@
 // The acknowledgement-wait estimate that admission refuses on (receivers/ack-wait.ts), driven by a
 // simulated ingest path: a FIFO that answers `capacity` bytes per ms, fed by senders that send again
-// as soon as they are answered (a flood that never backs off). Time is simulated, not measured.
+// as soon as they are answered (a flood that never backs off), their bodies arriving at once unless
+// said otherwise. Time is simulated, not measured.
 import { describe, expect, it } from 'vitest';
 import { AckWaitEstimator, retryAfterSeconds } from '../../src/receivers/ack-wait.js';
 
@@ -18,6 +19,7 @@ function sim(): Sim {
 
 function send(s: Sim, bytes: number): void {
   s.est.started(bytes, s.now);
+  s.est.arrived(bytes, s.now);
   s.queue.push({ bytes, left: bytes });
 }
 
@@ -33,7 +35,7 @@ function run(s: Sim, ms: number, senders?: { bytes: number }): void {
       budget -= take;
       if (head.left > 0) break;
       s.queue.shift();
-      s.est.finished(head.bytes, s.now);
+      s.est.finished(head.bytes, s.now, true);
       if (senders) send(s, senders.bytes);
     }
   }
@@ -64,9 +66,12 @@ describe('the acknowledgement-wait estimate', () => {
     const s = sim();
     // Ten requests of 1,000 bytes answered together every 100 ms: 100 bytes/ms.
     for (let round = 0; round < 50; round++) {
-      for (let i = 0; i < 10; i++) s.est.started(1000, s.now);
+      for (let i = 0; i < 10; i++) {
+        s.est.started(1000, s.now);
+        s.est.arrived(1000, s.now);
+      }
       s.now += 100;
-      for (let i = 0; i < 10; i++) s.est.finished(1000, s.now);
+      for (let i = 0; i < 10; i++) s.est.finished(1000, s.now, true);
     }
     expect(s.est.rate(s.now)! / 100).toBeGreaterThan(0.95);
     expect(s.est.rate(s.now)! / 100).toBeLessThan(1.05);
@@ -108,6 +113,34 @@ describe('the acknowledgement-wait estimate', () => {
     run(s, 200_000);
     expect(s.queue.length).toBe(0);
     expect(s.est.waitMs(10_000, s.now)).toBe(0);
+  });
+
+  it('counts the bytes still arriving in the queue, but not their transfer in the rate', () => {
+    // Ten senders of 100 KB whose bodies take 900 ms to arrive (slow senders), each then answered
+    // 10 ms later: the path takes 10 KB/ms, though every request spends ~1 s in flight.
+    const est = new AckWaitEstimator();
+    let now = 0;
+    const flight: { at: number }[] = Array.from({ length: 10 }, (_v, i) => ({ at: i * 100 }));
+    for (const f of flight) est.started(100_000, f.at);
+    for (; now < 20_000; now += 10) {
+      for (const f of flight) {
+        if (now === f.at + 900) est.arrived(100_000, now);
+        if (now === f.at + 910) {
+          est.finished(100_000, now, true);
+          f.at = now;
+          est.started(100_000, now); // sent again at once
+        }
+      }
+    }
+    expect(est.rate(now)! / 10_000).toBeGreaterThan(0.9);
+    expect(est.rate(now)! / 10_000).toBeLessThan(1.1);
+    // An eleventh would wait for the 1 MB ahead of it at the path's pace, not for their transfers.
+    expect(est.waitMs(100_000, now)).toBeLessThan(150);
+    // A request that went away before its body arrived leaves the queue without counting as answered.
+    const before = est.inflight();
+    est.started(50_000, now);
+    est.finished(50_000, now + 5, false);
+    expect(est.inflight()).toEqual(before);
   });
 
   it('does not count idle time: a quiet hour leaves the rate as it was', () => {
