@@ -15,7 +15,7 @@ import { realisticBatch } from './lib/spans.js';
 import { withBenchServer } from './lib/server.js';
 import { getter, grpcUnary, poster } from './lib/post.js';
 import { quantile, runPlan, senderCounts, sustain, type Sustained } from './lib/sustain.js';
-import { quietSender, type QuietTimings } from './lib/quiet-sender.js';
+import { benchTransports, quietSender, type QuietTimings, type Transport } from './lib/quiet-sender.js';
 import { decodeOtlp } from '../src/pipeline/decode/otlp/index.js';
 import { encodeBatches } from '../src/pipeline/encode.js';
 import { transcodeSpans } from '../src/pipeline/decode/otlp/spans-wasm.js';
@@ -25,13 +25,7 @@ import { SPANS, createTableSql } from '../src/store/schema.js';
 
 const BATCH = 512;
 const CONCURRENCY = senderCounts([12, 32, 64]);
-const ALL_TRANSPORTS = ['otlp-http/protobuf', 'otlp-grpc'] as const;
-/** BENCH_TRANSPORTS: a comma list of the transports to run (default both). */
-const TRANSPORTS = (process.env['BENCH_TRANSPORTS']?.split(',') ?? ALL_TRANSPORTS).map((t) => {
-  const known = ALL_TRANSPORTS.find((k) => k === t.trim());
-  if (!known) throw new Error(`BENCH_TRANSPORTS: unknown transport ${t} (known: ${ALL_TRANSPORTS.join(', ')})`);
-  return known;
-});
+const TRANSPORTS = benchTransports();
 const T0 = Date.now() * 1000 - 3_600_000_000;
 const bodies = Array.from({ length: 32 }, (_v, i) => realisticBatch(BATCH, T0 + i * 10_000_000));
 const spanBytes = bodies.reduce((a, b) => a + b.length, 0) / (bodies.length * BATCH);
@@ -222,7 +216,7 @@ const quietText = (q: QuietTimings) =>
 const QUIET = process.env['BENCH_QUIET_SENDER'] === '1';
 
 /** One sustained run against a fresh server. */
-async function run(transport: 'otlp-http/protobuf' | 'otlp-grpc', senders: number): Promise<Awaited<ReturnType<typeof load>> & { rss: number; quiet: QuietTimings | null }> {
+async function run(transport: Transport, senders: number): Promise<Awaited<ReturnType<typeof load>> & { rss: number; quiet: QuietTimings | null }> {
   return withBenchServer(async (srv) => {
     const quiet = QUIET ? quietSender(transport, transport === 'otlp-grpc' ? srv.otlpGrpc : srv.otlpHttp) : null;
     let send: Sender;

@@ -7,11 +7,15 @@ import http2 from 'node:http2';
 /** Sends one request over `agent`; resolves with the status once the answer is drained. */
 function statusOf(agent: http.Agent, u: URL, method: string, headers: http.OutgoingHttpHeaders, body?: Uint8Array): Promise<number> {
   return new Promise((resolve, reject) => {
+    let status = 0;
     const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers }, (res) => {
+      status = res.statusCode ?? 0;
       res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('end', () => resolve(status));
+      res.on('error', () => resolve(status));
     });
-    req.on('error', reject);
+    // A refusal may close the connection while the body is still being sent: the answer came first.
+    req.on('error', (e) => (status ? resolve(status) : reject(e)));
     req.end(body);
   });
 }

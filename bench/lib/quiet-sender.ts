@@ -8,12 +8,24 @@ import { grpcUnary, poster } from './post.js';
 import { realisticBatch } from './spans.js';
 import { WARMUP_SECONDS } from './sustain.js';
 
-export type Transport = 'otlp-http/protobuf' | 'otlp-grpc';
+const ALL_TRANSPORTS = ['otlp-http/protobuf', 'otlp-grpc'] as const;
+export type Transport = (typeof ALL_TRANSPORTS)[number];
+
+/** BENCH_TRANSPORTS: a comma list of the transports a benchmark runs (default both). */
+export function benchTransports(): Transport[] {
+  return (process.env['BENCH_TRANSPORTS']?.split(',') ?? ALL_TRANSPORTS).map((t) => {
+    const known = ALL_TRANSPORTS.find((k) => k === t.trim());
+    if (!known) throw new Error(`BENCH_TRANSPORTS: unknown transport ${t} (known: ${ALL_TRANSPORTS.join(', ')})`);
+    return known;
+  });
+}
 
 export interface QuietTimings {
   /** ms from sending an export to its refusal, and to its acknowledgement. */
   refused: number[];
   acked: number[];
+  /** Spans acknowledged over the whole run, warm-up included (what the store must hold). */
+  ackedSpans: number;
 }
 
 const EVERY_MS = 50;
@@ -35,7 +47,8 @@ export function quietSender(transport: Transport, target: string): { stop(): Pro
 }
 
 async function main(transport: Transport, target: string): Promise<void> {
-  const body = realisticBatch(512, Date.now() * 1000, 'quiet');
+  const PER_BODY = 512;
+  const body = realisticBatch(PER_BODY, Date.now() * 1000, 'quiet');
   let send: () => Promise<boolean>;
   let close = () => {};
   if (transport === 'otlp-grpc') {
@@ -50,10 +63,11 @@ async function main(transport: Transport, target: string): Promise<void> {
   process.once('message', () => (stop = true));
   process.once('disconnect', () => process.exit(0)); // the benchmark ended without asking
   const counted = performance.now() + WARMUP_SECONDS * 1000;
-  const timings: QuietTimings = { refused: [], acked: [] };
+  const timings: QuietTimings = { refused: [], acked: [], ackedSpans: 0 };
   while (!stop) {
     const t = performance.now();
     const ok = await send();
+    if (ok) timings.ackedSpans += PER_BODY;
     if (t >= counted) (ok ? timings.acked : timings.refused).push(performance.now() - t);
     await new Promise((r) => setTimeout(r, EVERY_MS));
   }

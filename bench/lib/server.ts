@@ -104,9 +104,9 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
   };
 }
 
-/** The SVC_* settings of this process, so a benchmark run can configure the server it starts. */
+/** The SVC_* settings of this process, and glibc's MALLOC_* tunables, so a benchmark run can configure the server it starts. */
 export function serverEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('SVC_') && e[1] !== undefined));
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => /^(SVC|MALLOC)_/.test(e[0]) && e[1] !== undefined));
 }
 
 /**
