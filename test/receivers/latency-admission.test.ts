@@ -62,7 +62,7 @@ describe('latency admission', () => {
     clock.t += 10;
     expect(() => admit(64 * 1024)).toThrow(ApiError);
     // A group commit answers everything from before the burst: the oldest has waited 500 ms, less than
-    // half the limit, but the queue still stands (more than an eighth): the estimate still refuses.
+    // half the limit, but a queue stood within LOADED_MEMORY_MS: the estimate still decides, and refuses.
     clock.t = burstAt + 500;
     while (inflight.length && inflight[0]!.at < burstAt) inflight.shift()!.done();
     expect(adm.estimatedWaitMs()).toBeGreaterThan(2000);
