@@ -70,13 +70,22 @@ function framed(message: Uint8Array): Buffer {
  */
 export function grpcUnary(target: string, path: string, connections = 1): { send(message: Uint8Array): Promise<number>; close(): void } {
   // Node's default 10 MB of session memory would refuse (ENHANCE_YOUR_CALM) a few dozen 350 KB calls in flight.
-  const sessions = Array.from({ length: Math.max(1, connections) }, () => http2.connect(`http://${target}`, { maxSessionMemory: 1024 }));
+  // A connection the server ends (GOAWAY) fails the calls on it (each counts as an error answer) and
+  // is replaced by a new one at the next call, as an exporter reconnects.
+  const connect = () => {
+    const session = http2.connect(`http://${target}`, { maxSessionMemory: 1024 });
+    session.on('error', () => {}); // its streams fail with it
+    return session;
+  };
+  const sessions = Array.from({ length: Math.max(1, connections) }, connect);
   let next = 0;
   return {
     send: (message) =>
       new Promise((resolve, reject) => {
         const frame = framed(message);
-        const session = sessions[next++ % sessions.length]!;
+        const i = next++ % sessions.length;
+        if (sessions[i]!.closed || sessions[i]!.destroyed) sessions[i] = connect();
+        const session = sessions[i]!;
         const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
         let status = -1;
         stream.on('response', (headers) => {
