@@ -107,7 +107,7 @@ function messageLength(stream: ServerHttp2Stream, then: (length: number | null) 
  * (answered, or abandoned by the client), and its call then admits it for its tenant only.
  * Deciding at the headers instead had to guess the size (as large as recent exports): a flood of
  * exports four times larger than the steady load's was let through four times over, and waited
- * 10-20 s. Waiting for grpc-js to read the whole message would cost each refused one its receipt.
+ * far past the bound (bench/README.md, bench:overload). Waiting for grpc-js to read the whole message would cost each refused one its receipt.
  * With several instances an export may be forwarded to its tenant's owner, whose admission decides:
  * it goes to grpc-js at once, and the refusal waits for the message.
  */
