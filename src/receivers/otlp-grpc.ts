@@ -156,8 +156,7 @@ export function createOtlpGrpcServer(ctx: IngestContext): grpc.Server {
             if (ctx.gate.forwarder) {
               admitted = admitIngest(ctx, tenant, call.request.length);
               admitted.arrived();
-            }
-            else ctx.gate.admitIngest(tenant!, call.request.length);
+            } else ctx.gate.admitIngest(tenant!, call.request.length);
             return ctx.gate.use(tenant!, (rt) =>
               signal === 'profiles'
                 ? ingest(ctx, rt, { kind: 'profile', source: 'otlp', body: call.request, contentType: 'application/x-protobuf', query: {} })
