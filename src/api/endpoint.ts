@@ -30,6 +30,8 @@ export interface ResponseDef {
   description: string;
   headers?: Record<string, unknown>;
   schema?: TSchema;
+  /** The body's media type; default application/json. */
+  mediaType?: string;
 }
 
 export interface EndpointInput {
@@ -47,8 +49,8 @@ export interface EndpointInput {
   params?: Record<string, ParamDef>;
   /** The request body: its schema per media type (the client sends the first). */
   body?: { required: boolean; content: Record<string, TSchema> };
-  /** The 200 answer (JSON). */
-  ok: { description: string; schema: TSchema; headers?: Record<string, unknown> };
+  /** The 200 answer: JSON unless `mediaType` says otherwise (a snapshot's tar). */
+  ok: { description: string; schema: TSchema; headers?: Record<string, unknown>; mediaType?: string };
   /** Every other documented status. */
   responses: Record<string, ResponseDef>;
 }

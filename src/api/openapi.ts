@@ -56,7 +56,8 @@ function document(paths: Record<string, unknown>, schemas: Record<string, unknow
       { name: 'ingest', description: 'profile ingest (OTLP is served on its own ports)' },
       { name: 'analysis', description: 'what changed and why' },
       { name: 'query', description: 'read-only SQL over the telemetry tables' },
-      { name: 'admin', description: 'tenants, keys and instance status' },
+      { name: 'snapshot', description: 'a window of the store as Parquet files, and back' },
+      { name: 'admin', description: 'tenants, keys, instance status and detection on demand' },
       { name: 'mcp', description: 'the same capabilities as Model Context Protocol tools' },
       { name: 'meta', description: 'health and this description' },
     ],
@@ -78,9 +79,9 @@ function document(paths: Record<string, unknown>, schemas: Record<string, unknow
   };
 }
 
-/** A response object: its description, headers and JSON body schema. */
+/** A response object: its description, headers and body schema (JSON unless the entry names another media type). */
 function response(r: ResponseDef): Record<string, unknown> {
-  return { description: r.description, ...(r.headers ? { headers: r.headers } : {}), ...(r.schema ? { content: { 'application/json': { schema: r.schema } } } : {}) };
+  return { description: r.description, ...(r.headers ? { headers: r.headers } : {}), ...(r.schema ? { content: { [r.mediaType ?? 'application/json']: { schema: r.schema } } } : {}) };
 }
 
 function operation(doc: Endpoint): Record<string, unknown> {

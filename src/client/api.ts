@@ -10,8 +10,8 @@ import { request, type ErrorBody, type FetchFn, type HttpOutcome } from './http.
 export interface ApiRequest {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
-  query?: Record<string, string | number | undefined>;
-  body?: { contentType: string; text: string };
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: { contentType: string; text: string | Uint8Array };
   /** This call's time limit instead of the transport's. */
   timeoutMs?: number;
 }
@@ -76,11 +76,13 @@ export function requestOf(e: Endpoint, input: Record<string, unknown> = {}, opts
   const path = e.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(input[name])));
   const out: ApiRequest = { method: e.method, path };
   const query = params.filter(([, p]) => p.in === 'query');
-  if (query.length) out.query = Object.fromEntries(query.map(([name]) => [name, input[name] as string | number | undefined]));
+  if (query.length) out.query = Object.fromEntries(query.map(([name]) => [name, input[name] as string | number | boolean | undefined]));
   const body = input['body'];
   if (e.body && body !== undefined) {
     const type = Object.keys(e.body.content)[0]!;
-    out.body = type === 'application/json' ? { contentType: type, text: JSON.stringify(body) } : { contentType: `${type}; charset=utf-8`, text: String(body) };
+    if (type === 'application/json') out.body = { contentType: type, text: JSON.stringify(body) };
+    else if (body instanceof Uint8Array) out.body = { contentType: type, text: body };
+    else out.body = { contentType: `${type}; charset=utf-8`, text: String(body) };
   }
   if (opts.timeoutMs !== undefined) out.timeoutMs = opts.timeoutMs;
   return out;

@@ -11,8 +11,9 @@ export interface RequestOptions {
   baseUrl: string;
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
-  query?: Record<string, string | number | undefined>;
-  body?: { contentType: string; text: string };
+  query?: Record<string, string | number | boolean | undefined>;
+  /** The request body: text, or bytes (a Parquet or tar upload). */
+  body?: { contentType: string; text: string | Uint8Array };
   apiKey?: string;
   timeoutMs: number;
   fetchFn?: FetchFn;
@@ -34,6 +35,11 @@ function causeCode(e: unknown): string | undefined {
     else x = (x as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** Whether an answer's Content-Type is JSON (absent counts as JSON: the error and empty answers). */
+function isJson(contentType: string | null): boolean {
+  return contentType === null || /^application\/([\w.+-]*\+)?json\b/i.test(contentType);
 }
 
 export function buildUrl(baseUrl: string, path: string, query?: RequestOptions['query']): URL {
@@ -78,9 +84,14 @@ export async function request(o: RequestOptions): Promise<HttpOutcome> {
   const fetchFn = o.fetchFn ?? fetch;
   let res: Response;
   let text: string;
+  let bytes: Uint8Array | null = null;
   try {
-    res = await fetchFn(url, { method: o.method, headers, body: o.body?.text, signal: AbortSignal.timeout(o.timeoutMs) });
-    text = await res.text();
+    res = await fetchFn(url, { method: o.method, headers, body: o.body?.text as BodyInit | undefined, signal: AbortSignal.timeout(o.timeoutMs) });
+    // A 200 that is not JSON (a snapshot's tar) is kept as bytes; every other answer is read as text.
+    if (res.status >= 200 && res.status < 300 && !isJson(res.headers.get('content-type'))) {
+      bytes = new Uint8Array(await res.arrayBuffer());
+      text = '';
+    } else text = await res.text();
   } catch (e) {
     const name = e instanceof Error ? e.name : '';
     if (name === 'TimeoutError' || name === 'AbortError') {
@@ -102,6 +113,7 @@ export async function request(o: RequestOptions): Promise<HttpOutcome> {
     return { ok: false, status: null, body: errorBody('CONNECTION_FAILED', `${msg}${detail ? ` (${detail})` : ''} while calling ${url.origin}`, 'check --url / SVC_URL and that the server is running') };
   }
   if (res.status >= 200 && res.status < 300) {
+    if (bytes) return { ok: true, status: res.status, body: bytes };
     if (text === '') return { ok: true, status: res.status, body: {} };
     try {
       return { ok: true, status: res.status, body: JSON.parse(text) };
