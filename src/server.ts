@@ -36,6 +36,8 @@ import { type RouteSpec } from './api/route.js';
 import { openPlacement, storeBusy, type Placement } from './tenancy/placement.js';
 import { createForwarder, type Forwarder } from './tenancy/forward.js';
 import { moveRoute } from './api/routes/placement.js';
+import { detectRoute } from './api/routes/detect.js';
+import { snapshotRoutes } from './api/routes/snapshot.js';
 
 export interface Running {
   ports: { api: number; otlpHttp: number; otlpGrpc: number };
@@ -192,6 +194,8 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       mcpRoute(() => apiUrl),
       ...adminRoutes(control),
       moveRoute({ control, placement, forwarder }),
+      detectRoute({ gate, control }),
+      ...snapshotRoutes({ logPool, maxRestoreBytes: config.restoreMaxBytes }),
     ];
     apiRoutes.push(openapiRoute(() => apiRoutes, config.auth)); // last: it describes the final route list
     const listeners: unknown[] = [];

@@ -4,14 +4,26 @@ import { runOtlp } from './pipeline/otlp-task.js';
 import type { OtlpTask, IngestResult } from './pipeline/tasks.js';
 import { runDetect, type DetectOutput, type DetectTask } from './detect/detect-task.js';
 import { runProfile, type ProfileTask } from './pipeline/profile-task.js';
-import { runLogs, runLogsFlush, runLogsInit, runLogsUnsent, type LogsFlushTask, type LogsInitTask, type LogsUnsentTask } from './pipeline/logs-task.js';
+import {
+  runLogs,
+  runLogsAdopt,
+  runLogsFlush,
+  runLogsInit,
+  runLogsReserve,
+  runLogsUnsent,
+  type LogsAdoptTask,
+  type LogsFlushTask,
+  type LogsInitTask,
+  type LogsReserveTask,
+  type LogsUnsentTask,
+} from './pipeline/logs-task.js';
 import type { EncodedPart } from './store/writer.js';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { lowerThreadPriority } from './compute/priority.js';
 
 if ((workerData as { lowPriority?: boolean } | undefined)?.lowPriority) lowerThreadPriority();
 
-export type Task = OtlpTask | ProfileTask | DetectTask | LogsInitTask | LogsFlushTask | LogsUnsentTask;
+export type Task = OtlpTask | ProfileTask | DetectTask | LogsInitTask | LogsFlushTask | LogsUnsentTask | LogsReserveTask | LogsAdoptTask;
 
 export default function handle(task: Task): IngestResult | DetectOutput[] | EncodedPart[] | number {
   switch (task.kind) {
@@ -24,6 +36,10 @@ export default function handle(task: Task): IngestResult | DetectOutput[] | Enco
       return transferred(runLogsFlush(task));
     case 'logs-unsent':
       return runLogsUnsent(task);
+    case 'logs-reserve':
+      return runLogsReserve(task);
+    case 'logs-adopt':
+      return runLogsAdopt(task);
     case 'profile':
       return transferred(runProfile(task));
     case 'detect':

@@ -14,6 +14,7 @@ import { DiagnoseResponse } from '../diagnose/block-schema.js';
 import { CompactDiagnoseResponse } from '../diagnose/compact-schema.js';
 import { ALERT_STATUSES } from '../detect/alerts.js';
 import { MAX_SERVICES } from '../diagnose/request.js';
+import { MAX_PASSES as MAX_DETECT_PASSES } from '../detect/on-demand.js';
 import { inPath, inQuery, inQueryRequired, routeTable, type EndpointInput, type ResponseDef } from './endpoint.js';
 import * as S from './schemas.js';
 
@@ -176,6 +177,42 @@ export const API = routeTable({
     },
   },
 
+  snapshot: {
+    method: 'POST',
+    path: '/v1/snapshot',
+    summary: 'A window of every table as Parquet',
+    description:
+      "The window's rows of every table (telemetry, log templates, anomalies, and the series, rollups, detector states, alerts and open buckets beside them) as a tar: manifest.json (version, schema, window, row counts, SHA-256 checksums) and one zstd Parquet file per table, written by DuckDB in one read transaction. " +
+      'ClickHouse, Spark, Trino and DuckDB read the files as they are; POST /v1/restore (`tds restore`) loads them into a store. Only the caller\'s own store is read.',
+    tags: ['snapshot'],
+    body: json(S.SnapshotRequest),
+    ok: { description: 'the snapshot archive', schema: S.SnapshotArchive, mediaType: 'application/x-tar' },
+    responses: {
+      '400': errorResponse('invalid window or body (codes INVALID_TIMESTAMP, INVALID_WINDOW, BAD_REQUEST)'),
+      '413': E413,
+      '500': E500,
+    },
+  },
+
+  restore: {
+    method: 'POST',
+    path: '/v1/restore',
+    summary: 'Load a snapshot into the store',
+    description:
+      'Loads the archive POST /v1/snapshot answered into the caller\'s store, in one transaction: every checksum and column is checked first, and a file DuckDB cannot load stores nothing. ' +
+      'Rows the store holds already are not stored again; template ids and anomaly rows survive (a template id the store uses for another template is renumbered, in its log lines too); buckets that then hold restored and earlier rows are left to the detection pass to rebuild. ' +
+      'Ingest commits wait while it runs. Body limit: SVC_RESTORE_MAX_BYTES.',
+    tags: ['snapshot'],
+    body: { required: true, content: { 'application/x-tar': S.SnapshotArchive } },
+    ok: ok('what was stored, per table', S.RestoreReport),
+    responses: {
+      '400': errorResponse('not a snapshot archive, a checksum or column that does not match, a file DuckDB cannot load, or a snapshot of a newer version (codes MALFORMED, BAD_REQUEST)'),
+      '413': E413,
+      '500': E500,
+      '507': errorResponse('storage cannot currently take the rows (code STORAGE_FULL)', retryAfter),
+    },
+  },
+
   listServices: {
     method: 'GET',
     path: '/v1/services',
@@ -308,6 +345,34 @@ export const API = routeTable({
     access: 'admin',
     ok: ok('all instance status rows', S.AdminStatus),
     responses: { '401': E401, '403': E403, '500': E500 },
+  },
+
+  detectNow: {
+    method: 'POST',
+    path: '/admin/detect',
+    summary: 'Run detection now',
+    description:
+      'Closes every 5-minute bucket that has received data, whatever SVC_DETECT_GRACE_S (the newest too: data arriving later reopens it), runs the detection pass to completion and answers what it closed and wrote. ' +
+      'With `as_of_ts` only the buckets that end by then are closed and the rows are stamped with it (`detected_at`), so a recorded window gets the same anomalies whatever the wall clock. ' +
+      '`until_idle` repeats the pass until one closes nothing (at most ' + MAX_DETECT_PASSES + ' passes). The pass runs in the scheduler\'s turn, never beside a scheduled one. ' +
+      'With SVC_AUTH=keys it takes the admin token and names the tenant.',
+    tags: ['admin'],
+    auth: true,
+    access: 'admin',
+    params: {
+      tenant: inQuery(Type.String({ minLength: 1, maxLength: 63 }), { description: 'the tenant whose store to detect on: required with SVC_AUTH=keys; open mode has one (`default`)' }),
+      as_of_ts: inQuery(microsInput('Close only the buckets that end by then, and stamp the rows with it.'), { description: 'close only the buckets that end by this time and stamp the rows with it', errorCode: 'INVALID_TIMESTAMP' }),
+      until_idle: inQuery(Type.Boolean({ default: false }), { description: 'repeat the pass until one closes no bucket' }),
+    },
+    ok: ok('what the passes closed and wrote', S.DetectReport),
+    responses: {
+      '400': errorResponse('a bad parameter, or no tenant named with SVC_AUTH=keys (codes BAD_REQUEST, INVALID_TIMESTAMP)'),
+      '401': E401,
+      '403': E403,
+      '404': errorResponse('no active tenant with this id (code NOT_FOUND)'),
+      '500': E500,
+      '503': errorResponse("the tenant's store is not available right now (code NOT_READY, with Retry-After)", retryAfter),
+    },
   },
 
   mcp: {

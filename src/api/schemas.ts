@@ -4,7 +4,7 @@
 // (core/time.ts prints them); "string or null" fields are nullable and not required. Objects are
 // open (additionalProperties is not restricted) so adding a field is not a breaking change.
 import { ERROR_STATUS } from '../core/errors.js';
-import { anyObject, arr, bool, component, int, int32, int64, iso, microsInput, niso, nint32, nstr, num, obj, oneOf, opt, str, Type, type Static } from '../core/schema.js';
+import { anyObject, arr, bool, component, dict, int, int32, int64, iso, microsInput, niso, nint32, nstr, num, obj, oneOf, opt, str, Type, type Static } from '../core/schema.js';
 import { Signal, signalNames } from '../diagnose/block-schema.js';
 import { DETAILS, MAX_MAX_BYTES, MAX_SERVICES, MIN_MAX_BYTES } from '../diagnose/request.js';
 import { ALERT_STATUSES } from '../detect/alerts.js';
@@ -197,6 +197,49 @@ export const MoveTenantResponse = obj({
   epoch: Type.Integer({ description: "the lease's generation" }),
 });
 export const AdminStatus = component('AdminStatus', obj({ status: StatusSchema }));
+const nint64 = (d: string) => Type.Unsafe<number | null>({ type: ['integer', 'null'], format: 'int64', description: d });
+export const DetectReport = component(
+  'DetectReport',
+  obj(
+    {
+      tenant: str('the tenant whose store was detected on (`default` in open mode)'),
+      as_of_us: int64('the time the passes were stamped with (`detected_at`, alert times): as_of_ts when given, else the wall clock'),
+      passes: int('passes run'),
+      idle: bool('whether the last pass found no bucket to close'),
+      buckets_closed: int('5-minute buckets closed (aggregated into the series and fed to the detector)'),
+      closed_from_us: nint64('start of the first bucket closed; null when none was'),
+      closed_to_us: nint64('end of the last bucket closed; null when none was'),
+      series_updated: int('series whose detector was fed'),
+      points_fed: int('series points fed to the detector'),
+      anomalies_written: int('anomaly rows written'),
+      alerts_changed: int('alert instances fired, re-fired or resolved'),
+      duration_ms: int('time the call took'),
+    },
+    'What an on-demand detection closed and wrote.',
+  ),
+);
+export const SnapshotRequest = component(
+  'SnapshotRequest',
+  obj({
+    from_ts: microsInput('Window start, inclusive.'),
+    to_ts: microsInput('Window end, exclusive; greater than from_ts.'),
+    services: opt(arr(str(), 'only these services (default: every service)')),
+  }),
+);
+/** A snapshot as it travels: a tar of manifest.json and one Parquet file per table. */
+export const SnapshotArchive = Type.Unsafe<Uint8Array>({ type: 'string', contentMediaType: 'application/x-tar', description: 'a POSIX tar: manifest.json (SnapshotManifest), then `<table>.parquet` per table' });
+export const RestoreReport = component(
+  'RestoreReport',
+  obj(
+    {
+      tables: dict(obj({ rows: int('rows in the file'), inserted: int('rows stored (svc_services: services whose bounds were merged)'), duplicates: int('rows the store held already, not stored again') })),
+      templates_renumbered: int('templates whose id the store used for another template: they (and their log lines) got fresh ids'),
+      buckets_reopened: int('buckets now holding restored and earlier rows alike, left to the detection pass to rebuild'),
+      window: obj({ from_ts: int64(), to_ts: int64(), from_iso: iso(), to_iso: iso() }),
+    },
+    'What a restore stored, per table.',
+  ),
+);
 export const Health = component('Health', obj({ status: oneOf(['ok']) }));
 export const IngestAccepted = component(
   'IngestAccepted',

@@ -10,6 +10,8 @@ export interface Config {
   otlpHttpPort: number;
   /** Largest accepted body after decompression, bytes (413 above). */
   maxBodyBytes: number;
+  /** Largest snapshot archive POST /v1/restore takes, bytes (413 above). */
+  restoreMaxBytes: number;
   /** Bytes received but not yet committed; above this, ingest answers 429 / UNAVAILABLE. 0 = derived from the memory budget (core/budget.ts). */
   maxInflightBytes: number;
   /** Longest estimated wait for an acknowledgement at which ingest is still admitted; 0 = no bound. */
@@ -131,6 +133,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_OTLP_GRPC_PORT', key: 'otlpGrpcPort', default: '4317', doc: 'OTLP/gRPC; `0` = any free port', parse: port },
   { env: 'SVC_OTLP_HTTP_PORT', key: 'otlpHttpPort', default: '4318', doc: 'OTLP/HTTP; `0` = any free port', parse: port },
   { env: 'SVC_MAX_BODY_BYTES', key: 'maxBodyBytes', default: String(20 * MiB), doc: 'largest ingest body after decompression (413 above; OTLP recommends 20 MiB)', parse: int(1024, 1024 * MiB) },
+  { env: 'SVC_RESTORE_MAX_BYTES', key: 'restoreMaxBytes', default: String(1024 * MiB), doc: 'largest snapshot archive `POST /v1/restore` (`tds restore`) takes (413 above); the archive is held in memory while it loads', parse: int(1024, 64 * 1024 * MiB) },
   { env: 'SVC_MEMORY_BUDGET', key: 'memoryBudgetBytes', default: '', doc: "the process's memory budget, bytes: unset `SVC_DUCKDB_MEMORY_LIMIT` is three eighths of it and unset `SVC_MAX_INFLIGHT_BYTES` an eighth, the rest is left to the event loop, decode workers and their buffers; unset = a quarter of the machine's memory, at most 2 GiB (so a server shares its machine by default)", parse: intOrUnset(64 * MiB, Number.MAX_SAFE_INTEGER) },
   { env: 'SVC_MAX_INFLIGHT_BYTES', key: 'maxInflightBytes', default: '', doc: 'received but not yet committed bytes; above it ingest answers 429 with Retry-After (gRPC UNAVAILABLE); unset = an eighth of `SVC_MEMORY_BUDGET` (256 MiB with a 2 GiB budget)', parse: intOrUnset(1024, 64 * 1024 * MiB) },
   { env: 'SVC_MAX_ACK_WAIT_MS', key: 'maxAckWaitMs', default: '1000', doc: 'ingest is refused (429 with Retry-After, gRPC UNAVAILABLE) when a request would wait longer than this for its acknowledgement, estimated from the bytes in flight and the rate of recent acknowledgements, once the oldest request in flight has waited half of it, so an accepted request is answered well before the 10 s after which OTel exporters send again (under 400 senders that never back off, the slowest accepted ones waited about three times this); `0` = no bound but the bytes', parse: int(0, 600_000) },
@@ -204,4 +207,4 @@ export function duckdbThreads(config: Pick<Config, 'duckdbThreads' | 'workers'>,
 }
 
 /** Variables read by the CLI, not the server; allowed in the server's environment. */
-export const CLIENT_ENV: readonly string[] = ['SVC_URL', 'SVC_API_KEY', 'SVC_CLI_TIMEOUT_MS'];
+export const CLIENT_ENV: readonly string[] = ['SVC_URL', 'SVC_API_KEY', 'SVC_CLI_TIMEOUT_MS', 'SVC_OTLP_URL'];

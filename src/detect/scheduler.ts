@@ -6,6 +6,8 @@ import { markUnfedBuckets, runPass, type PassDeps, type PassReport } from './pas
 export interface Scheduler {
   /** Runs a pass now (after any pass in progress) and returns its report. */
   runNow(): Promise<PassReport>;
+  /** Runs `pass` over the scheduler's store in its turn, instead of the scheduled pass (detect/on-demand.ts); reported like it. */
+  turn(pass: (deps: PassDeps) => Promise<PassReport>): Promise<PassReport>;
   status(): { interval_s: number; grace_s: number; passes: number; last: PassReport | null; last_error: string | null };
   stop(): Promise<void>;
 }
@@ -23,11 +25,11 @@ export function startScheduler(deps: PassDeps, intervalS: number, log: (f: Recor
     resumed = true;
     if (buckets) log({ level: 'info', msg: 'detection resumes an interrupted pass', buckets });
   };
-  const once = (): Promise<PassReport> => {
+  const once = (pass: (d: PassDeps) => Promise<PassReport> = runPass): Promise<PassReport> => {
     const run = (running ?? Promise.resolve(null as unknown as PassReport))
       .catch(() => null)
       .then(resume)
-      .then(() => runPass(deps))
+      .then(() => pass(deps))
       .then(
         (r) => {
           passes++;
@@ -53,7 +55,8 @@ export function startScheduler(deps: PassDeps, intervalS: number, log: (f: Recor
   const timer = setInterval(tick, intervalS * 1000);
   timer.unref();
   return {
-    runNow: once,
+    runNow: () => once(),
+    turn: once,
     status: () => ({ interval_s: intervalS, grace_s: deps.graceS, passes, last, last_error: lastError }),
     async stop() {
       stopped = true;

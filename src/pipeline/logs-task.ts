@@ -118,6 +118,38 @@ export function runLogs(task: OtlpTask): IngestResult {
   return result.ok && templates.length ? { ...result, templates: templates.map((t) => t.template_id) } : result;
 }
 
+/** A restore (store/snapshot.ts) is about to store templates up to id `above`, `count` of them renumbered: see LogMiner.reserveIds. */
+export interface LogsReserveTask {
+  kind: 'logs-reserve';
+  tenant: string;
+  above: number;
+  count: number;
+}
+
+export function runLogsReserve(task: LogsReserveTask): number {
+  const m = miners.get(task.tenant);
+  if (!m) throw new Error('the log miner of this tenant was not initialised');
+  return m.reserveIds(task.above, task.count);
+}
+
+/**
+ * A restore stored these templates: the miner takes on those it does not know, so later lines of
+ * the same events get the same ids. Templates it knows keep their live counts. Returns how many it took on.
+ */
+export interface LogsAdoptTask {
+  kind: 'logs-adopt';
+  tenant: string;
+  rows: StoredTemplateRow[];
+}
+
+export function runLogsAdopt(task: LogsAdoptTask): number {
+  const m = miners.get(task.tenant);
+  if (!m) throw new Error('the log miner of this tenant was not initialised');
+  const fresh = task.rows.filter((r) => !r.evicted && m.template(Number(r.template_id)) === undefined);
+  m.restore(fresh);
+  return fresh.length;
+}
+
 /** A logs commit failed: its template rows were not stored (logs-task.ts runLogs's `templates`). */
 export interface LogsUnsentTask {
   kind: 'logs-unsent';

@@ -31,13 +31,17 @@ const SPEC_ENDPOINTS = [
   'POST /admin/tenants/{id}/deactivate',
   // Several instances: moving a tenant between them (issue 30).
   'POST /admin/tenants/{id}/move',
+  // Benchmark-harness runs: detection on demand, a window as Parquet and back (issue 48).
+  'POST /admin/detect',
+  'POST /v1/snapshot',
+  'POST /v1/restore',
   'GET /healthz',
   'GET /openapi.json',
   'POST /mcp',
 ];
 // Spec "Authentication" 2: the endpoints that declare the bearer requirement (+ investigate, + admin
 // by decision, + /mcp: it serves anomalies and diagnose among its tools).
-const AUTH = ['POST /mcp', 'POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'GET /v1/alerts', 'GET /v1/anomalies', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /admin/tenants', 'DELETE /admin/keys/{short_token}', 'GET /admin/status', 'POST /admin/tenants/{id}/keys', 'POST /admin/tenants/{id}/deactivate', 'POST /admin/tenants/{id}/move'];
+const AUTH = ['POST /mcp', 'POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'GET /v1/alerts', 'GET /v1/anomalies', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /admin/tenants', 'DELETE /admin/keys/{short_token}', 'GET /admin/status', 'POST /admin/tenants/{id}/keys', 'POST /admin/tenants/{id}/deactivate', 'POST /admin/tenants/{id}/move', 'POST /admin/detect'];
 
 const doc = fullOpenApi();
 type Op = { operationId: string; responses: Record<string, any>; security?: unknown[]; parameters?: any[]; requestBody?: any };

@@ -602,6 +602,18 @@ export class LogMiner {
     this.core.setNextId(maxId + 1);
   }
 
+  /**
+   * Takes `count` ids the miner will never hand out, all above `above` (a restore's renumbered
+   * templates); raises the next id past `above` too, so that ids of the restore's other templates
+   * are not handed out either. Returns the first id taken.
+   */
+  reserveIds(above: number, count: number): number {
+    this.core.setNextId(above + 1);
+    const first = this.core.nextId();
+    this.core.setNextId(first + count);
+    return first;
+  }
+
   /** Next template id the miner will hand out. */
   nextTemplateId(): number {
     return this.core.nextId();
