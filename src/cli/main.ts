@@ -17,44 +17,18 @@ import {
   parseTimestampUs,
   type ParsedArgs,
 } from './args.js';
-import { anomalyWindow, apiClient, httpTransport, type ApiClient, type ErrorBody, type FetchFn, type Outcome } from '../client/api.js';
+import { anomalyWindow } from '../client/api.js';
+import { asAdmin, clientOf, DEFAULT_URL, EXIT_ERROR, EXIT_OK, EXIT_USAGE, fail, finish, print, type CliIo, type Ctx } from './context.js';
+import { HARNESS_HANDLERS } from './harness.js';
 import type { DiagnoseBody } from '../api/schemas.js';
 import { errorBody } from '../core/errors.js';
 // The server's own limit, checked here too so that too many names is a usage error (exit 2) before sending.
 import { MAX_SERVICES } from '../diagnose/request.js';
 
-export const EXIT_OK = 0;
-export const EXIT_ERROR = 1;
-export const EXIT_USAGE = 2;
+export { EXIT_OK, EXIT_ERROR, EXIT_USAGE, DEFAULT_URL, type CliIo, type Writer } from './context.js';
 
-export const DEFAULT_URL = 'http://127.0.0.1:9999';
 const DEFAULT_TIMEOUT_MS = 30_000;
 const HEALTHCHECK_TIMEOUT_MS = 5_000;
-
-export interface Writer {
-  write(chunk: string): unknown;
-}
-
-export interface CliIo {
-  stdout: Writer;
-  stderr: Writer;
-  env: Record<string, string | undefined>;
-  /** Where `query` reads its SQL when neither an argument nor --file is given. */
-  stdin?: AsyncIterable<string | Uint8Array> | string;
-  /** Injected for tests; defaults to the global fetch (undici). */
-  fetch?: FetchFn;
-  /** Injected for tests; defaults to Date.now. */
-  now?: () => number;
-}
-
-function print(io: CliIo, value: unknown): void {
-  io.stdout.write(JSON.stringify(value, null, 2) + '\n');
-}
-
-function fail(io: CliIo, body: ErrorBody, code: number): number {
-  print(io, body);
-  return code;
-}
 
 async function readStdin(stdin: CliIo['stdin']): Promise<string> {
   if (stdin === undefined) return '';
@@ -62,26 +36,6 @@ async function readStdin(stdin: CliIo['stdin']): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
   return Buffer.concat(chunks).toString('utf8');
-}
-
-interface Ctx {
-  io: CliIo;
-  args: ParsedArgs;
-  baseUrl: string;
-  apiKey: string | undefined;
-  timeoutMs: number;
-}
-
-function clientOf(ctx: Ctx): ApiClient {
-  return apiClient(httpTransport({ baseUrl: ctx.baseUrl, apiKey: ctx.apiKey, timeoutMs: ctx.timeoutMs, fetchFn: ctx.io.fetch }));
-}
-
-function finish(ctx: Ctx, out: Outcome<unknown>): number {
-  if (out.ok) {
-    print(ctx.io, out.body);
-    return EXIT_OK;
-  }
-  return fail(ctx.io, out.body, out.body.error.code === 'USAGE' ? EXIT_USAGE : EXIT_ERROR);
 }
 
 function noPositional(args: ParsedArgs): void {
@@ -180,12 +134,6 @@ async function cmdQuery(ctx: Ctx): Promise<number> {
   return finish(ctx, await clientOf(ctx).runQuery({ body: sql }));
 }
 
-/** The admin endpoints take the instance admin token, not a tenant key. */
-function asAdmin(ctx: Ctx): Ctx {
-  const token = ctx.io.env.SVC_ADMIN_TOKEN;
-  return token ? { ...ctx, apiKey: token } : ctx;
-}
-
 async function cmdStatus(ctx: Ctx): Promise<number> {
   noPositional(ctx.args);
   return finish(ctx, await clientOf(asAdmin(ctx)).getAdminStatus());
@@ -259,6 +207,7 @@ const HANDLERS: Record<string, (ctx: Ctx) => Promise<number>> = {
   healthcheck: cmdHealthcheck,
   'fetch-extensions': cmdFetchExtensions,
   mcp: cmdMcp,
+  ...HARNESS_HANDLERS,
 };
 
 /** Runs the CLI with `argv` (without node and the script path); resolves to the exit code. */
@@ -281,7 +230,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const timeoutMs = timeoutRaw === undefined ? DEFAULT_TIMEOUT_MS : Number(timeoutRaw);
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`invalid --timeout-ms ${JSON.stringify(timeoutRaw)}`, 'a positive whole number of milliseconds');
     const apiKey = optValue(args, 'api-key') ?? io.env.SVC_API_KEY;
-    const ctx: Ctx = { io, args, baseUrl, apiKey: apiKey || undefined, timeoutMs };
+    const ctx: Ctx = { io, args, baseUrl, apiKey: apiKey || undefined, timeoutMs, timeoutGiven: timeoutRaw !== undefined };
     return await HANDLERS[args.command.name]!(ctx);
   } catch (e) {
     if (e instanceof UsageError) return fail(io, errorBody('USAGE', e.message, e.hint ?? 'tds --help'), EXIT_USAGE);

@@ -76,11 +76,11 @@ describe('help and usage', () => {
     const r = await tds(['--help']);
     expect(r.code).toBe(0);
     expect(r.out.commands.map((c: { command: string }) => c.command).sort()).toEqual(
-      ['admin', 'anomalies', 'diagnose', 'fetch-extensions', 'healthcheck', 'investigate', 'mcp', 'query', 'status'].sort(),
+      ['admin', 'anomalies', 'detect', 'diagnose', 'fetch-extensions', 'healthcheck', 'investigate', 'mcp', 'query', 'replay', 'restore', 'snapshot', 'status'].sort(),
     );
   });
 
-  it.each(['anomalies', 'diagnose', 'investigate', 'query', 'status', 'fetch-extensions', 'healthcheck', 'mcp', 'admin'])('tds %s --help', async (cmd) => {
+  it.each(['anomalies', 'diagnose', 'investigate', 'query', 'status', 'fetch-extensions', 'healthcheck', 'mcp', 'admin', 'replay', 'detect', 'snapshot', 'restore'])('tds %s --help', async (cmd) => {
     const r = await tds([cmd, '--help']);
     expect(r.code).toBe(0);
     expect(r.out.command).toBe(cmd);

@@ -1,0 +1,101 @@
+// OTLP/JSON as `tds replay` handles it: tell a request's signal from its top-level key, count its
+// records, read and move its timestamps (nanoseconds as decimal strings or numbers; moved ones are
+// written as strings, as protojson prints 64-bit integers), and prefix its service names — walking
+// the same shapes as the protobuf side (replay/shape.ts).
+import { REQUESTS, SIGNALS, UNKNOWN_SERVICE, type Shape, type Signal } from './shape.js';
+import type { WalkOptions, WalkStats } from './wire.js';
+
+export class JsonShapeError extends Error {}
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The signal of an OTLP/JSON export request, from the key it holds; null when it holds none of them. */
+export function jsonSignal(doc: Obj): Signal | null {
+  for (const s of SIGNALS) if (REQUESTS[s].keys.some((k) => k in doc)) return s;
+  return null;
+}
+
+function key(o: Obj, keys: readonly [string, string]): string | null {
+  if (keys[0] in o) return keys[0];
+  if (keys[1] in o) return keys[1];
+  return null;
+}
+
+function nanos(v: unknown, where: string): bigint {
+  if (typeof v === 'string' && /^\d+$/.test(v)) return BigInt(v);
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return BigInt(Math.round(v));
+  throw new JsonShapeError(`${where} is not a timestamp in nanoseconds: ${JSON.stringify(v)?.slice(0, 40)}`);
+}
+
+function onTime(v: unknown, where: string, st: WalkStats, o: WalkOptions): string | null {
+  const n = nanos(v, where);
+  if (n === 0n) return null;
+  if (st.minNs === 0n || n < st.minNs) st.minNs = n;
+  if (n > st.maxNs) st.maxNs = n;
+  if (!o.shiftNs) return null;
+  const moved = n + o.shiftNs;
+  if (moved <= 0n || moved >= 1n << 64n) throw new JsonShapeError(`${where} (${n} ns) moved by ${o.shiftNs} ns leaves the range of a timestamp`);
+  return moved.toString();
+}
+
+function walk(o: Obj, s: Shape, where: string, st: WalkStats, opts: WalkOptions): void {
+  if (s.record) st.records++;
+  for (const t of s.times) {
+    const k = key(o, t.keys);
+    if (k === null || o[k] === undefined || o[k] === null) continue;
+    if (t.repeated) {
+      const list = o[k];
+      if (!Array.isArray(list)) throw new JsonShapeError(`${where}.${k} is not a list`);
+      list.forEach((v, i) => {
+        const moved = onTime(v, `${where}.${k}[${i}]`, st, opts);
+        if (moved !== null) list[i] = moved;
+      });
+    } else {
+      const moved = onTime(o[k], `${where}.${k}`, st, opts);
+      if (moved !== null) o[k] = moved;
+    }
+  }
+  for (const c of s.children) {
+    if (c.shape === 'resource') continue;
+    const k = key(o, c.keys);
+    if (k === null) continue;
+    const v = o[k];
+    if (v === undefined || v === null) continue;
+    const list = Array.isArray(v) ? v : [v];
+    list.forEach((x, i) => {
+      const at = Array.isArray(v) ? `${where}.${k}[${i}]` : `${where}.${k}`;
+      if (!isObj(x)) throw new JsonShapeError(`${at} is not an object`);
+      walk(x, c.shape as Shape, at, st, opts);
+    });
+  }
+}
+
+/** Counts the request's records and reads its timestamps; with `shiftNs` moves them in `doc` itself. Throws JsonShapeError. */
+export function walkJson(doc: Obj, signal: Signal, o: WalkOptions = {}): WalkStats {
+  const st: WalkStats = { records: 0, minNs: 0n, maxNs: 0n, evidence: 1 };
+  walk(doc, REQUESTS[signal].shape, signal, st, o);
+  return st;
+}
+
+/** Prefixes the service.name of every resource of the request, in place (sets prefix + unknown_service where there is none). */
+export function prefixJson(doc: Obj, signal: Signal, prefix: string): void {
+  const top = REQUESTS[signal].keys;
+  const k = key(doc, top);
+  const list = k === null ? [] : doc[k];
+  if (!Array.isArray(list)) throw new JsonShapeError(`${k} is not a list`);
+  for (const r of list) {
+    if (!isObj(r)) throw new JsonShapeError(`an entry of ${k} is not an object`);
+    const res = isObj(r['resource']) ? r['resource'] : (r['resource'] = {} as Obj);
+    const attrs = Array.isArray(res['attributes']) ? res['attributes'] : (res['attributes'] = [] as unknown[]);
+    const kv = attrs.find((a): a is Obj => isObj(a) && a['key'] === 'service.name');
+    if (!kv) {
+      attrs.push({ key: 'service.name', value: { stringValue: prefix + UNKNOWN_SERVICE } });
+      continue;
+    }
+    const v = isObj(kv['value']) ? kv['value'] : {};
+    const current = typeof v['stringValue'] === 'string' ? v['stringValue'] : typeof v['string_value'] === 'string' ? v['string_value'] : '';
+    kv['value'] = { stringValue: prefix + (current || UNKNOWN_SERVICE) };
+  }
+}

@@ -1,0 +1,322 @@
+// OTLP protobuf as `tds replay` handles it, without decoding it: walk an export request by its shape
+// (replay/shape.ts) to count its records and read or move its timestamps (fixed64, patched in place:
+// the bytes keep their length), rebuild the few bytes above the resource to change service.name,
+// tell a request's signal from its structure, and split a file into requests (one request, the
+// Collector file exporter's 4-byte big-endian length prefixes, or protobuf varint prefixes).
+// Every read is bounds-checked; the walk only descends the shape's fixed few levels.
+import { REQUESTS, SIGNALS, UNKNOWN_SERVICE, type Shape, type Signal } from './shape.js';
+
+export class WireError extends Error {}
+
+interface Cursor {
+  b: Uint8Array;
+  pos: number;
+  end: number;
+}
+
+function varint(c: Cursor): number {
+  let v = 0;
+  let mul = 1;
+  for (let i = 0; i < 10; i++) {
+    if (c.pos >= c.end) throw new WireError(`truncated varint at byte ${c.pos}`);
+    const x = c.b[c.pos++]!;
+    v += (x & 0x7f) * mul;
+    if (x < 0x80) return v;
+    mul *= 128;
+  }
+  throw new WireError(`varint longer than 10 bytes at byte ${c.pos}`);
+}
+
+/** One field: its number, wire type, and where its value lies ([start, end) of the bytes, or the fixed value's). */
+interface Field {
+  no: number;
+  wt: number;
+  start: number;
+  end: number;
+}
+
+function nextField(c: Cursor): Field {
+  const tag = varint(c);
+  const no = Math.floor(tag / 8);
+  const wt = tag & 7;
+  if (no === 0) throw new WireError(`field number 0 at byte ${c.pos}`);
+  let start = c.pos;
+  switch (wt) {
+    case 0:
+      varint(c);
+      break;
+    case 1:
+      c.pos += 8;
+      break;
+    case 2: {
+      const len = varint(c);
+      start = c.pos;
+      c.pos += len;
+      break;
+    }
+    case 5:
+      c.pos += 4;
+      break;
+    default:
+      throw new WireError(`unsupported wire type ${wt} at byte ${start}`);
+  }
+  if (c.pos > c.end) throw new WireError(`field ${no} runs past the end of its message (byte ${c.end})`);
+  return { no, wt, start, end: c.pos };
+}
+
+export interface WalkStats {
+  records: number;
+  /** Smallest and largest non-zero timestamp, nanoseconds (0n when none). */
+  minNs: bigint;
+  maxNs: bigint;
+  /** Records whose message shows the signal (replay/wire.ts sniff). */
+  evidence: number;
+}
+
+export interface WalkOptions {
+  /** Adds this many nanoseconds to every non-zero timestamp, in place. */
+  shiftNs?: bigint;
+}
+
+const readU64 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset + at, 8).getBigUint64(0, true);
+const writeU64 = (b: Uint8Array, at: number, v: bigint) => new DataView(b.buffer, b.byteOffset + at, 8).setBigUint64(0, v, true);
+
+function onTime(b: Uint8Array, at: number, st: WalkStats, o: WalkOptions): void {
+  const v = readU64(b, at);
+  if (v === 0n) return; // unset: stays unset
+  if (st.minNs === 0n || v < st.minNs) st.minNs = v;
+  if (v > st.maxNs) st.maxNs = v;
+  if (o.shiftNs) {
+    const moved = v + o.shiftNs;
+    if (moved <= 0n || moved >= 1n << 64n) throw new WireError(`a timestamp (${v} ns) moved by ${o.shiftNs} ns leaves the range of fixed64`);
+    writeU64(b, at, moved);
+  }
+}
+
+function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, st: WalkStats, o: WalkOptions): void {
+  const c: Cursor = { b, pos: start, end };
+  const fields: Field[] = [];
+  while (c.pos < end) fields.push(nextField(c));
+  if (s.record) st.records++;
+  if (s.wire) {
+    for (const f of fields) {
+      const allowed = s.wire[f.no];
+      if (allowed && !allowed.includes(f.wt)) throw new WireError(`field ${f.no} has wire type ${f.wt}, not ${allowed.join(' or ')}`);
+    }
+    const has = (no: number, wt?: number, len?: number) => fields.some((f) => f.no === no && (wt === undefined || f.wt === wt) && (len === undefined || f.end - f.start === len));
+    if (s.shows?.(has)) st.evidence++;
+  }
+  for (const f of fields) {
+    const t = s.times.find((x) => x.no === f.no);
+    if (t) {
+      if (f.wt === 1) onTime(b, f.start, st, o);
+      else if (f.wt === 2 && t.repeated) {
+        if ((f.end - f.start) % 8) throw new WireError(`packed fixed64 field ${f.no} is not a multiple of 8 bytes`);
+        for (let at = f.start; at < f.end; at += 8) onTime(b, at, st, o);
+      } else throw new WireError(`timestamp field ${f.no} has wire type ${f.wt}`);
+      continue;
+    }
+    const ch = s.children.find((x) => x.no === f.no);
+    if (!ch || ch.shape === 'resource') continue;
+    if (f.wt !== 2) throw new WireError(`field ${f.no} should be a message, has wire type ${f.wt}`);
+    walkMessage(b, f.start, f.end, ch.shape, st, o);
+  }
+}
+
+/**
+ * Walks one export request of `signal`: counts its records and reads its timestamps; with
+ * `shiftNs` it moves them in `b` itself. Throws WireError on bytes that are not such a request.
+ */
+export function walkRequest(b: Uint8Array, signal: Signal, o: WalkOptions = {}): WalkStats {
+  const st: WalkStats = { records: 0, minNs: 0n, maxNs: 0n, evidence: 0 };
+  walkMessage(b, 0, b.length, REQUESTS[signal].shape, st, o);
+  if (signal === 'profiles' && hasTopField(b, 2)) st.evidence++; // the request-wide dictionary
+  return st;
+}
+
+function hasTopField(b: Uint8Array, no: number): boolean {
+  const c: Cursor = { b, pos: 0, end: b.length };
+  while (c.pos < c.end) if (nextField(c).no === no) return true;
+  return false;
+}
+
+/**
+ * The signal of an export request from its structure: the one whose messages all agree with their
+ * wire types and show it; null when none or several do (an empty request, or too little to tell).
+ */
+export function sniffSignal(b: Uint8Array): Signal | null {
+  const found: Signal[] = [];
+  for (const s of SIGNALS) {
+    try {
+      if (walkRequest(b, s).evidence > 0) found.push(s);
+    } catch {
+      // not this signal
+    }
+  }
+  return found.length === 1 ? found[0]! : null;
+}
+
+// --- writing ----------------------------------------------------------------------------------
+
+function varintBytes(n: number): number[] {
+  const out: number[] = [];
+  while (n >= 0x80) {
+    out.push((n % 128) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return out;
+}
+
+function lenField(no: number, body: Uint8Array): Uint8Array {
+  const head = [...varintBytes(no * 8 + 2), ...varintBytes(body.length)];
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head, 0);
+  out.set(body, head.length);
+  return out;
+}
+
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+
+function stringValue(v: string): Uint8Array {
+  return lenField(1, utf8.encode(v)); // AnyValue.string_value
+}
+
+function keyValue(key: string, value: string): Uint8Array {
+  return Buffer.concat([lenField(1, utf8.encode(key)), lenField(2, stringValue(value))]);
+}
+
+/** The string of an AnyValue's string_value, or null when it holds something else. */
+function anyString(b: Uint8Array, start: number, end: number): string | null {
+  const c: Cursor = { b, pos: start, end };
+  let out: string | null = null;
+  while (c.pos < end) {
+    const f = nextField(c);
+    if (f.no === 1 && f.wt === 2) out = text.decode(b.subarray(f.start, f.end));
+  }
+  return out;
+}
+
+/** A Resource with `service.name` prefixed (set to prefix + unknown_service when it has none). */
+function prefixResource(b: Uint8Array, start: number, end: number, prefix: string): Uint8Array {
+  const parts: Uint8Array[] = [];
+  const c: Cursor = { b, pos: start, end };
+  let found = false;
+  while (c.pos < end) {
+    const fieldStart = c.pos;
+    const f = nextField(c);
+    if (f.no === 1 && f.wt === 2 && !found) {
+      const kv: Cursor = { b, pos: f.start, end: f.end };
+      let key: string | null = null;
+      let value: string | null = null;
+      while (kv.pos < f.end) {
+        const g = nextField(kv);
+        if (g.no === 1 && g.wt === 2) key = text.decode(b.subarray(g.start, g.end));
+        else if (g.no === 2 && g.wt === 2) value = anyString(b, g.start, g.end);
+      }
+      if (key === 'service.name') {
+        found = true;
+        parts.push(lenField(1, keyValue(key, prefix + (value || UNKNOWN_SERVICE))));
+        continue;
+      }
+    }
+    parts.push(b.subarray(fieldStart, f.end));
+  }
+  if (!found) parts.push(lenField(1, keyValue('service.name', prefix + UNKNOWN_SERVICE)));
+  return Buffer.concat(parts);
+}
+
+/** A ResourceX (ResourceSpans, ResourceLogs, ...) with its resource's service name prefixed. */
+function prefixResourceX(b: Uint8Array, start: number, end: number, prefix: string): Uint8Array {
+  const parts: Uint8Array[] = [];
+  const c: Cursor = { b, pos: start, end };
+  let found = false;
+  while (c.pos < end) {
+    const fieldStart = c.pos;
+    const f = nextField(c);
+    if (f.no === 1 && f.wt === 2 && !found) {
+      found = true;
+      parts.push(lenField(1, prefixResource(b, f.start, f.end, prefix)));
+    } else parts.push(b.subarray(fieldStart, f.end));
+  }
+  if (!found) parts.unshift(lenField(1, prefixResource(new Uint8Array(0), 0, 0, prefix)));
+  return Buffer.concat(parts);
+}
+
+/** The request with every resource's service.name prefixed (the rest of its bytes as they were). */
+export function prefixServices(b: Uint8Array, prefix: string): Uint8Array {
+  const parts: Uint8Array[] = [];
+  const c: Cursor = { b, pos: 0, end: b.length };
+  while (c.pos < c.end) {
+    const fieldStart = c.pos;
+    const f = nextField(c);
+    if (f.no === 1 && f.wt === 2) parts.push(lenField(1, prefixResourceX(b, f.start, f.end, prefix)));
+    else parts.push(b.subarray(fieldStart, f.end));
+  }
+  return Buffer.concat(parts);
+}
+
+// --- framing ----------------------------------------------------------------------------------
+
+export type Framing = 'single' | 'u32be' | 'varint';
+
+/** Splits a buffer by a framing; null when the prefixes do not tile it exactly. */
+function split(b: Uint8Array, framing: Framing): Uint8Array[] | null {
+  if (framing === 'single') return [b];
+  const out: Uint8Array[] = [];
+  const c: Cursor = { b, pos: 0, end: b.length };
+  while (c.pos < c.end) {
+    let len: number;
+    if (framing === 'u32be') {
+      if (c.end - c.pos < 4) return null;
+      len = new DataView(b.buffer, b.byteOffset + c.pos, 4).getUint32(0, false);
+      c.pos += 4;
+    } else {
+      try {
+        len = varint(c);
+      } catch {
+        return null;
+      }
+    }
+    if (c.pos + len > c.end) return null;
+    out.push(b.subarray(c.pos, c.pos + len));
+    c.pos += len;
+  }
+  return out;
+}
+
+/** A message of a framing is an export request (of `signal`, when known) or a compressed frame. */
+function isRequest(m: Uint8Array, signal: Signal | null): boolean {
+  if (isCompressed(m)) return true;
+  if (signal) {
+    try {
+      walkRequest(m, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  return m.length === 0 || sniffSignal(m) !== null;
+}
+
+export const isCompressed = (m: Uint8Array) => (m[0] === 0x1f && m[1] === 0x8b) || (m[0] === 0x28 && m[1] === 0xb5 && m[2] === 0x2f && m[3] === 0xfd);
+
+/**
+ * The export requests a protobuf file holds, and how it frames them: the Collector file exporter's
+ * 4-byte big-endian length prefixes (its first byte is 0 below 16 MiB), one request, or protobuf
+ * varint prefixes, whichever tiles the file into messages that read as requests. Throws WireError when none does.
+ */
+export function splitFile(b: Uint8Array, signal: Signal | null): { framing: Framing; messages: Uint8Array[] } {
+  const order: Framing[] = b[0] === 0 ? ['u32be', 'varint'] : ['single', 'u32be', 'varint'];
+  for (const framing of order) {
+    const messages = split(b, framing);
+    if (messages && messages.length && messages.every((m) => isRequest(m, signal))) return { framing, messages };
+  }
+  throw new WireError(signal ? `not OTLP ${signal} protobuf: neither one export request nor length-prefixed ones` : 'not OTLP protobuf that tells its signal: neither one export request nor length-prefixed ones (name the signal with --signal if the file holds empty or unusual requests)');
+}
+
+/** The OTLP/JSON-free signal of one request: from the file's name hint, else its structure. */
+export function signalOf(m: Uint8Array, hint: Signal | null): Signal | null {
+  return hint ?? sniffSignal(m);
+}
