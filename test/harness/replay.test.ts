@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '../../src/cli/main.js';
+import { ALL_TIME, cli, rows as query } from './cli.js';
 import { startTestServer, useTestServer, type TestServer } from '../helpers/server.js';
 import { recordSdkTelemetry, type Recorded } from './sdk-recording.js';
 
@@ -15,21 +15,6 @@ const file = join(dir, 'recording.jsonl');
 let rec: Recorded;
 let target: TestServer;
 
-/** Runs the CLI; its stdout parsed, stderr as lines. */
-export async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: any; err: string[] }> {
-  let out = '';
-  let err = '';
-  const code = await run(args, { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) }, env });
-  return { code, out: out ? JSON.parse(out) : null, err: err.split('\n').filter(Boolean) };
-}
-
-async function rows(base: string, sql: string): Promise<Record<string, unknown>[]> {
-  const res = await fetch(`${base}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql });
-  expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as Record<string, unknown>[];
-}
-
-const ALL_TIME = "timestamp >= TIMESTAMP '2000-01-01' AND timestamp < TIMESTAMP '2100-01-01'";
 const COUNTS =
   `SELECT (SELECT count(*) FROM svc_spans WHERE ${ALL_TIME}) AS spans, (SELECT count(*) FROM svc_logs WHERE ${ALL_TIME}) AS logs, ` +
   `(SELECT count(*) FROM svc_metrics_sum WHERE ${ALL_TIME}) + (SELECT count(*) FROM svc_metrics_gauge WHERE ${ALL_TIME}) + (SELECT count(*) FROM svc_metrics_histogram WHERE ${ALL_TIME}) AS points`;
@@ -48,7 +33,7 @@ afterAll(async () => {
 describe('tds replay of an SDK recording', () => {
   let result: any;
   it('acknowledges exactly what was recorded, signal by signal', async () => {
-    const [counts] = await rows(live.api, COUNTS);
+    const [counts] = await query(live.api, COUNTS);
     const r = await cli(['replay', file, '--url', target.api, '--otlp-url', target.otlpHttp]);
     result = r.out;
     expect(r.code, JSON.stringify(r.out)).toBe(0);
@@ -69,7 +54,7 @@ describe('tds replay of an SDK recording', () => {
   });
 
   it('stores the same rows as the live path, so every table answers alike', async () => {
-    expect(await rows(target.api, COUNTS)).toEqual(await rows(live.api, COUNTS));
+    expect(await query(target.api, COUNTS)).toEqual(await query(live.api, COUNTS));
     for (const sql of [
       `SELECT * FROM svc_logs WHERE ${ALL_TIME} ORDER BY timestamp, body`,
       `SELECT * FROM svc_spans WHERE ${ALL_TIME} ORDER BY trace_id, span_id`,
@@ -78,7 +63,7 @@ describe('tds replay of an SDK recording', () => {
       `SELECT service_name, template_id, pattern, count FROM svc_log_templates WHERE ${ALL_TIME} ORDER BY template_id`,
       `SELECT service_name, operation, count(*) AS n, sum(duration_us) AS d, count_if(is_error) AS e FROM svc_spans WHERE ${ALL_TIME} GROUP BY ALL ORDER BY ALL`,
     ]) {
-      expect(await rows(target.api, sql), sql).toEqual(await rows(live.api, sql));
+      expect(await query(target.api, sql), sql).toEqual(await query(live.api, sql));
     }
     expect(await (await fetch(`${target.api}/v1/services`)).json()).toEqual(await (await fetch(`${live.api}/v1/services`)).json());
   });

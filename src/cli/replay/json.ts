@@ -29,15 +29,17 @@ function nanos(v: unknown, where: string): bigint {
   throw new JsonShapeError(`${where} is not a timestamp in nanoseconds: ${JSON.stringify(v)?.slice(0, 40)}`);
 }
 
+/** A timestamp: moved by the shift (the new value returned, as a string), then counted into the range; 0 (unset) stays unset. */
 function onTime(v: unknown, where: string, st: WalkStats, o: WalkOptions): string | null {
-  const n = nanos(v, where);
+  let n = nanos(v, where);
   if (n === 0n) return null;
+  if (o.shiftNs) {
+    n += o.shiftNs;
+    if (n <= 0n || n >= 1n << 64n) throw new JsonShapeError(`${where} moved by ${o.shiftNs} ns leaves the range of a timestamp`);
+  }
   if (st.minNs === 0n || n < st.minNs) st.minNs = n;
   if (n > st.maxNs) st.maxNs = n;
-  if (!o.shiftNs) return null;
-  const moved = n + o.shiftNs;
-  if (moved <= 0n || moved >= 1n << 64n) throw new JsonShapeError(`${where} (${n} ns) moved by ${o.shiftNs} ns leaves the range of a timestamp`);
-  return moved.toString();
+  return o.shiftNs ? n.toString() : null;
 }
 
 function walk(o: Obj, s: Shape, where: string, st: WalkStats, opts: WalkOptions): void {

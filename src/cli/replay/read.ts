@@ -80,8 +80,8 @@ async function head(file: string): Promise<Uint8Array> {
   const gz = createReadStream(file).pipe(createGunzip());
   try {
     for await (const chunk of gz) return chunk as Buffer;
-  } catch {
-    return new Uint8Array(0); // a broken gzip stream: reported when the file is read
+  } catch (err) {
+    throw new Error(`not a readable gzip stream: ${(err as Error).message}`);
   } finally {
     gz.destroy();
   }
@@ -218,7 +218,10 @@ async function readProtobuf(file: string, hint: Signal | null, emit: Emit, probl
   const named = hint ?? signalFromName(file);
   let messages: Uint8Array[];
   try {
-    ({ messages } = splitFile(b, named));
+    const split = splitFile(b, named);
+    messages = split.messages;
+    const t = split.truncated;
+    if (t) problem({ file, line: t.at, error: `truncated: the frame announces ${t.want} bytes, the file ends after ${t.have}` });
   } catch (err) {
     if (!(err instanceof WireError)) throw err;
     problem({ file, error: err.message });

@@ -66,7 +66,7 @@ function nextField(c: Cursor): Field {
 
 export interface WalkStats {
   records: number;
-  /** Smallest and largest non-zero timestamp, nanoseconds (0n when none). */
+  /** Smallest and largest non-zero timestamp, nanoseconds, after the shift (0n when none). */
   minNs: bigint;
   maxNs: bigint;
   /** Records whose message shows the signal (replay/wire.ts sniff). */
@@ -81,16 +81,17 @@ export interface WalkOptions {
 const readU64 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset + at, 8).getBigUint64(0, true);
 const writeU64 = (b: Uint8Array, at: number, v: bigint) => new DataView(b.buffer, b.byteOffset + at, 8).setBigUint64(0, v, true);
 
+/** A timestamp at `at`: moved by the shift (in place), then counted into the range; 0 (unset) stays unset. */
 function onTime(b: Uint8Array, at: number, st: WalkStats, o: WalkOptions): void {
-  const v = readU64(b, at);
-  if (v === 0n) return; // unset: stays unset
-  if (st.minNs === 0n || v < st.minNs) st.minNs = v;
-  if (v > st.maxNs) st.maxNs = v;
+  let v = readU64(b, at);
+  if (v === 0n) return;
   if (o.shiftNs) {
     const moved = v + o.shiftNs;
     if (moved <= 0n || moved >= 1n << 64n) throw new WireError(`a timestamp (${v} ns) moved by ${o.shiftNs} ns leaves the range of fixed64`);
-    writeU64(b, at, moved);
+    writeU64(b, at, (v = moved));
   }
+  if (st.minNs === 0n || v < st.minNs) st.minNs = v;
+  if (v > st.maxNs) st.maxNs = v;
 }
 
 function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, st: WalkStats, o: WalkOptions): void {
@@ -261,10 +262,16 @@ export function prefixServices(b: Uint8Array, prefix: string): Uint8Array {
 
 export type Framing = 'single' | 'u32be' | 'varint';
 
-/** Splits a buffer by a framing; null when the prefixes do not tile it exactly. */
-function split(b: Uint8Array, framing: Framing): Uint8Array[] | null {
-  if (framing === 'single') return [b];
-  const out: Uint8Array[] = [];
+interface Split {
+  messages: Uint8Array[];
+  /** A last frame cut short: its number (from 1), the bytes its prefix announces and those present. */
+  truncated: { at: number; want: number; have: number } | null;
+}
+
+/** Splits a buffer by a framing; null when the prefixes do not tile it (but for a last frame cut short). */
+function split(b: Uint8Array, framing: Framing): Split | null {
+  if (framing === 'single') return { messages: [b], truncated: null };
+  const out: Split = { messages: [], truncated: null };
   const c: Cursor = { b, pos: 0, end: b.length };
   while (c.pos < c.end) {
     let len: number;
@@ -279,8 +286,11 @@ function split(b: Uint8Array, framing: Framing): Uint8Array[] | null {
         return null;
       }
     }
-    if (c.pos + len > c.end) return null;
-    out.push(b.subarray(c.pos, c.pos + len));
+    if (c.pos + len > c.end) {
+      out.truncated = { at: out.messages.length + 1, want: len, have: c.end - c.pos };
+      return out;
+    }
+    out.messages.push(b.subarray(c.pos, c.pos + len));
     c.pos += len;
   }
   return out;
@@ -305,13 +315,15 @@ export const isCompressed = (m: Uint8Array) => (m[0] === 0x1f && m[1] === 0x8b) 
 /**
  * The export requests a protobuf file holds, and how it frames them: the Collector file exporter's
  * 4-byte big-endian length prefixes (its first byte is 0 below 16 MiB), one request, or protobuf
- * varint prefixes, whichever tiles the file into messages that read as requests. Throws WireError when none does.
+ * varint prefixes, whichever tiles the file into messages that read as requests; a last frame cut
+ * short (a recording that stopped mid-write) is reported, the frames before it kept. Throws
+ * WireError when no framing fits.
  */
-export function splitFile(b: Uint8Array, signal: Signal | null): { framing: Framing; messages: Uint8Array[] } {
+export function splitFile(b: Uint8Array, signal: Signal | null): Split & { framing: Framing } {
   const order: Framing[] = b[0] === 0 ? ['u32be', 'varint'] : ['single', 'u32be', 'varint'];
   for (const framing of order) {
-    const messages = split(b, framing);
-    if (messages && messages.length && messages.every((m) => isRequest(m, signal))) return { framing, messages };
+    const s = split(b, framing);
+    if (s && s.messages.length && s.messages.every((m) => isRequest(m, signal))) return { framing, ...s };
   }
   throw new WireError(signal ? `not OTLP ${signal} protobuf: neither one export request nor length-prefixed ones` : 'not OTLP protobuf that tells its signal: neither one export request nor length-prefixed ones (name the signal with --signal if the file holds empty or unusual requests)');
 }
