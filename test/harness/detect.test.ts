@@ -9,46 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
 import { ADMIN_TOKEN, admin, bearer, createTenant, issueKey, startHosted, within } from '../helpers/hosted.js';
-import { rng } from '../../bench/lib/rng.js';
 import { cli } from './cli.js';
 
-const B = 300_000_000;
-const BUCKETS = 24;
-const SHIFT_AT = 16;
-const first = Math.floor(Date.now() * 1000 / B) - BUCKETS - 3; // the history ends three buckets before now
+import { B, BUCKETS, SHIFT_AT, history } from './history.js';
+
+const first = Math.floor((Date.now() * 1000) / B) - BUCKETS - 3; // the history ends three buckets before now
 const dir = mkdtempSync(join(tmpdir(), 'tds-detect-'));
 const file = join(dir, 'history.jsonl');
 const fromTs = first * B;
 const toTs = (first + BUCKETS) * B;
-
-/** The history: frontend → checkout → payments; from SHIFT_AT on payments fails and slows, and logs its failures. */
-function history(): { signal: 'traces' | 'logs'; body: string }[] {
-  const r = rng(21);
-  const out: { signal: 'traces' | 'logs'; body: string }[] = [];
-  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(r() * 16).toString(16)).join('');
-  for (let b = 0; b < BUCKETS; b++) {
-    const t0 = (first + b) * B;
-    const bad = b >= SHIFT_AT;
-    const spans: Record<string, JsonSpan[]> = { frontend: [], checkout: [], payments: [] };
-    const logs: JsonLog[] = [];
-    for (let i = 0; i < 60; i++) {
-      const ts = t0 + Math.floor(r() * (B - 5_000_000));
-      const traceId = hex(32);
-      const [f, c, p] = [hex(16), hex(16), hex(16)];
-      const fails = r() < (bad ? 0.3 : 0.01);
-      const payUs = Math.floor((bad ? 60_000 : 20_000) * (0.8 + 0.4 * r()));
-      spans.frontend!.push({ name: 'GET /buy', startUs: ts, durationUs: payUs + 8000, error: fails, traceId, spanId: f, attributes: { 'http.request.method': 'GET', 'http.route': '/buy' } });
-      spans.checkout!.push({ name: 'POST /order', startUs: ts + 1000, durationUs: payUs + 5000, error: fails, traceId, spanId: c, parentSpanId: f, attributes: { 'http.request.method': 'POST', 'http.route': '/order' } });
-      spans.payments!.push({ name: 'POST /charge', startUs: ts + 2000, durationUs: payUs, error: fails, traceId, spanId: p, parentSpanId: c, attributes: { 'http.request.method': 'POST', 'http.route': '/charge' } });
-      logs.push({ timeUs: ts + 2500, body: fails ? `charge ${i} failed: gateway timeout after ${payUs} us` : `charge ${i} ok`, severity: fails ? 17 : 9, severityText: fails ? 'ERROR' : 'INFO' });
-    }
-    for (const [svc, list] of Object.entries(spans)) out.push({ signal: 'traces', body: tracesJson(svc, list) });
-    out.push({ signal: 'logs', body: logsJson('payments', logs) });
-  }
-  return out;
-}
 
 let live: TestServer;
 let replayed: TestServer;
@@ -72,7 +42,7 @@ const diagnose = async (srv: TestServer, service: string) => {
 beforeAll(async () => {
   // Live: the history arrives while detection waits, then the scheduler's pass (the one at start) takes it in.
   const loader = await startTestServer({ SVC_DETECT_INTERVAL_S: '3600', SVC_DETECT_GRACE_S: '0' });
-  for (const req of history()) {
+  for (const req of history(first)) {
     expect((await postOtlp(loader.otlpHttp, req.signal, req.body)).status).toBe(200);
     appendFileSync(file, req.body + '\n');
   }

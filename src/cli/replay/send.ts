@@ -1,5 +1,6 @@
-// Sending a recording's requests through the normal ingest path, OTLP/HTTP: a few in flight at once,
-// paced as asked (as fast as acknowledged, at most N records a second, or N× real time by the
+// Sending a recording's requests through the normal ingest path, OTLP/HTTP: a few in flight at once
+// (log requests one at a time, in the recording's order: the server's template miner numbers templates
+// and keeps samples in the order lines arrive, so the replay gets the ids the recording would), paced as asked (as fast as acknowledged, at most N records a second, or N× real time by the
 // recording's own timestamps), a refused request (429, 502-504, a dropped connection) sent again
 // after the delay the server asks for, and every answer counted: a record is acknowledged only when
 // its request was answered 200 and it is not among the partial success's rejected ones.
@@ -147,6 +148,8 @@ export class Sender {
   private readonly started = performance.now();
   private unreachable = 0;
   private fatal: Error | null = null;
+  /** The last log request sent, answered before the next one goes. */
+  private logsTail: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: SendOptions) {}
 
@@ -158,6 +161,7 @@ export class Sender {
   async send(p: Prepared): Promise<void> {
     if (this.fatal) throw this.fatal;
     await this.pace(p);
+    if (p.signal === 'logs') await this.logsTail;
     while (this.inflight.size >= this.o.concurrency) await Promise.race(this.inflight);
     if (this.fatal) throw this.fatal;
     this.total.sent += p.records;
@@ -165,6 +169,7 @@ export class Sender {
     this.requests.sent++;
     const run = this.deliver(p).finally(() => this.inflight.delete(run));
     this.inflight.add(run);
+    if (p.signal === 'logs') this.logsTail = run;
   }
 
   /** Waits for every request in flight to be answered. */
