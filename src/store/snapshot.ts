@@ -6,7 +6,7 @@
 // transaction so the files agree with each other.
 //
 // Import: rows the store holds already are not stored twice (a multiset difference against the
-// store's rows in the same time range, or the primary key); a template id the store uses for another
+// store's rows in the same time range, by row hashes, or the primary key); a template id the store uses for another
 // template is given a fresh id (reserved from the miner by the caller) in the templates and the logs
 // alike; buckets that end up holding both restored and earlier rows are marked for the detection
 // pass, which rebuilds their series and rollups from the merged rows. All in one transaction: a bad
@@ -196,9 +196,24 @@ export interface RestoreOutcome {
   services: Record<string, [number, number]>;
 }
 
-const STAGED = 'tds_restore_rows';
 const ADDED = 'tds_restore_added';
 const RENUMBER = 'tds_restore_renumber';
+
+/** Columns that hold a template id: renumbered with the templates. */
+const TEMPLATE_ID_COLUMNS: ReadonlyMap<Table, readonly string[]> = new Map([
+  [LOG_TEMPLATES, ['template_id', 'merged_into', 'split_from']],
+  [LOGS, ['template_id']],
+]);
+
+/** A file's rows as the table's columns, its template ids renumbered (a join with the small renumbering table). */
+function source(t: Table, file: string, present: ReadonlySet<string> | undefined, renumbering: boolean): string {
+  const from = fromParquet(t, file, present);
+  const mapped = renumbering ? (TEMPLATE_ID_COLUMNS.get(t) ?? []) : [];
+  if (!mapped.length) return from;
+  const joins = mapped.map((c, i) => `LEFT JOIN ${RENUMBER} AS m${i} ON m${i}.old = src."${c}"`).join(' ');
+  const select = t.columns.map((c) => (mapped.includes(c.name) ? `coalesce(m${mapped.indexOf(c.name)}.new, src."${c.name}") AS "${c.name}"` : `src."${c.name}"`)).join(', ');
+  return `SELECT ${select} FROM (${from}) AS src ${joins}`;
+}
 
 /**
  * Loads staged Parquet files (table name → path) into the store on `conn`, inside the caller's
@@ -220,33 +235,25 @@ export async function restoreTables(
       const file = files.get(s.table.name);
       if (file === undefined) continue;
       const t = s.table;
-      await conn.run(`CREATE OR REPLACE TEMP TABLE ${STAGED} AS ${fromParquet(t, file, present.get(t.name))}`);
-      const rows = Number((await readRows(conn, `SELECT count(*) AS n FROM ${STAGED}`))[0]!['n']);
-      if (t === LOG_TEMPLATES) {
-        for (const col of ['template_id', 'merged_into', 'split_from']) {
-          await conn.run(`UPDATE ${STAGED} SET "${col}" = m.new FROM ${RENUMBER} AS m WHERE ${STAGED}."${col}" = m.old`);
-        }
-      } else if (t === LOGS) {
-        await conn.run(`UPDATE ${STAGED} SET template_id = m.new FROM ${RENUMBER} AS m WHERE ${STAGED}.template_id = m.old`);
-      }
+      const rows = Number((await readRows(conn, `SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlString(file)})`))[0]!['n'] ?? 0);
+      const src = source(t, file, present.get(t.name), renumber.size > 0);
       let inserted: number;
       if (t === SERVICES) {
-        for (const r of await readRows(conn, `SELECT service_name, epoch_us(first_seen) AS a, epoch_us(last_seen) AS b FROM ${STAGED}`)) {
+        for (const r of await readRows(conn, `SELECT service_name, epoch_us(first_seen) AS a, epoch_us(last_seen) AS b FROM (${src})`)) {
           out.services[String(r['service_name'])] = [Number(r['a']), Number(r['b'])];
         }
         inserted = Object.keys(out.services).length;
       } else if (s.rangeColumn === null) {
-        inserted = Number((await conn.run(`INSERT OR IGNORE INTO ${t.name} (${cols(t)}) SELECT ${cols(t)} FROM ${STAGED}`)).rowsChanged);
+        inserted = Number((await conn.run(`INSERT OR IGNORE INTO ${t.name} (${cols(t)}) SELECT ${cols(t)} FROM (${src})`)).rowsChanged);
       } else {
-        inserted = await insertNew(conn, t, s.rangeColumn, reopened);
+        inserted = await insertNew(conn, t, src, s.rangeColumn, reopened);
       }
       out.tables[t.name] = { rows, inserted, duplicates: t === SERVICES ? 0 : rows - inserted };
     }
-    if (reopened.size) {
-      out.bucketsReopened = Number((await conn.run(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...reopened].map((b) => `(${b})`).join(', ')}`)).rowsChanged);
-    }
+    if (reopened.size) await conn.run(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} VALUES ${[...reopened].map((b) => `(${b})`).join(', ')}`);
+    out.bucketsReopened = reopened.size;
   } finally {
-    for (const tmp of [STAGED, ADDED, RENUMBER]) await conn.run(`DROP TABLE IF EXISTS ${tmp}`).catch(() => {});
+    for (const tmp of [ADDED, RENUMBER]) await conn.run(`DROP TABLE IF EXISTS ${tmp}`).catch(() => {});
   }
   return out;
 }
@@ -254,19 +261,32 @@ export async function restoreTables(
 /** Tables whose rows the detection pass aggregates into series and rollups. */
 const AGGREGATED: ReadonlySet<Table> = new Set([SPANS, LOGS, PROFILES]);
 
+/** Two 64-bit hashes of a row, its columns in both orders (a row is taken for another only when both agree). */
+function rowHashes(t: Table): string {
+  const names = t.columns.map((c) => `"${c.name}"`);
+  return `hash(${names.join(', ')}) AS tds_h1, hash(${[...names].reverse().join(', ')}) AS tds_h2`;
+}
+
 /**
- * Inserts the staged rows the store does not hold yet: all of them when the store has no row in
- * their time range, else the multiset difference (a row the store holds k times and the file n
- * times is added n − k times). Buckets of aggregated tables that held rows before and got new ones
- * go to `reopened`.
+ * Inserts the rows of `src` the store does not hold yet: all of them when the store has no row in
+ * their time range (a straight INSERT), else the multiset difference (a row the store holds k times
+ * and the file n times is added n − k times), rows compared by two 64-bit hashes of all their
+ * columns: EXCEPT ALL over whole rows held every column of both sides in memory and spilled (60 s
+ * for a million spans). Buckets of aggregated tables that held rows before and got new ones go to
+ * `reopened`.
  */
-async function insertNew(conn: DuckDBConnection, t: Table, col: string, reopened: Set<number>): Promise<number> {
-  const range = (await readRows(conn, `SELECT epoch_us(min("${col}")) AS lo, epoch_us(max("${col}")) AS hi FROM ${STAGED}`))[0]!;
+async function insertNew(conn: DuckDBConnection, t: Table, src: string, col: string, reopened: Set<number>): Promise<number> {
+  const range = (await readRows(conn, `SELECT epoch_us(min("${col}")) AS lo, epoch_us(max("${col}")) AS hi FROM (${src})`))[0]!;
   if (range['lo'] === null) return 0;
   const within = `"${col}" >= ${sqlTimestamp(Number(range['lo']))} AND "${col}" <= ${sqlTimestamp(Number(range['hi']))}`;
   const held = await readRows(conn, `SELECT DISTINCT ${bucketOfTs} AS b FROM ${t.name} WHERE ${within}`);
-  if (!held.length) return Number((await conn.run(`INSERT INTO ${t.name} (${cols(t)}) SELECT ${cols(t)} FROM ${STAGED}`)).rowsChanged);
-  await conn.run(`CREATE OR REPLACE TEMP TABLE ${ADDED} AS SELECT ${cols(t)} FROM ${STAGED} EXCEPT ALL SELECT ${cols(t)} FROM ${t.name} WHERE ${within}`);
+  if (!held.length) return Number((await conn.run(`INSERT INTO ${t.name} (${cols(t)}) SELECT ${cols(t)} FROM (${src})`)).rowsChanged);
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE ${ADDED} AS SELECT ${cols(t)} FROM (` +
+      `SELECT *, row_number() OVER (PARTITION BY tds_h1, tds_h2) AS tds_nth FROM (SELECT *, ${rowHashes(t)} FROM (${src}))` +
+      `) AS n LEFT JOIN (SELECT tds_h1, tds_h2, count(*) AS tds_held FROM (SELECT ${rowHashes(t)} FROM ${t.name} WHERE ${within}) GROUP BY ALL) AS o USING (tds_h1, tds_h2) ` +
+      `WHERE n.tds_nth > coalesce(o.tds_held, 0)`,
+  );
   if (AGGREGATED.has(t)) {
     const before = new Set(held.map((r) => Number(r['b'])));
     for (const r of await readRows(conn, `SELECT DISTINCT ${bucketOfTs} AS b FROM ${ADDED}`)) if (before.has(Number(r['b']))) reopened.add(Number(r['b']));

@@ -142,7 +142,7 @@ export async function cmdReplay(ctx: Ctx): Promise<number> {
       startNs += shiftNs;
     }
   }
-  const sender = new Sender({ otlpUrl: o.otlpUrl, apiKey: ctx.apiKey, concurrency: o.concurrency, rate: o.rate, speed: o.speed, startNs, timeoutMs: ctx.timeoutMs, fetch: ctx.io.fetch });
+  const sender = new Sender({ otlpUrl: o.otlpUrl, apiKey: ctx.apiKey, concurrency: o.concurrency, rate: o.rate, speed: o.speed, startNs, timeoutMs: ctx.timeoutMs });
   const state = { filesDone: 0, bytesDone: 0 };
   const progress = new Progress(ctx.io.stderr, () => ({ filesDone: state.filesDone, files: inputs.files.length, bytesDone: state.bytesDone, bytes: inputs.totalBytes, records: sender.total }));
   const problem = (p: Problem) => {

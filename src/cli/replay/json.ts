@@ -23,27 +23,45 @@ function key(o: Obj, keys: readonly [string, string]): string | null {
   return null;
 }
 
-function nanos(v: unknown, where: string): bigint {
-  if (typeof v === 'string' && /^\d+$/.test(v)) return BigInt(v);
-  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return BigInt(Math.round(v));
-  throw new JsonShapeError(`${where} is not a timestamp in nanoseconds: ${JSON.stringify(v)?.slice(0, 40)}`);
+/** A walk's running counts; timestamps as decimal strings (compared by length, then digits), made bigints once at the end. */
+interface Acc {
+  records: number;
+  min: string;
+  max: string;
+  shiftNs: bigint;
 }
+
+const DIGITS = /^\d+$/;
+
+/** A timestamp's decimal digits, without leading zeros ('' for zero). */
+function digits(v: unknown, where: string): string {
+  let d: string;
+  if (typeof v === 'string' && DIGITS.test(v)) d = v;
+  else if (typeof v === 'number' && Number.isFinite(v) && v >= 0) d = BigInt(Math.round(v)).toString();
+  else throw new JsonShapeError(`${where} is not a timestamp in nanoseconds: ${JSON.stringify(v)?.slice(0, 40)}`);
+  let i = 0;
+  while (i < d.length && d.charCodeAt(i) === 48) i++;
+  return i ? d.slice(i) : d;
+}
+
+const less = (a: string, b: string) => a.length < b.length || (a.length === b.length && a < b);
 
 /** A timestamp: moved by the shift (the new value returned, as a string), then counted into the range; 0 (unset) stays unset. */
-function onTime(v: unknown, where: string, st: WalkStats, o: WalkOptions): string | null {
-  let n = nanos(v, where);
-  if (n === 0n) return null;
-  if (o.shiftNs) {
-    n += o.shiftNs;
-    if (n <= 0n || n >= 1n << 64n) throw new JsonShapeError(`${where} moved by ${o.shiftNs} ns leaves the range of a timestamp`);
+function onTime(v: unknown, where: string, a: Acc): string | null {
+  let d = digits(v, where);
+  if (!d) return null;
+  if (a.shiftNs) {
+    const n = BigInt(d) + a.shiftNs;
+    if (n <= 0n || n >= 1n << 64n) throw new JsonShapeError(`${where} moved by ${a.shiftNs} ns leaves the range of a timestamp`);
+    d = n.toString();
   }
-  if (st.minNs === 0n || n < st.minNs) st.minNs = n;
-  if (n > st.maxNs) st.maxNs = n;
-  return o.shiftNs ? n.toString() : null;
+  if (!a.min || less(d, a.min)) a.min = d;
+  if (less(a.max, d)) a.max = d;
+  return a.shiftNs ? d : null;
 }
 
-function walk(o: Obj, s: Shape, where: string, st: WalkStats, opts: WalkOptions): void {
-  if (s.record) st.records++;
+function walk(o: Obj, s: Shape, where: string, a: Acc): void {
+  if (s.record) a.records++;
   for (const t of s.times) {
     const k = key(o, t.keys);
     if (k === null || o[k] === undefined || o[k] === null) continue;
@@ -51,11 +69,11 @@ function walk(o: Obj, s: Shape, where: string, st: WalkStats, opts: WalkOptions)
       const list = o[k];
       if (!Array.isArray(list)) throw new JsonShapeError(`${where}.${k} is not a list`);
       list.forEach((v, i) => {
-        const moved = onTime(v, `${where}.${k}[${i}]`, st, opts);
+        const moved = onTime(v, `${where}.${k}[${i}]`, a);
         if (moved !== null) list[i] = moved;
       });
     } else {
-      const moved = onTime(o[k], `${where}.${k}`, st, opts);
+      const moved = onTime(o[k], `${where}.${k}`, a);
       if (moved !== null) o[k] = moved;
     }
   }
@@ -65,20 +83,25 @@ function walk(o: Obj, s: Shape, where: string, st: WalkStats, opts: WalkOptions)
     if (k === null) continue;
     const v = o[k];
     if (v === undefined || v === null) continue;
-    const list = Array.isArray(v) ? v : [v];
-    list.forEach((x, i) => {
-      const at = Array.isArray(v) ? `${where}.${k}[${i}]` : `${where}.${k}`;
+    if (!Array.isArray(v)) {
+      if (!isObj(v)) throw new JsonShapeError(`${where}.${k} is not an object`);
+      walk(v, c.shape as Shape, `${where}.${k}`, a);
+      continue;
+    }
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      const at = `${where}.${k}[${i}]`;
       if (!isObj(x)) throw new JsonShapeError(`${at} is not an object`);
-      walk(x, c.shape as Shape, at, st, opts);
-    });
+      walk(x, c.shape as Shape, at, a);
+    }
   }
 }
 
 /** Counts the request's records and reads its timestamps; with `shiftNs` moves them in `doc` itself. Throws JsonShapeError. */
 export function walkJson(doc: Obj, signal: Signal, o: WalkOptions = {}): WalkStats {
-  const st: WalkStats = { records: 0, minNs: 0n, maxNs: 0n, evidence: 1 };
-  walk(doc, REQUESTS[signal].shape, signal, st, o);
-  return st;
+  const a: Acc = { records: 0, min: '', max: '', shiftNs: o.shiftNs ?? 0n };
+  walk(doc, REQUESTS[signal].shape, signal, a);
+  return { records: a.records, minNs: a.min ? BigInt(a.min) : 0n, maxNs: a.max ? BigInt(a.max) : 0n, evidence: 1 };
 }
 
 /** Prefixes the service.name of every resource of the request, in place (sets prefix + unknown_service where there is none). */

@@ -14,7 +14,7 @@ import { isCompressed, signalOf, splitFile, WireError } from './wire.js';
 
 /** One export request of a recording, as read. */
 export type Unit =
-  | { kind: 'json'; signal: Signal; file: string; at: number; doc: Record<string, unknown>; raw: string | null }
+  | { kind: 'json'; signal: Signal; file: string; at: number; doc: Record<string, unknown>; raw: Uint8Array | null }
   | { kind: 'proto'; signal: Signal; file: string; at: number; bytes: Uint8Array };
 
 export interface Problem {
@@ -95,21 +95,21 @@ function firstByte(b: Uint8Array): number | undefined {
   return b[i];
 }
 
-/** The lines of a (possibly gzipped) text file, with their numbers; lines over `max` bytes come back as null. */
-async function* lines(file: string, max: number): AsyncGenerator<{ n: number; text: string | null }> {
+/** The lines of a (possibly gzipped) text file, as bytes, with their numbers; lines over `max` bytes come back as null. */
+async function* lines(file: string, max: number): AsyncGenerator<{ n: number; bytes: Buffer | null }> {
   const raw = createReadStream(file);
   const gz = isGzipped(await readStart(file, 2)) ? raw.pipe(createGunzip()) : raw;
   let parts: Buffer[] = [];
   let size = 0;
   let over = false;
   let n = 0;
-  const flush = (): { n: number; text: string | null } => {
+  const flush = (): { n: number; bytes: Buffer | null } => {
     n++;
-    const text = over ? null : Buffer.concat(parts, size).toString('utf8');
+    const bytes = over ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
     parts = [];
     size = 0;
     over = false;
-    return { n, text };
+    return { n, bytes };
   };
   for await (const chunk of gz as AsyncIterable<Buffer>) {
     let from = 0;
@@ -152,7 +152,7 @@ async function readWhole(file: string): Promise<Buffer> {
 
 type Emit = (u: Unit) => Promise<void>;
 
-function jsonUnit(file: string, at: number, v: unknown, raw: string | null, problem: (p: Problem) => void): Unit | null {
+function jsonUnit(file: string, at: number, v: unknown, raw: Uint8Array | null, problem: (p: Problem) => void): Unit | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
     problem({ file, line: at, error: 'not a JSON object' });
     return null;
@@ -185,11 +185,12 @@ async function readJsonDocument(file: string, emit: Emit, problem: (p: Problem) 
 }
 
 async function readJsonLines(file: string, emit: Emit, problem: (p: Problem) => void): Promise<void> {
-  for await (const { n, text } of lines(file, MAX_LINE_BYTES)) {
-    if (text === null) {
+  for await (const { n, bytes } of lines(file, MAX_LINE_BYTES)) {
+    if (bytes === null) {
       problem({ file, line: n, error: `line longer than ${MAX_LINE_BYTES} bytes` });
       continue;
     }
+    const text = bytes.toString('utf8');
     const t = n === 1 ? text.replace(/^\uFEFF/, '') : text;
     if (!t.trim()) continue;
     let v: unknown;
@@ -208,7 +209,7 @@ async function readJsonLines(file: string, emit: Emit, problem: (p: Problem) => 
       }
       continue;
     }
-    const u = jsonUnit(file, n, v, t, problem);
+    const u = jsonUnit(file, n, v, t.length === text.length ? bytes : Buffer.from(t), problem);
     if (u) await emit(u);
   }
 }

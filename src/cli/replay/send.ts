@@ -4,7 +4,8 @@
 // recording's own timestamps), a refused request (429, 502-504, a dropped connection) sent again
 // after the delay the server asks for, and every answer counted: a record is acknowledged only when
 // its request was answered 200 and it is not among the partial success's rejected ones.
-import type { FetchFn } from '../../client/http.js';
+import http from 'node:http';
+import https from 'node:https';
 import { REQUESTS, type Signal } from './shape.js';
 
 export interface Prepared {
@@ -45,7 +46,6 @@ export interface SendOptions {
   /** The recording's earliest timestamp (ns) that --speed paces from. */
   startNs: bigint;
   timeoutMs: number;
-  fetch?: FetchFn | undefined;
   /** How long one request keeps being sent again while refused, ms. */
   retryForMs?: number;
 }
@@ -138,6 +138,35 @@ function partialSuccess(contentType: string | null, body: Uint8Array): { rejecte
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * One POST over a keep-alive agent. node:http rather than fetch: a replay is a load generator on
+ * the server's machine, and fetch (undici) took about three times node:http's CPU to send the same
+ * bodies (bench/lib/post.ts).
+ */
+function post(agent: http.Agent, url: URL, headers: Record<string, string>, body: string | Uint8Array, timeoutMs: number): Promise<Answer> {
+  const lib = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = lib.request(
+      { agent, protocol: url.protocol, hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'TIMEOUT' })));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 export class Sender {
   readonly total: Counts = { sent: 0, acknowledged: 0, rejected: 0 };
   readonly bySignal: Partial<Record<Signal, Counts>> = {};
@@ -151,7 +180,12 @@ export class Sender {
   /** The last log request sent, answered before the next one goes. */
   private logsTail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: SendOptions) {}
+  private readonly agent: http.Agent;
+
+  constructor(private readonly o: SendOptions) {
+    const opts = { keepAlive: true, maxSockets: o.concurrency };
+    this.agent = o.otlpUrl.startsWith('https:') ? new https.Agent(opts) : new http.Agent(opts);
+  }
 
   rejections(): Rejection[] {
     return [...this.reasons.values()].sort((a, b) => b.records - a.records);
@@ -172,9 +206,10 @@ export class Sender {
     if (p.signal === 'logs') this.logsTail = run;
   }
 
-  /** Waits for every request in flight to be answered. */
+  /** Waits for every request in flight to be answered, and closes the connections. */
   async drain(): Promise<void> {
     while (this.inflight.size) await Promise.race(this.inflight);
+    this.agent.destroy();
     if (this.fatal) throw this.fatal;
   }
 
@@ -205,21 +240,18 @@ export class Sender {
   }
 
   private async deliver(p: Prepared): Promise<void> {
-    const url = this.o.otlpUrl.replace(/\/$/, '') + REQUESTS[p.signal].path;
+    const url = new URL(this.o.otlpUrl.replace(/\/$/, '') + REQUESTS[p.signal].path);
     const headers: Record<string, string> = { 'content-type': p.contentType };
     if (this.o.apiKey) headers['authorization'] = `Bearer ${this.o.apiKey}`;
-    const fetchFn = this.o.fetch ?? fetch;
     const giveUpAt = Date.now() + (this.o.retryForMs ?? 600_000);
     let networkTries = 0;
     for (;;) {
-      let res: Response;
-      let body: Uint8Array;
+      let res: Answer;
       try {
-        res = await fetchFn(url, { method: 'POST', headers, body: p.body as BodyInit, signal: AbortSignal.timeout(this.o.timeoutMs) });
-        body = new Uint8Array(await res.arrayBuffer());
+        res = await post(this.agent, url, headers, p.body, this.o.timeoutMs);
       } catch (err) {
-        const e = err as Error & { cause?: { code?: string; message?: string } };
-        const why = e.cause?.code ?? e.cause?.message ?? e.name ?? e.message;
+        const e = err as Error & { code?: string };
+        const why = e.code ?? e.message;
         if (++networkTries < MAX_NETWORK_TRIES && Date.now() < giveUpAt) {
           this.retries.network++;
           await sleep(250 * 2 ** networkTries);
@@ -230,9 +262,9 @@ export class Sender {
         return;
       }
       this.unreachable = 0;
-      const ct = res.headers.get('content-type');
+      const ct = String(res.headers['content-type'] ?? '') || null;
       if (res.status === 200) {
-        const ps = partialSuccess(ct, body);
+        const ps = partialSuccess(ct, res.body);
         const rejected = Math.min(ps.rejected, p.records);
         this.total.acknowledged += p.records - rejected;
         this.counts(p.signal).acknowledged += p.records - rejected;
@@ -242,11 +274,11 @@ export class Sender {
       }
       if ([429, 502, 503, 504].includes(res.status) && Date.now() < giveUpAt) {
         this.retries.refused++;
-        const after = Number(res.headers.get('retry-after'));
+        const after = Number(res.headers['retry-after']);
         await sleep(1000 * Math.min(MAX_RETRY_AFTER_S, Number.isFinite(after) && after > 0 ? after : 1));
         continue;
       }
-      this.reject(p, p.records, reasonOf(res.status, ct, body), true);
+      this.reject(p, p.records, reasonOf(res.status, ct, res.body), true);
       return;
     }
   }

@@ -78,61 +78,94 @@ export interface WalkOptions {
   shiftNs?: bigint;
 }
 
-const readU64 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset + at, 8).getBigUint64(0, true);
-const writeU64 = (b: Uint8Array, at: number, v: bigint) => new DataView(b.buffer, b.byteOffset + at, 8).setBigUint64(0, v, true);
-
-/** A timestamp at `at`: moved by the shift (in place), then counted into the range; 0 (unset) stays unset. */
-function onTime(b: Uint8Array, at: number, st: WalkStats, o: WalkOptions): void {
-  let v = readU64(b, at);
-  if (v === 0n) return;
-  if (o.shiftNs) {
-    const moved = v + o.shiftNs;
-    if (moved <= 0n || moved >= 1n << 64n) throw new WireError(`a timestamp (${v} ns) moved by ${o.shiftNs} ns leaves the range of fixed64`);
-    writeU64(b, at, (v = moved));
-  }
-  if (st.minNs === 0n || v < st.minNs) st.minNs = v;
-  if (v > st.maxNs) st.maxNs = v;
+/** A walk's running counts; timestamps as exact (high, low) 32-bit halves, made bigints once at the end. */
+interface Acc {
+  records: number;
+  evidence: number;
+  minHi: number;
+  minLo: number;
+  maxHi: number;
+  maxLo: number;
+  view: DataView;
+  shiftNs: bigint;
+  /** Collect the evidence of sniffSignal (the fields of each record). */
+  sniff: boolean;
 }
 
-function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, st: WalkStats, o: WalkOptions): void {
-  const c: Cursor = { b, pos: start, end };
-  const fields: Field[] = [];
-  while (c.pos < end) fields.push(nextField(c));
-  if (s.record) st.records++;
-  if (s.wire) {
-    for (const f of fields) {
-      const allowed = s.wire[f.no];
-      if (allowed && !allowed.includes(f.wt)) throw new WireError(`field ${f.no} has wire type ${f.wt}, not ${allowed.join(' or ')}`);
-    }
-    const has = (no: number, wt?: number, len?: number) => fields.some((f) => f.no === no && (wt === undefined || f.wt === wt) && (len === undefined || f.end - f.start === len));
-    if (s.shows?.(has)) st.evidence++;
+/** A shape's timestamps and children by field number (a lookup a field, not a search). */
+interface Index {
+  times: (Shape['times'][number] | undefined)[];
+  children: (Shape['children'][number] | undefined)[];
+}
+const indexes = new WeakMap<Shape, Index>();
+function indexOf(s: Shape): Index {
+  let i = indexes.get(s);
+  if (!i) {
+    i = { times: [], children: [] };
+    for (const t of s.times) i.times[t.no] = t;
+    for (const ch of s.children) i.children[ch.no] = ch;
+    indexes.set(s, i);
   }
-  for (const f of fields) {
-    const t = s.times.find((x) => x.no === f.no);
+  return i;
+}
+
+/** A timestamp at `at`: moved by the shift (in place), then counted into the range; 0 (unset) stays unset. */
+function onTime(a: Acc, at: number): void {
+  let lo = a.view.getUint32(at, true);
+  let hi = a.view.getUint32(at + 4, true);
+  if (!hi && !lo) return;
+  if (a.shiftNs) {
+    const v = ((BigInt(hi) << 32n) | BigInt(lo)) + a.shiftNs;
+    if (v <= 0n || v >= 1n << 64n) throw new WireError(`a timestamp moved by ${a.shiftNs} ns leaves the range of fixed64`);
+    a.view.setBigUint64(at, v, true);
+    lo = Number(v & 0xffffffffn);
+    hi = Number(v >> 32n);
+  }
+  if ((!a.minHi && !a.minLo) || hi < a.minHi || (hi === a.minHi && lo < a.minLo)) ((a.minHi = hi), (a.minLo = lo));
+  if (hi > a.maxHi || (hi === a.maxHi && lo > a.maxLo)) ((a.maxHi = hi), (a.maxLo = lo));
+}
+
+function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, a: Acc): void {
+  if (s.record) a.records++;
+  const idx = indexOf(s);
+  const fields: Field[] | null = a.sniff && s.shows ? [] : null;
+  const c: Cursor = { b, pos: start, end };
+  while (c.pos < end) {
+    const f = nextField(c);
+    fields?.push(f);
+    const allowed = s.wire?.[f.no];
+    if (allowed && !allowed.includes(f.wt)) throw new WireError(`field ${f.no} has wire type ${f.wt}, not ${allowed.join(' or ')}`);
+    const t = idx.times[f.no];
     if (t) {
-      if (f.wt === 1) onTime(b, f.start, st, o);
+      if (f.wt === 1) onTime(a, f.start);
       else if (f.wt === 2 && t.repeated) {
         if ((f.end - f.start) % 8) throw new WireError(`packed fixed64 field ${f.no} is not a multiple of 8 bytes`);
-        for (let at = f.start; at < f.end; at += 8) onTime(b, at, st, o);
+        for (let at = f.start; at < f.end; at += 8) onTime(a, at);
       } else throw new WireError(`timestamp field ${f.no} has wire type ${f.wt}`);
       continue;
     }
-    const ch = s.children.find((x) => x.no === f.no);
+    const ch = idx.children[f.no];
     if (!ch || ch.shape === 'resource') continue;
     if (f.wt !== 2) throw new WireError(`field ${f.no} should be a message, has wire type ${f.wt}`);
-    walkMessage(b, f.start, f.end, ch.shape, st, o);
+    walkMessage(b, f.start, f.end, ch.shape, a);
+  }
+  if (fields) {
+    const has = (no: number, wt?: number, len?: number) => fields.some((f) => f.no === no && (wt === undefined || f.wt === wt) && (len === undefined || f.end - f.start === len));
+    if (s.shows!(has)) a.evidence++;
   }
 }
+
+const ns = (hi: number, lo: number) => (BigInt(hi) << 32n) | BigInt(lo);
 
 /**
  * Walks one export request of `signal`: counts its records and reads its timestamps; with
  * `shiftNs` it moves them in `b` itself. Throws WireError on bytes that are not such a request.
  */
-export function walkRequest(b: Uint8Array, signal: Signal, o: WalkOptions = {}): WalkStats {
-  const st: WalkStats = { records: 0, minNs: 0n, maxNs: 0n, evidence: 0 };
-  walkMessage(b, 0, b.length, REQUESTS[signal].shape, st, o);
-  if (signal === 'profiles' && hasTopField(b, 2)) st.evidence++; // the request-wide dictionary
-  return st;
+export function walkRequest(b: Uint8Array, signal: Signal, o: WalkOptions = {}, sniff = false): WalkStats {
+  const a: Acc = { records: 0, evidence: 0, minHi: 0, minLo: 0, maxHi: 0, maxLo: 0, view: new DataView(b.buffer, b.byteOffset, b.byteLength), shiftNs: o.shiftNs ?? 0n, sniff };
+  walkMessage(b, 0, b.length, REQUESTS[signal].shape, a);
+  if (sniff && signal === 'profiles' && hasTopField(b, 2)) a.evidence++; // the request-wide dictionary
+  return { records: a.records, evidence: a.evidence, minNs: ns(a.minHi, a.minLo), maxNs: ns(a.maxHi, a.maxLo) };
 }
 
 function hasTopField(b: Uint8Array, no: number): boolean {
@@ -149,7 +182,7 @@ export function sniffSignal(b: Uint8Array): Signal | null {
   const found: Signal[] = [];
   for (const s of SIGNALS) {
     try {
-      if (walkRequest(b, s).evidence > 0) found.push(s);
+      if (walkRequest(b, s, {}, true).evidence > 0) found.push(s);
     } catch {
       // not this signal
     }
@@ -310,6 +343,9 @@ function isRequest(m: Uint8Array, signal: Signal | null): boolean {
   return m.length === 0 || sniffSignal(m) !== null;
 }
 
+/** Messages of a framing checked before it is taken for the file's. */
+const CHECKED_FRAMES = 3;
+
 export const isCompressed = (m: Uint8Array) => (m[0] === 0x1f && m[1] === 0x8b) || (m[0] === 0x28 && m[1] === 0xb5 && m[2] === 0x2f && m[3] === 0xfd);
 
 /**
@@ -323,7 +359,9 @@ export function splitFile(b: Uint8Array, signal: Signal | null): Split & { frami
   const order: Framing[] = b[0] === 0 ? ['u32be', 'varint'] : ['single', 'u32be', 'varint'];
   for (const framing of order) {
     const s = split(b, framing);
-    if (s && s.messages.length && s.messages.every((m) => isRequest(m, signal))) return { framing, ...s };
+    // A framing that tiles the file and whose first messages read as requests is the file's: the
+    // rest are walked as they are sent (a bad one is reported then), not twice.
+    if (s && s.messages.length && s.messages.slice(0, CHECKED_FRAMES).every((m) => isRequest(m, signal))) return { framing, ...s };
   }
   throw new WireError(signal ? `not OTLP ${signal} protobuf: neither one export request nor length-prefixed ones` : 'not OTLP protobuf that tells its signal: neither one export request nor length-prefixed ones (name the signal with --signal if the file holds empty or unusual requests)');
 }
