@@ -16,7 +16,7 @@ import { writeTar } from '../../src/core/tar.js';
 import { sha256 } from '../../src/api/snapshot-manifest.js';
 import { QUERYABLE_TABLES } from '../../src/store/schema.js';
 import { sqlTimestamp } from '../../src/store/sql.js';
-import { B, BUCKETS, SHIFT_AT, history } from './history.js';
+import { B, BUCKETS, SHIFT_AT, history } from '../../bench/lib/incident.js';
 import { ALL_TIME, cli, rows } from './cli.js';
 
 const ENV = { SVC_DETECT_INTERVAL_S: '3600', SVC_QUERY_ROW_CAP: '200000' };

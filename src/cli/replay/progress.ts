@@ -16,7 +16,7 @@ const BAR = 30;
 
 export class Progress {
   private readonly started = performance.now();
-  private last = 0;
+  private last = -Infinity;
   private drawn = false;
 
   constructor(

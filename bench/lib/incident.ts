@@ -1,8 +1,10 @@
 // A history with an incident, as OTLP/JSON requests: frontend → checkout → payments, 60 traces a
-// 5-minute bucket; from bucket SHIFT_AT on, payments fails (1% → 30%) and slows (20 → 60 ms) and logs
-// its failures. Deterministic (seeded) but for the random trace ids.
-import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
-import { rng } from '../../bench/lib/rng.js';
+// 5-minute bucket over two hours; from bucket SHIFT_AT on, payments fails (1% → 30%) and slows
+// (20 → 60 ms) and logs its failures. Deterministic (seeded, ids included): the recording of
+// README's "Benchmark harness" loop (bench/make-recording.ts) and of the harness tests.
+import { appendFileSync } from 'node:fs';
+import { logsJson, tracesJson, type JsonLog, type JsonSpan } from './otlp-json.js';
+import { rng } from './rng.js';
 
 export const B = 300_000_000;
 export const BUCKETS = 24;
@@ -35,3 +37,10 @@ export function history(first: number): { signal: 'traces' | 'logs'; body: strin
   return out;
 }
 
+
+/** Writes the history as a recording in the Collector file exporter's format (OTLP/JSON lines). */
+export function writeIncidentRecording(file: string, first: number): number {
+  const requests = history(first);
+  for (const r of requests) appendFileSync(file, r.body + '\n');
+  return requests.length;
+}
