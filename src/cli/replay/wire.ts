@@ -15,6 +15,8 @@ interface Cursor {
 }
 
 function varint(c: Cursor): number {
+  // Most tags and lengths of a request fit one byte.
+  if (c.pos < c.end && c.b[c.pos]! < 0x80) return c.b[c.pos++]!;
   let v = 0;
   let mul = 1;
   for (let i = 0; i < 10; i++) {
@@ -33,6 +35,31 @@ interface Field {
   wt: number;
   start: number;
   end: number;
+}
+
+/**
+ * Reads the field at the cursor into `f` (no allocation: the walk reads millions of fields) and moves
+ * past it; throws WireError when it runs past the end.
+ */
+function readField(c: Cursor, f: Field): void {
+  const tag = varint(c);
+  const no = Math.floor(tag / 8);
+  const wt = tag & 7;
+  if (no === 0) throw new WireError(`field number 0 at byte ${c.pos}`);
+  let start = c.pos;
+  if (wt === 2) {
+    const len = varint(c);
+    start = c.pos;
+    c.pos += len;
+  } else if (wt === 0) varint(c);
+  else if (wt === 1) c.pos += 8;
+  else if (wt === 5) c.pos += 4;
+  else throw new WireError(`unsupported wire type ${wt} at byte ${start}`);
+  if (c.pos > c.end) throw new WireError(`field ${no} runs past the end of its message (byte ${c.end})`);
+  f.no = no;
+  f.wt = wt;
+  f.start = start;
+  f.end = c.pos;
 }
 
 function nextField(c: Cursor): Field {
@@ -90,6 +117,8 @@ interface Acc {
   shiftNs: bigint;
   /** Collect the evidence of sniffSignal (the fields of each record). */
   sniff: boolean;
+  /** Check every field's wire type against the shape's (telling a signal apart; a send-time walk leaves that to the server). */
+  strict: boolean;
 }
 
 /** A shape's timestamps and children by field number (a lookup a field, not a search). */
@@ -128,13 +157,17 @@ function onTime(a: Acc, at: number): void {
 function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, a: Acc): void {
   if (s.record) a.records++;
   const idx = indexOf(s);
+  const strict = a.strict && s.wire;
   const fields: Field[] | null = a.sniff && s.shows ? [] : null;
   const c: Cursor = { b, pos: start, end };
+  const f: Field = { no: 0, wt: 0, start: 0, end: 0 };
   while (c.pos < end) {
-    const f = nextField(c);
-    fields?.push(f);
-    const allowed = s.wire?.[f.no];
-    if (allowed && !allowed.includes(f.wt)) throw new WireError(`field ${f.no} has wire type ${f.wt}, not ${allowed.join(' or ')}`);
+    readField(c, f);
+    if (fields) fields.push({ ...f });
+    if (strict) {
+      const allowed = s.wire![f.no];
+      if (allowed && !allowed.includes(f.wt)) throw new WireError(`field ${f.no} has wire type ${f.wt}, not ${allowed.join(' or ')}`);
+    }
     const t = idx.times[f.no];
     if (t) {
       if (f.wt === 1) onTime(a, f.start);
@@ -150,7 +183,7 @@ function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, a: Acc
     walkMessage(b, f.start, f.end, ch.shape, a);
   }
   if (fields) {
-    const has = (no: number, wt?: number, len?: number) => fields.some((f) => f.no === no && (wt === undefined || f.wt === wt) && (len === undefined || f.end - f.start === len));
+    const has = (no: number, wt?: number, len?: number) => fields.some((x) => x.no === no && (wt === undefined || x.wt === wt) && (len === undefined || x.end - x.start === len));
     if (s.shows!(has)) a.evidence++;
   }
 }
@@ -159,12 +192,24 @@ const ns = (hi: number, lo: number) => (BigInt(hi) << 32n) | BigInt(lo);
 
 /**
  * Walks one export request of `signal`: counts its records and reads its timestamps; with
- * `shiftNs` it moves them in `b` itself. Throws WireError on bytes that are not such a request.
+ * `shiftNs` it moves them in `b` itself. Throws WireError on bytes that are not such a request
+ * (`check`: every field's wire type checked too; `sniff`: and the evidence of the signal counted).
  */
-export function walkRequest(b: Uint8Array, signal: Signal, o: WalkOptions = {}, sniff = false): WalkStats {
-  const a: Acc = { records: 0, evidence: 0, minHi: 0, minLo: 0, maxHi: 0, maxLo: 0, view: new DataView(b.buffer, b.byteOffset, b.byteLength), shiftNs: o.shiftNs ?? 0n, sniff };
+export function walkRequest(b: Uint8Array, signal: Signal, o: WalkOptions = {}, check: 'structure' | 'wire' | 'sniff' = 'structure'): WalkStats {
+  const a: Acc = {
+    records: 0,
+    evidence: 0,
+    minHi: 0,
+    minLo: 0,
+    maxHi: 0,
+    maxLo: 0,
+    view: new DataView(b.buffer, b.byteOffset, b.byteLength),
+    shiftNs: o.shiftNs ?? 0n,
+    sniff: check === 'sniff',
+    strict: check !== 'structure',
+  };
   walkMessage(b, 0, b.length, REQUESTS[signal].shape, a);
-  if (sniff && signal === 'profiles' && hasTopField(b, 2)) a.evidence++; // the request-wide dictionary
+  if (a.sniff && signal === 'profiles' && hasTopField(b, 2)) a.evidence++; // the request-wide dictionary
   return { records: a.records, evidence: a.evidence, minNs: ns(a.minHi, a.minLo), maxNs: ns(a.maxHi, a.maxLo) };
 }
 
@@ -182,7 +227,7 @@ export function sniffSignal(b: Uint8Array): Signal | null {
   const found: Signal[] = [];
   for (const s of SIGNALS) {
     try {
-      if (walkRequest(b, s, {}, true).evidence > 0) found.push(s);
+      if (walkRequest(b, s, {}, 'sniff').evidence > 0) found.push(s);
     } catch {
       // not this signal
     }
@@ -334,7 +379,7 @@ function isRequest(m: Uint8Array, signal: Signal | null): boolean {
   if (isCompressed(m)) return true;
   if (signal) {
     try {
-      walkRequest(m, signal);
+      walkRequest(m, signal, {}, 'wire');
       return true;
     } catch {
       return false;
