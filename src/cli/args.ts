@@ -136,10 +136,11 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'snapshot',
     summary: `write a window of every table as Parquet, with a manifest (${at('snapshot')})`,
-    usage: 'tds snapshot --from-ts TS --to-ts TS [--service NAME ...] DIR',
+    usage: 'tds snapshot (--from-ts TS --to-ts TS | --last DURATION) [--service NAME ...] DIR',
     options: [
       { name: 'from-ts', value: 'TS', description: 'window start (µs or ISO-8601), inclusive' },
       { name: 'to-ts', value: 'TS', description: 'window end (µs or ISO-8601), exclusive' },
+      { name: 'last', value: 'DURATION', description: 'the window is the last DURATION until now (e.g. 3h); instead of --from-ts/--to-ts' },
       { name: 'service', value: 'NAME', repeatable: true, description: 'only these services (repeat the option)' },
     ],
     positional: 'the directory to write (created; it must be empty if it exists)',

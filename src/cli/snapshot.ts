@@ -4,7 +4,7 @@
 // as paths only when they are plain names.
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UsageError, optValue, optValues, parseTimestampUs } from './args.js';
+import { UsageError, optValue, optValues, parseDurationUs, parseTimestampUs } from './args.js';
 import { clientOf, EXIT_ERROR, EXIT_OK, fail, print, type Ctx } from './context.js';
 import { readTar, SAFE_NAME, TarError, writeTar } from '../core/tar.js';
 import { errorBody } from '../core/errors.js';
@@ -34,9 +34,18 @@ export async function cmdSnapshot(ctx: Ctx): Promise<number> {
   const dir = oneDir(ctx);
   const fromRaw = optValue(ctx.args, 'from-ts');
   const toRaw = optValue(ctx.args, 'to-ts');
-  if (fromRaw === undefined || toRaw === undefined) throw new UsageError('--from-ts and --to-ts are required', 'tds snapshot --from-ts TS --to-ts TS DIR');
-  const from_ts = parseTimestampUs('from-ts', fromRaw);
-  const to_ts = parseTimestampUs('to-ts', toRaw);
+  const last = optValue(ctx.args, 'last');
+  let from_ts: number;
+  let to_ts: number;
+  if (last !== undefined) {
+    if (fromRaw !== undefined || toRaw !== undefined) throw new UsageError('--last cannot be combined with --from-ts or --to-ts', 'give either --last DURATION or the timestamps');
+    to_ts = (ctx.io.now ?? Date.now)() * 1000;
+    from_ts = to_ts - parseDurationUs('last', last);
+  } else {
+    if (fromRaw === undefined || toRaw === undefined) throw new UsageError('the window is required: --from-ts and --to-ts, or --last', 'tds snapshot --from-ts TS --to-ts TS DIR, or tds snapshot --last 3h DIR');
+    from_ts = parseTimestampUs('from-ts', fromRaw);
+    to_ts = parseTimestampUs('to-ts', toRaw);
+  }
   if (to_ts <= from_ts) throw new UsageError('--to-ts must be after --from-ts');
   const services = optValues(ctx.args, 'service');
   const existing = await readdir(dir).catch(() => null);
