@@ -159,9 +159,14 @@ function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, a: Acc
   const idx = indexOf(s);
   const strict = a.strict && s.wire;
   const fields: Field[] | null = a.sniff && s.shows ? [] : null;
+  // A walk that moves nothing and checks nothing leaves a record once it has read the record's own
+  // times (a span's attributes are most of its bytes); its events' times fall inside it.
+  const leaveEarly = s.record && !a.shiftNs && !a.strict && s.times.length > 0 && !s.times.some((t) => t.repeated);
+  let timesSeen = 0;
   const c: Cursor = { b, pos: start, end };
   const f: Field = { no: 0, wt: 0, start: 0, end: 0 };
   while (c.pos < end) {
+    if (leaveEarly && timesSeen === s.times.length) return;
     readField(c, f);
     if (fields) fields.push({ ...f });
     if (strict) {
@@ -170,6 +175,7 @@ function walkMessage(b: Uint8Array, start: number, end: number, s: Shape, a: Acc
     }
     const t = idx.times[f.no];
     if (t) {
+      timesSeen++;
       if (f.wt === 1) onTime(a, f.start);
       else if (f.wt === 2 && t.repeated) {
         if ((f.end - f.start) % 8) throw new WireError(`packed fixed64 field ${f.no} is not a multiple of 8 bytes`);
