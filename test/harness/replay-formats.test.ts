@@ -83,6 +83,16 @@ describe('tds replay formats', () => {
     for (const [prefix] of cases.slice(1)) expect(await digest(prefix), prefix).toEqual(want);
   });
 
+  it.each([
+    ['--rate', '100000'],
+    ['--speed', '100000'],
+  ])('%s %s paces the replay and still sends every record', async (option, value) => {
+    const r = await cli(['replay', join(dir, 'spans.jsonl'), '--url', srv.api, '--otlp-url', srv.otlpHttp, '--service-prefix', `paced${option}/`, option, value]);
+    expect(r.code, JSON.stringify(r.out)).toBe(0);
+    expect(r.out.records).toEqual({ sent: rec.spans, acknowledged: rec.spans, rejected: 0 });
+    expect(await digest(`paced${option}/`)).toEqual(await digest('json/'));
+  });
+
   it('--shift-to moves every timestamp by one constant, the last one landing on the target', async () => {
     const target = startUs + 86_400_000_000 + 123_456;
     const r = await cli(['replay', join(dir, 'collector.pb'), '--url', srv.api, '--otlp-url', srv.otlpHttp, '--service-prefix', 'shifted/', '--shift-to', String(target)]);
