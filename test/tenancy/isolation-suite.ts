@@ -196,7 +196,7 @@ describe('every tenant path refuses a missing, malformed, revoked, deactivated o
 
   it('lists every spec route that reads or writes tenant data', () => {
     expect(TENANT_ROUTES.map((e) => `${e.method} ${e.path}`).sort()).toEqual(
-      ['GET /v1/alerts', 'GET /v1/anomalies', 'GET /v1/services', 'GET /v1/traces/{trace_id}', 'POST /mcp', 'POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /v1/query'].sort(),
+      ['GET /v1/alerts', 'GET /v1/anomalies', 'GET /v1/services', 'GET /v1/traces/{trace_id}', 'POST /mcp', 'POST /', 'POST /ingest', 'POST /ingest/pyroscope', 'POST /push.v1.PusherService/Push', 'POST /v1/diagnose', 'POST /v1/investigate', 'POST /v1/query', 'POST /v1/snapshot', 'POST /v1/restore'].sort(),
     );
   });
 
