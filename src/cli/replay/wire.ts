@@ -283,63 +283,62 @@ function anyString(b: Uint8Array, start: number, end: number): string | null {
   return out;
 }
 
-/** A Resource with `service.name` prefixed (set to prefix + unknown_service when it has none). */
-function prefixResource(b: Uint8Array, start: number, end: number, prefix: string): Uint8Array {
+/** The fields of the message [start, end), each one `edit` returns bytes for replaced by them, the others copied as they are. */
+function rewrite(b: Uint8Array, start: number, end: number, edit: (f: Field) => Uint8Array | null): Uint8Array[] {
   const parts: Uint8Array[] = [];
   const c: Cursor = { b, pos: start, end };
-  let found = false;
   while (c.pos < end) {
-    const fieldStart = c.pos;
+    const at = c.pos;
     const f = nextField(c);
-    if (f.no === 1 && f.wt === 2 && !found) {
-      const kv: Cursor = { b, pos: f.start, end: f.end };
-      let key: string | null = null;
-      let value: string | null = null;
-      while (kv.pos < f.end) {
-        const g = nextField(kv);
-        if (g.no === 1 && g.wt === 2) key = text.decode(b.subarray(g.start, g.end));
-        else if (g.no === 2 && g.wt === 2) value = anyString(b, g.start, g.end);
-      }
-      if (key === 'service.name') {
-        found = true;
-        parts.push(lenField(1, keyValue(key, prefix + (value || UNKNOWN_SERVICE))));
-        continue;
-      }
-    }
-    parts.push(b.subarray(fieldStart, f.end));
+    parts.push(edit(f) ?? b.subarray(at, f.end));
   }
+  return parts;
+}
+
+/** A KeyValue's key, and its value when that is a string. */
+function keyValueOf(b: Uint8Array, kv: Field): { key: string | null; value: string | null } {
+  const c: Cursor = { b, pos: kv.start, end: kv.end };
+  let key: string | null = null;
+  let value: string | null = null;
+  while (c.pos < kv.end) {
+    const g = nextField(c);
+    if (g.no === 1 && g.wt === 2) key = text.decode(b.subarray(g.start, g.end));
+    else if (g.no === 2 && g.wt === 2) value = anyString(b, g.start, g.end);
+  }
+  return { key, value };
+}
+
+const isMessage = (f: Field, no: number) => f.no === no && f.wt === 2;
+
+/** A Resource with `service.name` prefixed (set to prefix + unknown_service when it has none). */
+function prefixResource(b: Uint8Array, start: number, end: number, prefix: string): Uint8Array {
+  let found = false;
+  const parts = rewrite(b, start, end, (f) => {
+    if (found || !isMessage(f, 1)) return null;
+    const { key, value } = keyValueOf(b, f);
+    if (key !== 'service.name') return null;
+    found = true;
+    return lenField(1, keyValue(key, prefix + (value || UNKNOWN_SERVICE)));
+  });
   if (!found) parts.push(lenField(1, keyValue('service.name', prefix + UNKNOWN_SERVICE)));
   return Buffer.concat(parts);
 }
 
 /** A ResourceX (ResourceSpans, ResourceLogs, ...) with its resource's service name prefixed. */
 function prefixResourceX(b: Uint8Array, start: number, end: number, prefix: string): Uint8Array {
-  const parts: Uint8Array[] = [];
-  const c: Cursor = { b, pos: start, end };
   let found = false;
-  while (c.pos < end) {
-    const fieldStart = c.pos;
-    const f = nextField(c);
-    if (f.no === 1 && f.wt === 2 && !found) {
-      found = true;
-      parts.push(lenField(1, prefixResource(b, f.start, f.end, prefix)));
-    } else parts.push(b.subarray(fieldStart, f.end));
-  }
+  const parts = rewrite(b, start, end, (f) => {
+    if (found || !isMessage(f, 1)) return null;
+    found = true;
+    return lenField(1, prefixResource(b, f.start, f.end, prefix));
+  });
   if (!found) parts.unshift(lenField(1, prefixResource(new Uint8Array(0), 0, 0, prefix)));
   return Buffer.concat(parts);
 }
 
 /** The request with every resource's service.name prefixed (the rest of its bytes as they were). */
 export function prefixServices(b: Uint8Array, prefix: string): Uint8Array {
-  const parts: Uint8Array[] = [];
-  const c: Cursor = { b, pos: 0, end: b.length };
-  while (c.pos < c.end) {
-    const fieldStart = c.pos;
-    const f = nextField(c);
-    if (f.no === 1 && f.wt === 2) parts.push(lenField(1, prefixResourceX(b, f.start, f.end, prefix)));
-    else parts.push(b.subarray(fieldStart, f.end));
-  }
-  return Buffer.concat(parts);
+  return Buffer.concat(rewrite(b, 0, b.length, (f) => (isMessage(f, 1) ? lenField(1, prefixResourceX(b, f.start, f.end, prefix)) : null)));
 }
 
 // --- framing ----------------------------------------------------------------------------------
