@@ -48,6 +48,9 @@ const DIAGNOSE_OPTIONS: readonly OptionSpec[] = [
   { name: 'max-bytes', value: 'N', description: 'with --detail findings: the most bytes of JSON the answer may take (the lowest-ranked entries are dropped first)' },
 ];
 
+/** Requests `tds replay` keeps in flight unless --concurrency says otherwise. */
+export const REPLAY_CONCURRENCY = 16;
+
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'anomalies',
@@ -111,7 +114,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'speed', value: 'N', description: "N× real time: requests are paced by the recording's own timestamps (instead of --rate)" },
       { name: 'service-prefix', value: 'P', description: 'prepend P to every service name, to keep cases apart in one store' },
       { name: 'otlp-url', value: 'URL', description: 'the OTLP/HTTP receiver (env SVC_OTLP_URL); default: the host of --url on port 4318' },
-      { name: 'concurrency', value: 'N', description: 'requests in flight at once', default: '8' },
+      { name: 'concurrency', value: 'N', description: 'requests in flight at once', default: String(REPLAY_CONCURRENCY) },
       { name: 'signal', value: 'traces|logs|metrics|profiles', description: 'the signal of protobuf files whose name and content do not tell it' },
     ],
     positional: 'files or directories (read recursively, in name order): OTLP JSON lines as the Collector file exporter writes them (.json, .jsonl, .ndjson, optionally .gz), OTLP protobuf (one export request per file, or length-delimited), or a `tds snapshot` directory',
@@ -136,12 +139,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'snapshot',
     summary: `write a window of every table as Parquet, with a manifest (${at('snapshot')})`,
-    usage: 'tds snapshot (--from-ts TS --to-ts TS | --last DURATION) [--service NAME ...] DIR',
+    usage: 'tds snapshot (--from-ts TS --to-ts TS | --last DURATION) [--service NAME ... | --services A,B] DIR',
     options: [
       { name: 'from-ts', value: 'TS', description: 'window start (µs or ISO-8601), inclusive' },
       { name: 'to-ts', value: 'TS', description: 'window end (µs or ISO-8601), exclusive' },
       { name: 'last', value: 'DURATION', description: 'the window is the last DURATION until now (e.g. 3h); instead of --from-ts/--to-ts' },
       { name: 'service', value: 'NAME', repeatable: true, description: 'only these services (repeat the option)' },
+      { name: 'services', value: 'A,B', description: 'only these services, comma-separated (with --service, both lists count)' },
     ],
     positional: 'the directory to write (created; it must be empty if it exists)',
     details: ['One zstd Parquet file per table (DuckDB\'s writer) and manifest.json: version, schema, window, row counts and SHA-256 checksums. ClickHouse, Spark, Trino and DuckDB read the files as they are.'],

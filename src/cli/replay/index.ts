@@ -3,7 +3,7 @@
 // recording (replay/read.ts), moves its timestamps and prefixes its service names if asked (json.ts,
 // wire.ts), sends it paced as asked (send.ts) and reports what was sent, acknowledged and rejected,
 // with every malformed line or file; a snapshot directory among the arguments is restored.
-import { UsageError, optValue, parseTimestampUs } from '../args.js';
+import { REPLAY_CONCURRENCY, UsageError, optValue, parseTimestampUs } from '../args.js';
 import { EXIT_ERROR, EXIT_OK, print, type Ctx } from '../context.js';
 import { JsonShapeError, prefixJson, walkJson } from './json.js';
 import { profilesJsonToProtobuf, ProtoJsonError } from './profiles-json.js';
@@ -15,7 +15,6 @@ import { prefixServices, walkRequest, WireError } from './wire.js';
 import { restoreDir } from '../snapshot.js';
 import { isoFromUs } from '../../core/time.js';
 
-export const DEFAULT_CONCURRENCY = 16;
 /** Problems listed in the result; the count covers them all. */
 const MAX_LISTED = 100;
 
@@ -60,7 +59,7 @@ function optionsOf(ctx: Ctx): ReplayOptions {
   if (speedRaw !== undefined && rateRaw !== undefined && rateRaw !== 'max') throw new UsageError('--rate and --speed cannot be combined', 'pace by records a second (--rate N) or by the recording\'s own time (--speed N)');
   const signalRaw = optValue(ctx.args, 'signal');
   if (signalRaw !== undefined && !SIGNALS.includes(signalRaw as Signal)) throw new UsageError(`--signal ${JSON.stringify(signalRaw)} is not one of ${SIGNALS.join(', ')}`);
-  const concurrency = positive('concurrency', optValue(ctx.args, 'concurrency') ?? String(DEFAULT_CONCURRENCY));
+  const concurrency = positive('concurrency', optValue(ctx.args, 'concurrency') ?? String(REPLAY_CONCURRENCY));
   if (!Number.isInteger(concurrency) || concurrency > 1024) throw new UsageError('--concurrency is a whole number from 1 to 1024');
   return {
     shiftTo,
