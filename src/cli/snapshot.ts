@@ -47,7 +47,9 @@ export async function cmdSnapshot(ctx: Ctx): Promise<number> {
     to_ts = parseTimestampUs('to-ts', toRaw);
   }
   if (to_ts <= from_ts) throw new UsageError('--to-ts must be after --from-ts');
-  const services = optValues(ctx.args, 'service');
+  const listed = optValue(ctx.args, 'services')?.split(',').map((s) => s.trim()) ?? [];
+  if (listed.some((s) => s === '')) throw new UsageError('--services holds an empty name', 'give names separated by commas, e.g. --services checkout,payments');
+  const services = [...optValues(ctx.args, 'service'), ...listed];
   const existing = await readdir(dir).catch(() => null);
   if (existing?.length) throw new UsageError(`${dir} is not empty`, 'snapshot into a new or empty directory');
   const started = performance.now();

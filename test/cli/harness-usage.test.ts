@@ -1,19 +1,22 @@
-// The harness commands refuse a bad command line before sending anything (exit 2, USAGE).
+// The harness commands refuse a bad command line before sending anything (exit 2, USAGE), and
+// `tds snapshot` sends the services of --service and --services alike.
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../src/cli/main.js';
 
-async function tds(args: string[]): Promise<{ code: number; out: any; sent: number }> {
+async function tds(args: string[]): Promise<{ code: number; out: any; sent: number; bodies: unknown[] }> {
   let out = '';
   let sent = 0;
-  const fetch = (async () => {
+  const bodies: unknown[] = [];
+  const fetch = (async (_url: string, init?: RequestInit) => {
     sent++;
+    bodies.push(typeof init?.body === 'string' ? JSON.parse(init.body) : init?.body);
     return new Response('{}', { status: 200 });
   }) as unknown as typeof globalThis.fetch;
   const code = await run(args, { stdout: { write: (s: string) => (out += s) }, stderr: { write: () => {} }, env: {}, fetch });
-  return { code, out: JSON.parse(out), sent };
+  return { code, out: JSON.parse(out), sent, bodies };
 }
 
 describe('harness commands: usage errors', () => {
@@ -26,6 +29,7 @@ describe('harness commands: usage errors', () => {
     [['snapshot', '--last', '1h'], /no directory/],
     [['snapshot', '--last', '1h', dir], /not empty/],
     [['snapshot', '--last', '1h', 'a', 'b'], /unexpected argument/],
+    [['snapshot', '--last', '1h', '--services', 'a,,b', '/tmp/x'], /empty name/],
     [['restore'], /no directory/],
     [['detect', '--as-of', '1767225600'], /looks like seconds/],
     [['detect', 'extra'], /unexpected argument/],
@@ -42,4 +46,12 @@ describe('harness commands: usage errors', () => {
     });
   }
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+});
+
+describe('tds snapshot --services', () => {
+  it('sends the comma-separated names after those of --service', async () => {
+    const r = await tds(['snapshot', '--from-ts', '1767225600000000', '--to-ts', '1767229200000000', '--service', 'web', '--services', 'checkout, payments', join(tmpdir(), 'tds-never-written')]);
+    expect(r.sent).toBe(1);
+    expect(r.bodies[0]).toEqual({ from_ts: 1767225600000000, to_ts: 1767229200000000, services: ['web', 'checkout', 'payments'] });
+  });
 });
