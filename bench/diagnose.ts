@@ -22,7 +22,7 @@ import { poster } from './lib/post.js';
 import { realisticBatch } from './lib/spans.js';
 import { settingDefault } from '../src/core/config.js';
 import { boundsFor } from '../src/diagnose/index.js';
-import { SQL, EDGE_SAMPLE_SPANS, structureRead, windowSample } from '../src/diagnose/queries.js';
+import { SQL, EDGE_SAMPLE_SPANS, structureRead, windowSample } from '../src/diagnose/reads/index.js';
 import { BUCKET_US, FINE_BIN_US } from '../src/core/time.js';
 import { sqlString, sqlTimestamp } from '../src/store/sql.js';
 

@@ -90,7 +90,7 @@ for (const split of recording.splits) {
         row.diag[style] = rankOf(a.ranked, fault.service);
         row.ms[style] = Math.round(a.ms);
         if (a.error) row.errors[style] = a.error;
-        if (verbose) lines.push(`    ${style}: ${a.error ?? a.ranked.slice(0, 5).join(' > ')}`);
+        if (verbose) lines.push(`    ${style}: ${a.error ?? ''}`, ...a.detail.map((d) => `      ${d}`));
         if (style !== 'ten_services') {
           const fl = await floorRank(q, windowOf(style, fault, loaded.shiftUs));
           row.floor[style] = rankOf(fl.ranked, fault.service);

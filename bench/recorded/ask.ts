@@ -11,14 +11,19 @@ export const AFTER_US = 3 * 60e6;
 export interface Answer {
   /** Services of the findings, in the answer's order (repeats kept: AS@3 is "one of the first three findings"). */
   ranked: string[];
+  /** The first findings as `kind service score: summary`, for EVAL_VERBOSE. */
+  detail: string[];
   error: string | null;
   ms: number;
 }
 
 interface Finding {
+  kind?: string;
   service?: string | null;
   score?: number;
+  summary?: string;
 }
+const detailOf = (fs: Finding[]) => fs.slice(0, 5).map((f) => `${f.kind} ${f.service} ${f.score}: ${(f.summary ?? '').slice(0, 160)}`);
 interface Body {
   results?: Record<string, { findings?: Finding[] }>;
   errors?: Record<string, string>;
@@ -47,17 +52,18 @@ export async function ask(api: string, style: CallStyle, entry: string, fault: R
   const w = windowOf(style, fault, shiftUs);
   const services = style === 'ten_services' ? busiest.slice(0, 10) : [entry];
   const r = await post(api, { services, from_ts: Math.round(w.fromUs), to_ts: Math.round(w.toUs) });
-  if (!r.body) return { ranked: [], error: `HTTP ${r.status}: ${r.text.slice(0, 200)}`, ms: r.ms };
+  if (!r.body) return { ranked: [], detail: [], error: `HTTP ${r.status}: ${r.text.slice(0, 200)}`, ms: r.ms };
   if (style !== 'ten_services') {
     const block = r.body.results?.[entry];
-    if (!block) return { ranked: [], error: r.body.errors?.[entry] ?? 'no block for the entry', ms: r.ms };
-    return { ranked: (block.findings ?? []).map((f) => f.service ?? ''), error: null, ms: r.ms };
+    if (!block) return { ranked: [], detail: [], error: r.body.errors?.[entry] ?? 'no block for the entry', ms: r.ms };
+    const fs = block.findings ?? [];
+    return { ranked: fs.map((f) => f.service ?? ''), detail: detailOf(fs), error: null, ms: r.ms };
   }
   // Ten blocks in one answer: every finding of every block, by score, as an agent merging them would.
   const all = Object.values(r.body.results ?? {}).flatMap((b) => b.findings ?? []);
   all.sort((a, b) => (b.score ?? 0) - (a.score ?? 0));
   const errors = Object.keys(r.body.errors ?? {});
-  return { ranked: all.map((f) => f.service ?? ''), error: all.length === 0 && errors.length ? `errors for ${errors.join(', ')}` : null, ms: r.ms };
+  return { ranked: all.map((f) => f.service ?? ''), detail: detailOf(all), error: all.length === 0 && errors.length ? `errors for ${errors.join(', ')}` : null, ms: r.ms };
 }
 
 /** 1-based rank of the truth among the first findings (null: not among them). */

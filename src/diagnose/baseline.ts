@@ -6,7 +6,7 @@
 // (a likelihood ratio, required to beat "the regime began in the window" by a clear margin) — and
 // the baseline is the stretch before it, never shorter than MIN_BASE_BUCKETS.
 import { weightedMedian } from './stats.js';
-import type { Bucket, SeriesRows } from './queries.js';
+import type { Bucket, SeriesRows } from './reads/index.js';
 import { BUCKET_US } from '../core/time.js';
 
 export const MIN_BASE_BUCKETS = 3;

@@ -21,6 +21,8 @@ export const FINDING_KINDS = [
   'call_pattern_change',
   'new_error_type',
   'new_log_pattern',
+  'log_event_vanished',
+  'log_event_surge',
   'log_error_burst',
   'deploy_regression',
   'resource_hot_spot',
@@ -33,7 +35,7 @@ export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const
 export type Severity = (typeof SEVERITIES)[number];
 
 /** The signals a finding names beyond the detection signals. */
-const FINDING_SIGNALS = 'gen_ai_finish_reasons, trace_shape (calls per request), resource_saturation (a CPU, memory or restart gauge), or the missing signal of a coverage gap';
+const FINDING_SIGNALS = 'gen_ai_finish_reasons, trace_shape (calls per request), resource_saturation (a CPU, memory or restart gauge), deploy or restarts (a change at the onset), or the missing signal of a coverage gap';
 
 const drillSql = () => str('ready-to-run SQL for POST /v1/query; send it verbatim');
 

@@ -5,10 +5,11 @@
 import { isoFromUs, BUCKET_US } from '../core/time.js';
 import { addSample, computeLogCounters, newSlotStats, slotLabels, type SlotStats } from '../pipeline/logminer/counters.js';
 import type { DiagnosisEvent, ServiceIdentity } from './events.js';
-import { finishCounts, type Finding } from './findings.js';
+import type { Finding } from './findings.js';
+import { finishCounts } from './evidence/gen-ai.js';
 import { LEADS } from './leads.js';
 import type { DiagnosisBlock } from './block-schema.js';
-import type { StructureResult } from './structure.js';
+import type { RootChange } from './calltree.js';
 import type { Model, OpStat } from './model.js';
 import type {
   AnomalyRow,
@@ -25,7 +26,7 @@ import type {
   WindowErrorRow,
   WindowLogRow,
   WindowSample,
-} from './queries.js';
+} from './reads/index.js';
 
 export const CAPS = {
   findings: 20,
@@ -404,7 +405,7 @@ export interface BlockParts {
   genAi: ReturnType<typeof genAiModels>;
   baseline: { from: number; to: number; cut: boolean };
   /** The diagnosed service's onset found from its requests in fine bins, and the stable stretch before it. */
-  onset: StructureResult['root'];
+  onset: RootChange | null;
   edgeScale: number;
   windowSample: WindowSample;
 }

@@ -3,7 +3,7 @@
 // pod-count changes between the baseline and the window; and first appearances of an error type or
 // a log pattern. Pure functions of the rows.
 import { isoFromUs, BUCKET_US } from '../core/time.js';
-import type { DeploymentRow } from './queries.js';
+import type { DeploymentRow } from './reads/index.js';
 
 export interface DiagnosisEvent {
   event_type: 'deploy' | 'restart' | 'pod_count_change' | 'new_error_type' | 'new_log_pattern';

@@ -20,10 +20,11 @@ import {
   type TemplateParamsRow,
   type TemplateRow,
   type WindowLogRow,
-} from './queries.js';
+} from './reads/index.js';
 import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
-import { buildFindings } from './findings.js';
-import { onRootTraces, prepareStructure, structureFor, type PreparedStructure } from './structure.js';
+import { prepareStructure, rootChange, type PreparedStructure } from './calltree.js';
+import { gatherEvidence, silentCallees, type EvidenceInputs } from './evidence/index.js';
+import { rankFindings } from './rank.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
 import {
   CAPS,
@@ -104,6 +105,8 @@ interface Context {
   newErrors: ReturnType<typeof newErrorTypes>;
   /** The call tree, log levels and gauges, prepared once for every service of the call. */
   structure: PreparedStructure;
+  /** Log events per service and fine bin. */
+  templateBins: SharedRows['templateBins'];
 }
 
 /** Whether the store has anything of `service` to diagnose: it reported, and the window holds its telemetry or calls to it. */
@@ -113,6 +116,7 @@ function hasTelemetry(ctx: Context, service: string): boolean {
     m.byService.has(service) ||
     ctx.shared.windowLogs.some((r) => r.service_name === service) ||
     ctx.shared.profiles.some((r) => r.service_name === service && r.in_window) ||
+    ctx.shared.gauges.some((r) => r.service_name === service && r.minute >= m.bounds.from) ||
     (m.callers.get(service)?.size ?? 0) > 0
   );
 }
@@ -225,24 +229,28 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Diagnosis
     metricSeries,
     profileSamples: profileRows.reduce((s, r) => s + r.samples, 0),
   });
-  const structure = structureFor(ctx.structure, service);
-  const findings = buildFindings({
-    model: m,
+  const change = rootChange(ctx.structure, service);
+  const inputs: EvidenceInputs = {
     root: service,
+    bounds: b,
+    model: m,
+    tree: ctx.structure,
+    change,
+    silent: new Set(),
     deploys: ctx.deploys,
     deployments: shared.deployments,
     newErrorTypes: ctx.newErrors.counts,
     windowLogs: shared.windowLogs,
     templates: ctx.templates,
+    templateBins: ctx.templateBins,
     profiles: shared.profiles,
     genAi: shared.genAi,
     genAiBefore: shared.genAiBefore,
     anomalies: shared.anomalies,
-    coverage: { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles },
     firstSeen: (s) => ctx.deps.services()[s]?.[0],
-    structure,
-    onTraces: (s, keys) => onRootTraces(ctx.structure, s, keys, service),
-  });
+  };
+  inputs.silent = new Set(silentCallees(inputs).keys());
+  const findings = rankFindings(inputs, gatherEvidence(inputs), { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles });
   const newPatterns = myLogs
     .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))
     .filter((t): t is TemplateRow => t !== undefined && t.first_us >= b.newSince)
@@ -284,7 +292,7 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Diagnosis
     profiles: profileHotSpots(shared.profiles, service),
     genAi: genAiModels(shared.genAi, service),
     baseline: { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
-    onset: structure.root,
+    onset: change,
     edgeScale: shared.edgeScale,
     windowSample: shared.windowSample,
   });
@@ -307,6 +315,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
     const templateIds = new Set<number>();
     const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
     for (const r of shared.windowLogs) if (r.template_id !== null && wanted.has(r.service_name)) templateIds.add(r.template_id);
+    for (const r of shared.templateBins) templateIds.add(r.template_id);
     const [above, templateRows] = await Promise.all([
       tested.length
         ? run(reader, S.exceedances, shared.windowSample, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 }))).then((rows) =>
@@ -324,7 +333,8 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       templates: new Map(templateRows.map((r) => [r.template_id, r])),
       deploys: findDeploys(shared.deployments, bounds.lookFrom),
       newErrors: newErrorTypes(shared, bounds),
-      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences, shared.logLinks),
+      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences),
+      templateBins: shared.templateBins,
     };
   } catch (err) {
     for (const s of req.services) response.errors[s] = failure(err);

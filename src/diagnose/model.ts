@@ -4,7 +4,7 @@
 import { SPAN_KIND } from '../pipeline/operation.js';
 import { indexSeries, opBaseline, seriesKey, type OpBaseline, type SeriesIndex } from './baseline.js';
 import { errorShift, exceedanceShift, type RateShift } from './stats.js';
-import type { AnomalyRow, Bounds, ExceedanceRow, SharedRows, WindowErrorRow } from './queries.js';
+import type { AnomalyRow, Bounds, ExceedanceRow, SharedRows, WindowErrorRow } from './reads/index.js';
 import { BUCKET_US } from '../core/time.js';
 
 export interface OpStat {

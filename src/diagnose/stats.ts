@@ -181,3 +181,54 @@ export function median(xs: readonly number[]): number {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+
+/** Surprise of a Student's t score with `df` degrees of freedom, one-sided: -log10 P(T ≥ t). */
+export function tSurprise(t: number, df: number): number {
+  if (!(t > 0)) return 0;
+  const v = Math.max(1, df);
+  // P(T ≥ t) = I_{v/(v+t²)}(v/2, 1/2) / 2
+  return Math.min(300, -(lnBetaInc(v / 2, 0.5, v / (v + t * t)) - Math.LN2) / LN10);
+}
+
+/**
+ * Fisher's combination of independent tests given as surprises (-log10 p): the surprise of the
+ * product of their p-values under χ² with 2k degrees of freedom. Corroboration adds up; a weak
+ * test beside a strong one costs little.
+ */
+export function fisherSurprise(surprises: readonly number[]): number {
+  const s = surprises.filter((x) => x > 0);
+  if (!s.length) return 0;
+  if (s.length === 1) return s[0]!;
+  const half = LN10 * s.reduce((a, x) => a + x, 0); // X/2 where X = -2 Σ ln p
+  // P(χ²_2k > X) = e^{-X/2} Σ_{j<k} (X/2)^j / j!, in logs.
+  let term = 0;
+  let lnSum = 0;
+  for (let j = 1; j < s.length; j++) {
+    term += Math.log(half) - Math.log(j);
+    lnSum = lnSum + Math.log1p(Math.exp(term - lnSum));
+  }
+  return Math.min(300, (half - lnSum) / LN10);
+}
+
+/**
+ * Overdispersion of counts against their expectations (Pearson χ² over its degrees of freedom),
+ * at least 1: how much more a count varies from bin to bin in clean history than Poisson noise
+ * says. Bins expecting less than one event say little and are skipped.
+ */
+export function dispersion(counts: readonly number[], expected: readonly number[]): number {
+  let chi = 0;
+  let df = 0;
+  for (let i = 0; i < counts.length; i++) {
+    const e = expected[i]!;
+    if (!(e >= 1)) continue;
+    chi += (counts[i]! - e) ** 2 / e;
+    df++;
+  }
+  return df >= 3 ? Math.max(1, chi / (df - 1)) : 1;
+}
+
+/** Surprise of a count against its expectation with overdispersion `phi` (quasi-Poisson), either way. */
+export function quasiPoissonSurprise(k: number, lambda: number, phi: number): { rise: number; fall: number } {
+  const f = Math.max(1, phi);
+  return { rise: poissonSurprise(k / f, Math.max(lambda, 0.5) / f), fall: poissonSurprise(lambda / f, Math.max(k, 0.5) / f) };
+}

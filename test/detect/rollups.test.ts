@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/db.js';
 import { rebuildSeriesSql } from '../../src/detect/signals.js';
 import { ERROR_TYPES_ROLLUP, ROLLUPS } from '../../src/detect/rollups.js';
-import { STATEMENTS } from '../../src/diagnose/queries.js';
+import { STATEMENTS } from '../../src/diagnose/reads/index.js';
 import { readRows } from '../../src/store/readers.js';
 import { DIRTY_BUCKETS, LOGS, ROLLUP_TABLES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';

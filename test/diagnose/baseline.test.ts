@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorOnset, levelOnset, opBaseline } from '../../src/diagnose/baseline.js';
-import type { Bucket } from '../../src/diagnose/queries.js';
+import type { Bucket } from '../../src/diagnose/reads/index.js';
 import { rng } from '../../bench/lib/rng.js';
 
 const B = 300_000_000;

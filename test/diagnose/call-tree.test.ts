@@ -5,7 +5,7 @@
 // services, and a service's entry spans, stay its own work.
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/db.js';
-import { STATEMENTS } from '../../src/diagnose/queries.js';
+import { STATEMENTS } from '../../src/diagnose/reads/index.js';
 import { readRows } from '../../src/store/readers.js';
 import { LOGS, LOG_TEMPLATES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';

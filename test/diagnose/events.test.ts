@@ -2,7 +2,7 @@
 // was already running, never the first appearance of every pod when the store's history begins.
 import { describe, expect, it } from 'vitest';
 import { newInstances, serviceEvents, startedInstances, serviceIdentity } from '../../src/diagnose/events.js';
-import { STATEMENTS, type DeploymentRow } from '../../src/diagnose/queries.js';
+import { STATEMENTS, type DeploymentRow } from '../../src/diagnose/reads/index.js';
 
 const MIN = 60_000_000;
 const LOOK_FROM = 1_800_000_000_000_000;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyExceedances, buildModel, latencyCandidates } from '../../src/diagnose/model.js';
 import { buildFindings, severityOf, type Finding, type FindingInputs } from '../../src/diagnose/findings.js';
-import { STATEMENTS, type Row, type SharedRows } from '../../src/diagnose/queries.js';
+import { STATEMENTS, type Row, type SharedRows } from '../../src/diagnose/reads/index.js';
 import { boundsFor } from '../../src/diagnose/index.js';
 
 const B = 300_000_000;

@@ -1,7 +1,7 @@
 // Resource gauges as evidence: which names count, and which shifts at the onset are news.
 import { describe, expect, it } from 'vitest';
 import { gaugeShifts, resourceKind } from '../../src/diagnose/gauges.js';
-import type { GaugeRow } from '../../src/diagnose/queries.js';
+import type { GaugeRow } from '../../src/diagnose/reads/index.js';
 
 const MIN = 60_000_000;
 const ONSET = 1_800_000_000_000_000;

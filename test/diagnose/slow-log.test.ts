@@ -5,7 +5,7 @@ import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { tracesJson, type JsonSpan } from '../helpers/otlp-json.js';
 import { slowDiagnosis } from '../../src/api/routes/diagnose.js';
-import { STATEMENTS } from '../../src/diagnose/queries.js';
+import { STATEMENTS } from '../../src/diagnose/reads/index.js';
 
 const logged = useTestServer({ SVC_DIAGNOSE_LOG_SLOW_MS: '1' });
 const off = useTestServer({ SVC_DIAGNOSE_LOG_SLOW_MS: '0' });

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyseStructure, prepareStructure, splitSeries, structureFor, zSurprise, type StructureResult } from '../../src/diagnose/structure.js';
 import type { Bin } from '../../src/diagnose/onset.js';
-import { SLOW_CALL_US, type CallSequenceRow, type CallTreeRow, type LogLevelRow } from '../../src/diagnose/queries.js';
+import { SLOW_CALL_US, type CallSequenceRow, type CallTreeRow, type LogLevelRow } from '../../src/diagnose/reads/index.js';
 import { rng } from '../../bench/lib/rng.js';
 
 const SEC = 1_000_000;

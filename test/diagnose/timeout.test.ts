@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { openReadPool, type ReadPool } from '../../src/store/readers.js';
-import { DiagnoseTimeout, readSql } from '../../src/diagnose/queries.js';
+import { DiagnoseTimeout, readSql } from '../../src/diagnose/reads/index.js';
 import { diagnose } from '../../src/diagnose/index.js';
 
 let reads: ReadPool;

@@ -1,7 +1,7 @@
 // Where a diagnosis reads its window's statistics from (queries.ts windowSample): the whole window
 // when it holds few spans; evenly spread slices of it when it holds more than it may scan.
 import { describe, expect, it } from 'vitest';
-import { windowSample } from '../../src/diagnose/queries.js';
+import { windowSample } from '../../src/diagnose/reads/index.js';
 import { FINE_BIN_US, MINUTE_US } from '../../src/core/time.js';
 
 const T0 = 1_790_000_000_000_000 - (1_790_000_000_000_000 % (300 * 1e6)) + 37_123_456;

@@ -14,7 +14,7 @@ import { runQuery } from '../../../src/query/run.js';
 import { openStore, type Store } from '../../../src/store/db.js';
 import { sqlString } from '../../../src/store/sql.js';
 import { LOG_TEMPLATES } from '../../../src/store/schema.js';
-import { STATEMENTS as S, type Bounds } from '../../../src/diagnose/queries.js';
+import { STATEMENTS as S, type Bounds } from '../../../src/diagnose/reads/index.js';
 import { readRows } from '../../../src/store/readers.js';
 
 // Three events. "copied": five file-set names make the position a variable (four templates merge into

@@ -1,0 +1,125 @@
+// One ranking for every kind of evidence. Candidates (evidence/*.ts) carry a surprise on one scale:
+// -log10 of how probable their change would be in clean history. Per service, the best candidate of
+// each kind is taken (two statistics of one kind say one thing), capped, and the kinds are combined
+// by Fisher's method as independent tests: corroboration adds, a weak kind beside a strong one
+// costs little, and no kind has a weight. Changes (deploys, restarts, new error types) only
+// corroborate a service that has significant evidence of another kind. Services are ranked by the
+// combined surprise; a finding's score is a monotone map of it. Only services in the diagnosed
+// service's own world count: what its calls reach (in the window and the call tree's range) and what
+// shares their pods; another application's trouble in the same store is never a cause.
+import { SIGNIFICANT, EVIDENCE_KINDS, type Candidate, type EvidenceKind } from './evidence/candidate.js';
+import { fisherSurprise } from './stats.js';
+import { MAX_FINDINGS, coverageFinding, incidentFindings, severityOf, type Finding } from './findings.js';
+import type { EvidenceInputs } from './evidence/inputs.js';
+import { downstream } from './model.js';
+
+/** A surprise beyond this is not more believable: the tests' models are not that exact. */
+const CAP = 30;
+/**
+ * score = S / (S + HALF): a combined surprise of HALF (p = 1e-8) scores 0.5. Noise that passes a
+ * module's significance line (S of 3 to 6) stays low; one kind at the cap is high; two are critical.
+ */
+const HALF = 8;
+
+export const scoreOf = (surprise: number) => surprise / (surprise + HALF);
+
+/** Order of kinds for ties: what explains comes before what it explains (a hot spot before the latency it causes; failed calls before their wait). */
+const TIE_ORDER: readonly EvidenceKind[] = ['profiles', 'errors', 'gen_ai', 'latency', 'wire', 'paths', 'log_events', 'log_levels', 'gauges', 'changes'];
+const tieRank = (k: EvidenceKind) => TIE_ORDER.indexOf(k) >= 0 ? TIE_ORDER.indexOf(k) : EVIDENCE_KINDS.length;
+
+/**
+ * The diagnosed service's world: services its calls reach (the window's call graph and the call
+ * tree's components, downstream of it) and services sharing a pod with one of them.
+ */
+export function scopeOf(x: Pick<EvidenceInputs, 'root' | 'model' | 'tree' | 'deployments'>): Set<string> {
+  const callees = new Map<string, Set<string>>();
+  const link = (a: string, b: string) => (callees.get(a) ?? callees.set(a, new Set()).get(a)!).add(b);
+  for (const [a, bs] of x.model.callees) for (const b of bs) link(a, b);
+  for (const c of x.tree.comps.values()) if (c.kind === 'wire') link(c.service, c.callee!);
+  const scope = new Set<string>([x.root]);
+  const queue = [x.root];
+  while (queue.length) {
+    for (const c of callees.get(queue.shift()!) ?? []) {
+      if (scope.has(c)) continue;
+      scope.add(c);
+      queue.push(c);
+    }
+  }
+  // Downstream in the model as well (external peers are blamed on their callers, who are in it).
+  for (const n of downstream(x.model, x.root)) scope.add(n.service);
+  const podsOf = new Map<string, Set<string>>();
+  for (const r of x.deployments) if (r.k8s_pod_name) (podsOf.get(r.k8s_pod_name) ?? podsOf.set(r.k8s_pod_name, new Set()).get(r.k8s_pod_name)!).add(r.service_name);
+  for (const services of podsOf.values()) if ([...services].some((s) => scope.has(s))) for (const s of services) scope.add(s);
+  return scope;
+}
+
+export interface Ranked {
+  service: string;
+  /** Combined surprise of its evidence. */
+  surprise: number;
+  candidates: Candidate[];
+}
+
+/** Services with evidence, most surprising first, each with its candidates in order. */
+export function rankServices(candidates: readonly Candidate[], scope: ReadonlySet<string>): Ranked[] {
+  const by = new Map<string, Candidate[]>();
+  for (const c of candidates) if (!c.symptom && scope.has(c.service)) (by.get(c.service) ?? by.set(c.service, []).get(c.service)!).push(c);
+  const out: Ranked[] = [];
+  for (const [service, list] of by) {
+    const best = new Map<EvidenceKind, number>();
+    for (const c of list) best.set(c.evidence, Math.max(best.get(c.evidence) ?? 0, Math.min(CAP, c.surprise)));
+    const significant = [...best].filter(([k, s]) => k !== 'changes' && s >= SIGNIFICANT);
+    if (!significant.length) continue;
+    const kinds = [...best].filter(([k, s]) => (k === 'changes' ? s > 0 : s >= SIGNIFICANT)).map(([, s]) => s);
+    const ordered = list
+      .filter((c) => c.evidence === 'changes' || c.surprise >= SIGNIFICANT)
+      .sort((a, b) => Math.min(CAP, b.surprise) - Math.min(CAP, a.surprise) || tieRank(a.evidence) - tieRank(b.evidence) || a.summary.localeCompare(b.summary));
+    // Corroboration goes after the evidence it corroborates.
+    ordered.sort((a, b) => Number(a.evidence === 'changes') - Number(b.evidence === 'changes'));
+    out.push({ service, surprise: fisherSurprise(kinds), candidates: ordered });
+  }
+  return out.sort((a, b) => b.surprise - a.surprise || a.service.localeCompare(b.service));
+}
+
+const toFinding = (c: Candidate, score: number): Finding => ({
+  kind: c.kind,
+  severity: severityOf(score),
+  summary: c.summary,
+  service: c.service,
+  operation: c.operation,
+  signal: c.signal,
+  before: c.before,
+  after: c.after,
+  score: Math.round(score * 1000) / 1000,
+  drill_down_sql: c.drill_down_sql,
+});
+
+/** The block's findings: ranked services' evidence, symptoms along the path, incidents, the coverage gap. */
+export function rankFindings(x: EvidenceInputs, candidates: readonly Candidate[], coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean }): { findings: Finding[]; total: number; scope: Set<string> } {
+  const scope = scopeOf(x);
+  const out: Finding[] = [];
+  for (const r of rankServices(candidates, scope)) {
+    const lead = scoreOf(r.surprise);
+    const deploy = r.candidates.find((c) => c.evidence === 'changes' && c.kind === 'deploy_regression');
+    r.candidates.forEach((c, i) => {
+      // The lead carries the service's combined evidence; the rest their own, below it.
+      const score = i === 0 ? lead : Math.min(lead - 0.001 * i, scoreOf(Math.min(CAP, c.surprise)));
+      const f = toFinding(c, score);
+      if (i === 0 && deploy && deploy !== c && (c.evidence === 'errors' || c.evidence === 'latency')) {
+        f.kind = 'deploy_regression';
+        f.summary += `; began with ${deploy.summary.slice(deploy.service.length + 2)}`;
+      }
+      out.push(f);
+    });
+  }
+  // Symptoms of services in the path: what they show is inherited; listed, never above info.
+  for (const c of candidates) if (c.symptom && scope.has(c.service) && c.surprise >= SIGNIFICANT) out.push(toFinding(c, Math.min(0.24, scoreOf(c.surprise) / 2)));
+  out.push(...incidentFindings(x.bounds, x.anomalies, x.deploys, scope, out));
+  out.push(...coverageFinding(x.bounds, x.root, coverage));
+  for (const f of out) {
+    f.score = Math.round(Math.max(0, Math.min(1, f.score)) * 1000) / 1000;
+    f.severity = severityOf(f.score);
+  }
+  out.sort((a, b) => b.score - a.score || a.kind.localeCompare(b.kind) || a.service.localeCompare(b.service) || (a.operation ?? '').localeCompare(b.operation ?? ''));
+  return { findings: out.slice(0, MAX_FINDINGS), total: out.length, scope };
+}
