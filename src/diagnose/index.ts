@@ -23,8 +23,8 @@ import {
 } from './reads/index.js';
 import { applyExceedances, buildModel, downstream, latencyCandidates, type Model } from './model.js';
 import { prepareStructure, rootChange, type PreparedStructure } from './calltree.js';
-import { gatherEvidence, silentCallees, type EvidenceInputs } from './evidence/index.js';
-import { rankFindings } from './rank.js';
+import { gatherEvidence, silentCallees, type Candidate, type EvidenceInputs } from './evidence/index.js';
+import { rankFindings, scopeOf } from './rank.js';
 import { findDeploys, serviceEvents, serviceIdentity, type DeployEvent } from './events.js';
 import {
   CAPS,
@@ -229,27 +229,8 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Diagnosis
     metricSeries,
     profileSamples: profileRows.reduce((s, r) => s + r.samples, 0),
   });
-  const change = rootChange(ctx.structure, service);
-  const inputs: EvidenceInputs = {
-    root: service,
-    bounds: b,
-    model: m,
-    tree: ctx.structure,
-    change,
-    silent: new Set(),
-    deploys: ctx.deploys,
-    deployments: shared.deployments,
-    newErrorTypes: ctx.newErrors.counts,
-    windowLogs: shared.windowLogs,
-    templates: ctx.templates,
-    templateBins: ctx.templateBins,
-    profiles: shared.profiles,
-    genAi: shared.genAi,
-    genAiBefore: shared.genAiBefore,
-    anomalies: shared.anomalies,
-    firstSeen: (s) => ctx.deps.services()[s]?.[0],
-  };
-  inputs.silent = new Set(silentCallees(inputs).keys());
+  const inputs = inputsFor(ctx, service);
+  const change = inputs.change;
   const findings = rankFindings(inputs, gatherEvidence(inputs), { spans: cov.has_spans, logs: cov.has_logs, metrics: cov.has_metrics, profiles: cov.has_profiles });
   const newPatterns = myLogs
     .map((r) => (r.template_id === null ? undefined : ctx.templates.get(r.template_id)))
@@ -298,8 +279,81 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Diagnosis
   });
 }
 
-export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promise<DiagnoseResponse> {
+
+/** The shared reads of a call and what is derived from them once for every service asked. */
+async function readContext(deps: DiagnoseDeps, reader: Reader, req: DiagnoseRequest): Promise<Context> {
   const { bounds, baseBuckets } = boundsFor(req.from, req.to);
+  const shared = await readShared(reader, bounds, deps.scanSpans);
+  const model = buildModel(shared, bounds, baseBuckets, Object.keys(deps.services()));
+  const tested = latencyCandidates(model);
+  const templateIds = new Set<number>();
+  const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
+  for (const r of shared.windowLogs) if (r.template_id !== null && wanted.has(r.service_name)) templateIds.add(r.template_id);
+  for (const r of shared.templateBins) templateIds.add(r.template_id);
+  const [above, templateRows] = await Promise.all([
+    tested.length
+      ? run(reader, S.exceedances, shared.windowSample, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 }))).then((rows) =>
+          scaleCounts(rows, shared.windowSample.scale, ['above']),
+        )
+      : [],
+    templateIds.size ? run(reader, S.templates, [...templateIds]) : [],
+  ]);
+  applyExceedances(model, above);
+  return {
+    deps,
+    reader,
+    model,
+    shared,
+    templates: new Map(templateRows.map((r) => [r.template_id, r])),
+    deploys: findDeploys(shared.deployments, bounds.lookFrom),
+    newErrors: newErrorTypes(shared, bounds),
+    structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences),
+    templateBins: shared.templateBins,
+  };
+}
+
+/** What every evidence module reads about one diagnosed service. */
+function inputsFor(ctx: Context, service: string): EvidenceInputs {
+  const { model: m, shared } = ctx;
+  const inputs: EvidenceInputs = {
+    root: service,
+    bounds: m.bounds,
+    model: m,
+    tree: ctx.structure,
+    change: rootChange(ctx.structure, service),
+    silent: new Set(),
+    deploys: ctx.deploys,
+    deployments: shared.deployments,
+    newErrorTypes: ctx.newErrors.counts,
+    windowLogs: shared.windowLogs,
+    templates: ctx.templates,
+    templateBins: ctx.templateBins,
+    profiles: shared.profiles,
+    genAi: shared.genAi,
+    genAiBefore: shared.genAiBefore,
+    anomalies: shared.anomalies,
+    firstSeen: (s) => ctx.deps.services()[s]?.[0],
+  };
+  inputs.silent = new Set(silentCallees(inputs).keys());
+  return inputs;
+}
+
+/**
+ * Every candidate of every module for each service asked, unranked and unfiltered, with the
+ * diagnosed service's change and world: what the ranking started from (bench/recorded/explain.ts).
+ */
+export async function explain(deps: DiagnoseDeps, req: DiagnoseRequest): Promise<Record<string, { inputs: EvidenceInputs; candidates: Candidate[]; scope: string[] }>> {
+  const reader: Reader = { reads: deps.reads, deadline: deps.deadline ?? Date.now() + deps.timeoutMs };
+  const ctx = await readContext(deps, reader, req);
+  return Object.fromEntries(
+    req.services.map((service) => {
+      const inputs = inputsFor(ctx, service);
+      return [service, { inputs, candidates: gatherEvidence(inputs), scope: [...scopeOf(inputs)] }];
+    }),
+  );
+}
+
+export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promise<DiagnoseResponse> {
   // Keyed by the client's service names: no prototype, so that `__proto__` is a name like any other.
   const response: DiagnoseResponse = { results: Object.create(null) as DiagnoseResponse['results'], errors: Object.create(null) as DiagnoseResponse['errors'] };
   const reader: Reader = { reads: deps.reads, deadline: deps.deadline ?? Date.now() + deps.timeoutMs, timings: deps.timings };
@@ -309,33 +363,7 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
       : `diagnosis failed: ${(err as Error).message}`;
   let ctx: Context;
   try {
-    const shared = await readShared(reader, bounds, deps.scanSpans);
-    const model = buildModel(shared, bounds, baseBuckets, Object.keys(deps.services()));
-    const tested = latencyCandidates(model);
-    const templateIds = new Set<number>();
-    const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
-    for (const r of shared.windowLogs) if (r.template_id !== null && wanted.has(r.service_name)) templateIds.add(r.template_id);
-    for (const r of shared.templateBins) templateIds.add(r.template_id);
-    const [above, templateRows] = await Promise.all([
-      tested.length
-        ? run(reader, S.exceedances, shared.windowSample, tested.map((o) => ({ service: o.service, operation: o.operation, threshold: o.base.p95 }))).then((rows) =>
-            scaleCounts(rows, shared.windowSample.scale, ['above']),
-          )
-        : [],
-      templateIds.size ? run(reader, S.templates, [...templateIds]) : [],
-    ]);
-    applyExceedances(model, above);
-    ctx = {
-      deps,
-      reader,
-      model,
-      shared,
-      templates: new Map(templateRows.map((r) => [r.template_id, r])),
-      deploys: findDeploys(shared.deployments, bounds.lookFrom),
-      newErrors: newErrorTypes(shared, bounds),
-      structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences),
-      templateBins: shared.templateBins,
-    };
+    ctx = await readContext(deps, reader, req);
   } catch (err) {
     for (const s of req.services) response.errors[s] = failure(err);
     return response;

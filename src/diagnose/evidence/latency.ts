@@ -14,11 +14,6 @@ import type { EvidenceInputs } from './inputs.js';
 
 /** A change smaller than this factor of a component's time per call is no practical change (onset.ts's latency factor). */
 const PRACTICAL_FACTOR = 1.25;
-/**
- * A component blamed for the diagnosed service's slowdown explains at least this share of its extra
- * time per request: a cause answers for the symptom, a busy callee's small sure shift does not.
- */
-const MIN_SHARE = 0.1;
 
 interface Change {
   comp: Component;
@@ -143,7 +138,6 @@ export function latencyEvidence(x: EvidenceInputs): Candidate[] {
   const out: Candidate[] = [];
   for (const ch of worse) {
     const share = Math.min(1, ch.perRequest / total);
-    if (symptom && share < MIN_SHARE) continue;
     const part = symptom ? `; ${Math.round(share * 100)}% of ${change.service}'s extra ${ms(rootDelta)} per request` : '';
     const since = `, since ${new Date(ch.split.onset / 1000).toISOString()}`;
     const base = { evidence: ch.comp.kind === 'self' ? ('latency' as const) : ('wire' as const), signal: 'latency_p95', operation: null, before: Math.round(ch.mb), after: Math.round(ch.ma), surprise: ch.surprise, onset: ch.split.onset };
