@@ -185,13 +185,15 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
     const n = Number((await c.runAndReadAll(`SELECT count(*) FROM svc_spans WHERE timestamp >= ${sqlTimestamp(b.from)} AND timestamp < ${sqlTimestamp(b.to)}`)).getRows()[0]![0]);
     const w = b.to - b.from;
     // The structure reads over the range and trace sample readShared picks for this window.
-    const { lo, mod } = structureRead(b, n);
+    const structure = structureRead(b, n);
+    const { lo } = structure;
     const sample = windowSample(b, n, Number(process.env['SVC_DIAGNOSE_SCAN_SPANS'] ?? settingDefault('SVC_DIAGNOSE_SCAN_SPANS')));
     const args: Record<string, unknown[]> = {
       windowOps: [sample],
-      callTree: [lo, b.to, FINE_BIN_US, mod],
-      callSequences: [lo, b.to, FINE_BIN_US, mod],
-      callStructure: [lo, b.from, b.to, FINE_BIN_US, mod, b.newSince],
+      callTree: [structure, b.to, FINE_BIN_US],
+      callSequences: [structure, b.to, FINE_BIN_US],
+      callStructure: [structure, b.to, FINE_BIN_US],
+      templateBins: [lo, b.to, FINE_BIN_US],
       logLevels: [lo, b.to, []],
       resourceGauges: [lo, b.to],
       edges: [b, n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w],

@@ -56,6 +56,10 @@ export interface Split {
   after: number[];
   /** The onset was found in the data (not the window's start). */
   found: boolean;
+  /** The episode is over: the series was back at its baseline's level before the window ended. */
+  ended: boolean;
+  /** When the episode ended (the first bin back at the baseline's level), when it did. */
+  endedAt?: number;
 }
 
 export const binsOf = (m: ReadonlyMap<number, Agg>, value: 'x' | 'd'): Bin[] =>
@@ -64,29 +68,41 @@ export const binsOf = (m: ReadonlyMap<number, Agg>, value: 'x' | 'd'): Bin[] =>
     .map(([t, a]) => ({ t, n: a.n, errors: a.k, sumLog: value === 'x' ? a.slx : a.sl, sumLog2: value === 'x' ? a.sllx : a.sll }));
 
 /**
- * Where a series' current regime began (in the window, or at its start) and the most recent stable
- * stretch before it, with earlier stretches at the same level added (never one across a change).
+ * Where a series' current episode began (in the window, or at its start) and the clean stretch
+ * before the first worsening since the window began, with earlier stretches at the same level added
+ * (never one across a change). The episode is the most recent run of segments worse than that clean
+ * stretch: a window that holds an earlier fault and its recovery before the current one compares
+ * the current one with the clean stretch, and leaves the earlier one out of both sides (a fault on
+ * one pod of several leaves its series uneven: a run of worse segments is one episode).
  */
 export function splitSeries(bins: readonly Bin[], from: number, to: number): Split | null {
   const observed = bins.filter((b) => b.n > 0 && b.t < to);
   if (!observed.length) return null;
   const segs = segmentSeries(coarsen(observed));
-  // The first worsening since the window began (a fault on one pod of several leaves its series
-  // uneven, so later boundaries are the same episode).
-  const onsetIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
-  const onset = onsetIdx > 0 ? segs[onsetIdx]!.from : from;
-  // The baseline: the segment holding the last bin before the onset, and the earlier ones like it.
-  const last = onsetIdx > 0 ? onsetIdx - 1 : segs.findLastIndex((s) => s.from < onset);
-  if (last < 0) return { onset, before: [], after: observed.filter((b) => b.t >= onset).map((b) => b.t), found: onsetIdx > 0 };
+  const firstIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
+  // The baseline: the segment holding the last bin before the first worsening (or the window), and the earlier ones like it.
+  const last = firstIdx > 0 ? firstIdx - 1 : segs.findLastIndex((s) => s.from < from);
+  if (last < 0) return { onset: from, before: [], after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false, ended: false };
   const ref = segs[last]!;
   let first = last;
   while (first > 0 && !compareSegments(segs[first - 1]!, ref).changed) first--;
   const lo = segs[first]!.from;
+  if (firstIdx <= 0) {
+    return { onset: from, before: observed.filter((b) => b.t >= lo && b.t < from).map((b) => b.t), after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false, ended: false };
+  }
+  let end = segs.length - 1;
+  while (end > firstIdx && !compareSegments(ref, segs[end]!).worse) end--;
+  let start = end;
+  while (start - 1 >= firstIdx && compareSegments(ref, segs[start - 1]!).worse) start--;
+  const onset = segs[start]!.from;
+  const until = end + 1 < segs.length ? segs[end + 1]!.from : Infinity;
   return {
     onset,
-    before: observed.filter((b) => b.t >= lo && b.t < onset).map((b) => b.t),
-    after: observed.filter((b) => b.t >= onset).map((b) => b.t),
-    found: onsetIdx > 0,
+    before: observed.filter((b) => b.t >= lo && b.t < segs[firstIdx]!.from).map((b) => b.t),
+    after: observed.filter((b) => b.t >= onset && b.t < until).map((b) => b.t),
+    found: true,
+    ended: end < segs.length - 1,
+    ...(end < segs.length - 1 ? { endedAt: until } : {}),
   };
 }
 
@@ -203,8 +219,8 @@ export interface PreparedStructure {
   entries: Map<string, Map<number, Agg>>;
   /** Log level counts per service and bin. */
   logs: Map<string, Map<number, LogLevelRow>>;
-  /** The call tree holds one trace in this many (its counts are of those; log counts are of all). */
-  traceSample: number;
+  /** How many traces each one in the call tree stands for, at a time (its counts are of those; log counts are of all). */
+  sampleAt(t: number): number;
   gauges: readonly GaugeRow[];
   /** Each series' split, found once (it does not depend on the service diagnosed). */
   splits: Map<unknown, Split | null>;
@@ -218,7 +234,7 @@ export function prepareStructure(
   gauges: readonly GaugeRow[],
   from: number,
   to: number,
-  traceSample = 1,
+  sampleAt: (t: number) => number = () => 1,
   sequences: readonly CallSequenceRow[] = [],
   reference: { from: number; to: number } | null = null,
 ): PreparedStructure {
@@ -238,14 +254,14 @@ export function prepareStructure(
   for (const r of logs) getOrMake(byService, r.service_name, () => new Map()).set(r.bin, r);
   const bySeq = new Map<string, { bin: number; answers: string[]; steps: [string, string][] }[]>();
   for (const r of sequences) getOrMake(bySeq, r.caller, () => []).push({ bin: r.bin, answers: r.seq, steps: stepsOf(r) });
-  return { from, to, reference, comps, entries, logs: byService, traceSample, gauges, splits: new Map(), sequences: bySeq };
+  return { from, to, reference, comps, entries, logs: byService, sampleAt, gauges, splits: new Map(), sequences: bySeq };
 }
 
 /** The split of a series with the named reference as its baseline: the window is the rest. */
 function referenceSplit(bins: readonly Bin[], ref: { from: number; to: number }, from: number, to: number): Split | null {
   const observed = bins.filter((b) => b.n > 0 && b.t < to);
   if (!observed.length) return null;
-  return { onset: from, before: observed.filter((b) => b.t >= ref.from && b.t < ref.to).map((b) => b.t), after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false };
+  return { onset: from, before: observed.filter((b) => b.t >= ref.from && b.t < ref.to).map((b) => b.t), after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false, ended: false };
 }
 
 /** The split of any series of the prepared range, found once per key: the named reference, or the onset and clean stretch splitSeries finds. */
@@ -265,13 +281,15 @@ export function componentSplit(p: PreparedStructure, c: Component): Split | null
 
 /**
  * Whether a component's time since a minute before the window is at least a tenth above its time
- * before (by mean or by typical value).
+ * before (by mean or by typical value). A component seen only in the window (its history was not
+ * recorded, or began there) may have worsened inside it: the segmentation says.
  */
 function mayHaveWorsened(c: Component, from: number): boolean {
   const b = emptyAgg();
   const a = emptyAgg();
   for (const [t, x] of c.bins) addAgg(t >= from - ONSET_SLACK_US ? a : b, x);
-  if (b.n === 0 || a.n === 0) return false;
+  if (a.n === 0) return false;
+  if (b.n === 0) return true;
   return a.sx / a.n >= 1.1 * (b.sx / b.n) || a.slx / a.n - b.slx / b.n >= Math.log(1.1);
 }
 
@@ -293,6 +311,13 @@ export interface RootChange {
   bins: ReadonlyMap<number, Agg>;
 }
 
+/** Requests (or calls) over the bins `ts` of `bins`, in all traces: each counted one stands for sampleAt(t). */
+export function countAll(p: Pick<PreparedStructure, 'sampleAt'>, bins: ReadonlyMap<number, Agg>, ts: readonly number[]): number {
+  let n = 0;
+  for (const t of ts) n += (bins.get(t)?.n ?? 0) * p.sampleAt(t);
+  return n;
+}
+
 /** The diagnosed service's change, or null when it has too few requests on either side of its onset. */
 export function rootChange(p: PreparedStructure, root: string): RootChange | null {
   const bins = p.entries.get(root) ?? new Map<number, Agg>();
@@ -300,6 +325,14 @@ export function rootChange(p: PreparedStructure, root: string): RootChange | nul
   if (!split || !split.before.length) return null;
   const rise = levelRise(bins, split, 'd');
   if (!rise || rise.before.n < 3 || rise.after.n < 3) return null;
+  // Counts (calls, log records per request) are judged on the current regime: after an episode that
+  // ended in the window, what came since; else the episode; from the window's start when no onset was found.
+  const since = split.endedAt ?? split.onset;
+  const countSplit: Split = split.ended
+    ? { onset: since, before: split.before, after: [...bins.keys()].filter((t) => t >= since && t < p.to).sort((a, b) => a - b), found: true, ended: false }
+    : split.found
+      ? split
+      : { ...split, onset: p.from };
   return {
     service: root,
     before: rise.before.sd / rise.before.n,
@@ -311,7 +344,7 @@ export function rootChange(p: PreparedStructure, root: string): RootChange | nul
     baselineFrom: split.before[0]!,
     baselineTo: split.before[split.before.length - 1]! + FINE_BIN_US,
     split,
-    countSplit: split.found ? split : { ...split, onset: p.from },
+    countSplit,
     bins,
   };
 }

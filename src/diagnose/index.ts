@@ -10,6 +10,7 @@ import {
   bucketStart,
   readShared,
   run,
+  sampleAt,
   scaleCounts,
   type Bounds,
   type LogRow,
@@ -307,7 +308,7 @@ async function readContext(deps: DiagnoseDeps, reader: Reader, req: DiagnoseRequ
     templates: new Map(templateRows.map((r) => [r.template_id, r])),
     deploys: findDeploys(shared.deployments, bounds.lookFrom),
     newErrors: newErrorTypes(shared, bounds),
-    structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, shared.traceSample, shared.callSequences),
+    structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, (t) => sampleAt(shared.structureRead, t), shared.callSequences),
     templateBins: shared.templateBins,
   };
 }

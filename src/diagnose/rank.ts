@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs'; // EXPERIMENT
 // One ranking for every kind of evidence. Candidates (evidence/*.ts) carry a surprise on one scale:
 // -log10 of how probable their change would be in clean history. Per service, the best candidate of
 // each kind is taken (two statistics of one kind say one thing), capped, and the kinds are combined
@@ -14,7 +15,7 @@ import type { EvidenceInputs } from './evidence/inputs.js';
 import { downstream } from './model.js';
 
 /** A surprise beyond this is not more believable: the tests' models are not that exact. */
-const CAP = 30;
+const CAP = Number(JSON.parse(existsSync('/tmp/tds-exp.json') ? readFileSync('/tmp/tds-exp.json', 'utf8') : '{}').cap ?? 30); // EXPERIMENT
 /**
  * score = S / (S + HALF): a combined surprise of HALF (p = 1e-8) scores 0.5. Noise that passes a
  * module's significance line (S of 3 to 6) stays low; one kind at the cap is high; two are critical.
@@ -57,13 +58,15 @@ export interface Ranked {
   service: string;
   /** Combined surprise of its evidence. */
   surprise: number;
+  /** Its strongest candidate's surprise, uncapped: what orders services whose combined surprise is the same (at the cap). */
+  strongest: number;
   candidates: Candidate[];
 }
 
 /** Services with evidence, most surprising first, each with its candidates in order. */
 export function rankServices(candidates: readonly Candidate[], scope: ReadonlySet<string>): Ranked[] {
   const by = new Map<string, Candidate[]>();
-  for (const c of candidates) if (!c.symptom && scope.has(c.service)) (by.get(c.service) ?? by.set(c.service, []).get(c.service)!).push(c);
+  for (const c of candidates) if (!c.context && scope.has(c.service)) (by.get(c.service) ?? by.set(c.service, []).get(c.service)!).push(c);
   const out: Ranked[] = [];
   for (const [service, list] of by) {
     const best = new Map<EvidenceKind, number>();
@@ -76,9 +79,9 @@ export function rankServices(candidates: readonly Candidate[], scope: ReadonlySe
       .sort((a, b) => Math.min(CAP, b.surprise) - Math.min(CAP, a.surprise) || tieRank(a.evidence) - tieRank(b.evidence) || a.summary.localeCompare(b.summary));
     // Corroboration goes after the evidence it corroborates.
     ordered.sort((a, b) => Number(a.evidence === 'changes') - Number(b.evidence === 'changes'));
-    out.push({ service, surprise: fisherSurprise(kinds), candidates: ordered });
+    out.push({ service, surprise: fisherSurprise(kinds), strongest: Math.max(...ordered.filter((c) => c.evidence !== 'changes').map((c) => c.surprise)), candidates: ordered });
   }
-  return out.sort((a, b) => b.surprise - a.surprise || a.service.localeCompare(b.service));
+  return out.sort((a, b) => b.surprise - a.surprise || b.strongest - a.strongest || a.service.localeCompare(b.service));
 }
 
 const toFinding = (c: Candidate, score: number): Finding => ({
@@ -98,7 +101,9 @@ const toFinding = (c: Candidate, score: number): Finding => ({
 export function rankFindings(x: EvidenceInputs, candidates: readonly Candidate[], coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean }): { findings: Finding[]; total: number; scope: Set<string> } {
   const scope = scopeOf(x);
   const out: Finding[] = [];
-  for (const r of rankServices(candidates, scope)) {
+  const ranked = rankServices(candidates, scope);
+  const place = new Map(ranked.map((r, i) => [r.service, i]));
+  for (const r of ranked) {
     const lead = scoreOf(r.surprise);
     const deploy = r.candidates.find((c) => c.evidence === 'changes' && c.kind === 'deploy_regression');
     r.candidates.forEach((c, i) => {
@@ -112,14 +117,15 @@ export function rankFindings(x: EvidenceInputs, candidates: readonly Candidate[]
       out.push(f);
     });
   }
-  // Symptoms of services in the path: what they show is inherited; listed, never above info.
-  for (const c of candidates) if (c.symptom && scope.has(c.service) && c.surprise >= SIGNIFICANT) out.push(toFinding(c, Math.min(0.24, scoreOf(c.surprise) / 2)));
+  // Context along the path (inherited changes, earlier episodes): listed, never above info.
+  for (const c of candidates) if (c.context && scope.has(c.service) && c.surprise >= SIGNIFICANT) out.push(toFinding(c, Math.min(0.24, scoreOf(c.surprise) / 2)));
   out.push(...incidentFindings(x.bounds, x.anomalies, x.deploys, scope, out));
   out.push(...coverageFinding(x.bounds, x.root, coverage));
   for (const f of out) {
     f.score = Math.round(Math.max(0, Math.min(1, f.score)) * 1000) / 1000;
     f.severity = severityOf(f.score);
   }
-  out.sort((a, b) => b.score - a.score || a.kind.localeCompare(b.kind) || a.service.localeCompare(b.service) || (a.operation ?? '').localeCompare(b.operation ?? ''));
+  const placeOf = (f: Finding) => place.get(f.service) ?? ranked.length;
+  out.sort((a, b) => b.score - a.score || placeOf(a) - placeOf(b) || a.kind.localeCompare(b.kind) || a.service.localeCompare(b.service) || (a.operation ?? '').localeCompare(b.operation ?? ''));
   return { findings: out.slice(0, MAX_FINDINGS), total: out.length, scope };
 }

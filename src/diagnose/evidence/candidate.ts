@@ -35,8 +35,8 @@ export interface Candidate {
   onset: number;
   summary: string;
   drill_down_sql: string;
-  /** A change the service shows but inherits from services it calls: listed for the path, never ranked as a cause. */
-  symptom?: boolean;
+  /** Context, never ranked as a cause: a change the service inherits from services it calls, or an episode that was over before the window ended. */
+  context?: boolean;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { EvidenceInputs } from './inputs.js';
 import { latencyEvidence } from './latency.js';
 import { callEvidence, pathEvidence } from './paths.js';
 import { operationEvidence } from './operations.js';
-import { logLevelEvidence } from './log-levels.js';
+import { errorLogSeriesEvidence, logLevelEvidence } from './log-levels.js';
 import { logEventEvidence } from './log-events.js';
 import { gaugeEvidence } from './gauges.js';
 import { changeEvidence } from './changes.js';
@@ -19,6 +19,7 @@ export const EVIDENCE: readonly ((x: EvidenceInputs) => Candidate[])[] = [
   callEvidence, // calls per request, silent callees
   pathEvidence, // what callers do after an answer
   logLevelEvidence, // error and warning records per request
+  errorLogSeriesEvidence, // error records against the 5-minute series' baseline
   logEventEvidence, // log events that vanished or appeared
   gaugeEvidence, // pod CPU, memory, restarts
   changeEvidence, // deploys, restarts, new error types (corroboration)

@@ -6,7 +6,7 @@
 // callers to one callee is the callee's (a slow network or queue in front of it, whatever its own
 // spans say); on calls from one caller to several callees the caller's (starved of CPU, paused, out
 // of connections); on a single edge, the pod it concentrates on decides.
-import { addAgg, componentSplit, emptyAgg, levelRise, sumOver, type Agg, type Component, type PreparedStructure, type RootChange, type Split } from '../calltree.js';
+import { addAgg, componentSplit, emptyAgg, levelRise, sumOver, type Agg, type Component, type PreparedStructure, type Split } from '../calltree.js';
 import { baselineRate, binomialSurprise } from '../stats.js';
 import { LEADS } from '../leads.js';
 import { SIGNIFICANT, getOrMake, ms, type Candidate } from './candidate.js';
@@ -14,6 +14,8 @@ import type { EvidenceInputs } from './inputs.js';
 
 /** A change smaller than this factor of a component's time per call is no practical change (onset.ts's latency factor). */
 const PRACTICAL_FACTOR = 1.25;
+/** Changes whose onsets lie within this of each other are one episode: the fault reaches a caller's edges within a minute or two. */
+const EPISODE_US = 120_000_000;
 
 interface Change {
   comp: Component;
@@ -31,12 +33,12 @@ function componentChange(p: PreparedStructure, c: Component, rootBins: ReadonlyM
   if (!split || !split.before.length || !split.after.length) return null;
   const rise = levelRise(c.bins, split);
   if (!rise || rise.before.n < 3 || rise.after.n < 3) return null;
+  // Per request of the diagnosed service where it has requests on both sides (NaN where it has not).
   const rb = sumOver(rootBins, split.before).n;
   const ra = sumOver(rootBins, split.after).n;
-  if (rb <= 0 || ra <= 0) return null;
   const { before: b, after: a } = rise;
   const tail = c.kind === 'wire' ? Math.max(tailSurprise(b, a), windowTailSurprise(c, split, p.from)) : 0;
-  return { comp: c, split, surprise: Math.max(rise.surprise, tail, podSurprise(c, split)), mb: rise.mb, ma: rise.ma, perRequest: a.sx / ra - b.sx / rb };
+  return { comp: c, split, surprise: Math.max(rise.surprise, tail, podSurprise(c, split)), mb: rise.mb, ma: rise.ma, perRequest: rb > 0 && ra > 0 ? a.sx / ra - b.sx / rb : NaN };
 }
 
 /**
@@ -104,12 +106,15 @@ function concentration(ch: Change, part: 0 | 1): number {
   return deltas[1]! > 0 ? deltas[0]! / deltas[1]! : Infinity;
 }
 
-/** Every component of the prepared call tree that rose, surely and by a practical factor. */
-export function componentChanges(p: PreparedStructure, change: RootChange): Change[] {
+/**
+ * Every component of the prepared call tree that rose, surely and by a practical factor (and, where
+ * the diagnosed service's requests can tell, costs them more time per request).
+ */
+export function componentChanges(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>): Change[] {
   const out: Change[] = [];
   for (const c of p.comps.values()) {
-    const ch = componentChange(p, c, change.bins);
-    if (ch && ch.surprise >= SIGNIFICANT && ch.ma >= PRACTICAL_FACTOR * ch.mb && ch.perRequest > 0) out.push(ch);
+    const ch = componentChange(p, c, rootBins);
+    if (ch && ch.surprise >= SIGNIFICANT && ch.ma >= PRACTICAL_FACTOR * ch.mb && !(ch.perRequest <= 0)) out.push(ch);
   }
   return out;
 }
@@ -121,26 +126,33 @@ export function componentChanges(p: PreparedStructure, change: RootChange): Chan
  */
 export function latencyEvidence(x: EvidenceInputs): Candidate[] {
   const change = x.change;
-  if (!change) return [];
-  const worse = componentChanges(x.tree, change);
-  const rootDelta = change.after - change.before;
-  const symptom = change.surprise >= SIGNIFICANT && rootDelta > 0;
-  const total = Math.max(rootDelta, worse.reduce((s, c) => s + c.perRequest, 0), 1);
+  const worse = componentChanges(x.tree, x.tree.entries.get(x.root) ?? new Map());
+  const rootDelta = change ? change.after - change.before : 0;
+  const symptom = change !== null && change.surprise >= SIGNIFICANT && rootDelta > 0;
+  const total = Math.max(rootDelta, worse.reduce((s, c) => s + (c.perRequest || 0), 0), 1);
+  // The common node of the edges that worsened together: changes whose onsets lie apart are
+  // separate episodes (an earlier fault's aftermath beside the current one), not one cause.
+  const together = (a: Change, b: Change) => Math.abs(a.split.onset - b.split.onset) <= EPISODE_US;
   const wires = worse.filter((c) => c.comp.kind === 'wire');
-  const callersOf = new Map<string, Set<string>>();
-  const calleesOf = new Map<string, Set<string>>();
-  for (const w of wires) {
-    getOrMake(callersOf, w.comp.callee!, () => new Set()).add(w.comp.service);
-    getOrMake(calleesOf, w.comp.service, () => new Set()).add(w.comp.callee!);
-  }
-  const selfWorse = new Set(worse.filter((c) => c.comp.kind === 'self').map((c) => c.comp.service));
+  const callersOf = (ch: Change) => new Set(wires.filter((w) => w.comp.callee === ch.comp.callee && together(w, ch)).map((w) => w.comp.service));
+  const calleesOf = (ch: Change) => new Set(wires.filter((w) => w.comp.service === ch.comp.service && together(w, ch)).map((w) => w.comp.callee!));
+  const selfWorse = (ch: Change) => worse.some((c) => c.comp.kind === 'self' && c.comp.service === ch.comp.service && together(c, ch));
   const w = { from: x.bounds.from, to: x.bounds.to };
   const out: Candidate[] = [];
   for (const ch of worse) {
     const share = Math.min(1, ch.perRequest / total);
-    const part = symptom ? `; ${Math.round(share * 100)}% of ${change.service}'s extra ${ms(rootDelta)} per request` : '';
-    const since = `, since ${new Date(ch.split.onset / 1000).toISOString()}`;
-    const base = { evidence: ch.comp.kind === 'self' ? ('latency' as const) : ('wire' as const), signal: 'latency_p95', operation: null, before: Math.round(ch.mb), after: Math.round(ch.ma), surprise: ch.surprise, onset: ch.split.onset };
+    const part = symptom && share > 0 ? `; ${Math.round(share * 100)}% of ${x.root}'s extra ${ms(rootDelta)} per request` : '';
+    const since = `, since ${new Date(ch.split.onset / 1000).toISOString()}${ch.split.ended ? ' (over before the window ended: an earlier episode)' : ''}`;
+    const base = {
+      evidence: ch.comp.kind === 'self' ? ('latency' as const) : ('wire' as const),
+      signal: 'latency_p95',
+      operation: null,
+      before: Math.round(ch.mb),
+      after: Math.round(ch.ma),
+      surprise: ch.surprise,
+      onset: ch.split.onset,
+      ...(ch.split.ended ? { context: true } : {}),
+    };
     const lead = { from: Math.min(w.from, ch.split.onset), to: w.to };
     if (ch.comp.kind === 'self') {
       const service = ch.comp.service;
@@ -156,12 +168,12 @@ export function latencyEvidence(x: EvidenceInputs): Candidate[] {
     const caller = ch.comp.service;
     const callee = ch.comp.callee!;
     let blameCallee: boolean;
-    if (x.silent.has(callee) || (callersOf.get(callee)?.size ?? 0) >= 2) blameCallee = true;
-    else if ((calleesOf.get(caller)?.size ?? 0) >= 2) blameCallee = false;
+    if (x.silent.has(callee) || callersOf(ch).size >= 2) blameCallee = true;
+    else if (calleesOf(ch).size >= 2) blameCallee = false;
     else {
       // On one pod (its rise at least 3 times any other's): the side where it sits more clearly.
       const [onCallee, onCaller] = [concentration(ch, 1), concentration(ch, 0)];
-      blameCallee = onCallee >= 3 || onCaller >= 3 ? onCallee >= onCaller : !selfWorse.has(caller);
+      blameCallee = onCallee >= 3 || onCaller >= 3 ? onCallee >= onCaller : !selfWorse(ch);
     }
     out.push(
       blameCallee

@@ -7,7 +7,7 @@
 // vanished (enough expected to notice the absence) or appeared. Where events pair up
 // (started/completed), the pair breaking is one of them vanishing. Without the diagnosed service's
 // requests, per unit of time.
-import { sumOver, type Agg, type Split } from '../calltree.js';
+import { countAll, type Agg, type Split } from '../calltree.js';
 import { dispersion, quasiPoissonSurprise } from '../stats.js';
 import { LEADS } from '../leads.js';
 import { FINE_BIN_US } from '../../core/time.js';
@@ -31,7 +31,7 @@ function splitFor(x: EvidenceInputs): Split {
     if (t >= p.from) after.push(t);
     else if (t < hi) before.push(t);
   }
-  return { onset: p.from, before, after, found: false };
+  return { onset: p.from, before, after, found: false, ended: false };
 }
 
 export function logEventEvidence(x: EvidenceInputs): Candidate[] {
@@ -39,7 +39,7 @@ export function logEventEvidence(x: EvidenceInputs): Candidate[] {
   const split = splitFor(x);
   if (!split.before.length || !split.after.length) return [];
   const rootBins: ReadonlyMap<number, Agg> | null = x.change?.bins ?? null;
-  const exposed = (ts: readonly number[]) => (rootBins ? sumOver(rootBins, ts).n : ts.length);
+  const exposed = (ts: readonly number[]) => (rootBins ? countAll(x.tree, rootBins, ts) : ts.length);
   const rb = exposed(split.before);
   const ra = exposed(split.after);
   if (rb < 5 || ra < 5) return [];
@@ -62,26 +62,42 @@ export function logEventEvidence(x: EvidenceInputs): Candidate[] {
     const phi = dispersion(split.before.map((t) => perBin.get(t) ?? 0), split.before.map((t) => rate * exposed([t])));
     tested.push({ service: r.service_name, template: r.template_id, kb, ka, expected, phi });
   }
+  // A service whose records stopped altogether did not lose one event: its logs stopped arriving
+  // (a shipping gap), or it stopped altogether, which its spans say. An event vanished only where
+  // the service's other events kept at least half their expected count.
+  const still = new Map<string, { expected: number; seen: number }>();
+  for (const t of tested) {
+    const v = still.get(t.service) ?? { expected: 0, seen: 0 };
+    v.expected += t.expected;
+    v.seen += t.ka;
+    still.set(t.service, v);
+  }
+  const keepsLogging = (t: (typeof tested)[number]) => {
+    const v = still.get(t.service)!;
+    return v.seen - t.ka >= 0.5 * (v.expected - t.expected);
+  };
   // Less log10 of the events tested (Bonferroni), in each direction.
   const multiple = Math.log10(Math.max(1, tested.length)) + Math.log10(2);
   const unit = rootBins ? 'per request' : 'per 10 s';
+  // An event whose records are mostly errors counts as error logs.
+  const errorEvents = new Set(x.windowLogs.filter((r) => r.template_id !== null && r.k > r.n / 2).map((r) => `${r.service_name}\u0000${r.template_id}`));
   const out: Candidate[] = [];
   for (const t of tested) {
     const { rise, fall } = quasiPoissonSurprise(t.ka, t.expected, t.phi);
     const vanished = t.ka < t.expected;
     const surprise = (vanished ? fall : rise) - multiple;
     if (surprise < SIGNIFICANT) continue;
-    if (vanished ? t.expected < MIN_EXPECTED_MISSING || t.ka * PRACTICAL_FACTOR > t.expected : t.ka < PRACTICAL_FACTOR * t.expected || t.ka < 3) continue;
+    if (vanished ? t.expected < MIN_EXPECTED_MISSING || t.ka * PRACTICAL_FACTOR > t.expected || !keepsLogging(t) : t.ka < PRACTICAL_FACTOR * t.expected || t.ka < 3) continue;
     const tpl = x.templates.get(t.template);
     const pattern = tpl ? `"${tpl.pattern.slice(0, 120)}"` : `template ${t.template}`;
-    const b = (t.kb / rb) * (rootBins ? 1 / x.tree.traceSample : 1);
-    const a = (t.ka / ra) * (rootBins ? 1 / x.tree.traceSample : 1);
+    const b = t.kb / rb;
+    const a = t.ka / ra;
     const isNew = !vanished && tpl !== undefined && tpl.first_us >= x.bounds.newSince;
     out.push({
       service: t.service,
       evidence: 'log_events',
       kind: vanished ? 'log_event_vanished' : isNew ? 'new_log_pattern' : 'log_event_surge',
-      signal: 'log_volume',
+      signal: errorEvents.has(`${t.service}\u0000${t.template}`) ? 'error_log_rate' : 'log_volume',
       operation: null,
       before: round(b, 4),
       after: round(a, 4),

@@ -5,12 +5,13 @@
 // own for a call that failed: what its callees' error bursts account for is theirs, so the service
 // that threw is named, not every caller above it. Without the diagnosed service's requests (no
 // spans in the window) records are counted per unit of time instead.
-import { exposure, splitOf, sumOver, type Agg } from '../calltree.js';
+import { countAll, exposure, splitOf, type Agg } from '../calltree.js';
 import type { Bin } from '../onset.js';
-import { dispersion, quasiPoissonSurprise } from '../stats.js';
+import { baselineRate, binomialSurprise, dispersion, quasiPoissonSurprise } from '../stats.js';
+import { errorOnset, seriesKey } from '../baseline.js';
 import { LEADS } from '../leads.js';
-import type { LogLevelRow } from '../reads/index.js';
-import { FINE_BIN_US } from '../../core/time.js';
+import type { Bucket, LogLevelRow } from '../reads/index.js';
+import { BUCKET_US, FINE_BIN_US } from '../../core/time.js';
 import { SIGNIFICANT, getOrMake, round, type Candidate } from './candidate.js';
 import type { EvidenceInputs } from './inputs.js';
 
@@ -60,7 +61,7 @@ export function logLevelEvidence(x: EvidenceInputs): Candidate[] {
       const split = splitOf(p, `logs\u0000${service}\u0000${level}`, () => series);
       if (!split || !split.before.length) continue;
       const sum = (ts: readonly number[]) => ts.reduce((s, t) => s + (bins.get(t) ? count(bins.get(t)!) : 0), 0);
-      const exposed = (ts: readonly number[]) => (rootBins ? sumOver(rootBins, ts).n : ts.length);
+      const exposed = (ts: readonly number[]) => (rootBins ? countAll(p, rootBins, ts) : ts.length);
       // The requests exposed are the root's over the whole stretch, not only in the bins where the
       // service happened to log: a quiet service logs in a bin of ten.
       const [before, after] = rootBins ? exposure(rootBins, split, p.to) : timeBins(split.before, split.onset, p.to);
@@ -86,9 +87,8 @@ export function logLevelEvidence(x: EvidenceInputs): Candidate[] {
     const surprise = quasiPoissonSurprise(ka, c.expected, c.phi).rise - multiple;
     if (surprise < SIGNIFICANT || ka < 3 || ka <= c.expected) continue;
     const unit = rootBins ? 'per request' : 'per 10 s';
-    const per = (k: number, r: number) => (rootBins ? k / (r * p.traceSample) : k / r);
-    const b = per(c.kb, c.rb);
-    const a = per(ka, c.ra);
+    const b = c.kb / c.rb;
+    const a = ka / c.ra;
     out.push({
       service: c.service,
       evidence: 'log_levels',
@@ -113,4 +113,61 @@ function timeBins(before: readonly number[], onset: number, to: number): [number
   const a: number[] = [];
   for (let t = lo; t < to; t += FINE_BIN_US) (t < onset ? b : a).push(t);
   return [b, a];
+}
+
+/**
+ * Error records per service from the 5-minute series (error_log_rate), against the baseline the
+ * series keeps, cut where the current regime began (baseline.ts errorOnset): a burst that began
+ * before the window (an agent asking 40 minutes into it) has no clean fine bins in the call tree's
+ * range, but its series does. Both their share of the records (binomial, widened by the baseline
+ * buckets' own dispersion) and their count per bucket (Poisson) must rise; the lesser counts.
+ */
+export function errorLogSeriesEvidence(x: EvidenceInputs): Candidate[] {
+  const m = x.model;
+  const b = x.bounds;
+  const windowBuckets = (b.to - b.from) / BUCKET_US;
+  const logsBy = new Map<string, { n: number; k: number }>();
+  for (const r of x.windowLogs) {
+    const cur = getOrMake(logsBy, r.service_name, () => ({ n: 0, k: 0 }));
+    cur.n += r.n;
+    cur.k += r.k;
+  }
+  // A caller logs an error for a call that failed: its calls' failures beyond their baseline rate are its callees'.
+  const failedCalls = new Map<string, number>();
+  for (const o of m.ops) {
+    if (!o.client || o.callee === null || o.callee === o.service) continue;
+    failedCalls.set(o.service, (failedCalls.get(o.service) ?? 0) + Math.max(0, o.k - o.n * baselineRate(o.base.k, o.base.n)));
+  }
+  const out: Candidate[] = [];
+  for (const [service, all] of logsBy) {
+    const w = { n: all.n, k: Math.max(0, Math.round(all.k - (failedCalls.get(service) ?? 0))) };
+    if (w.k === 0) continue;
+    const buckets: Bucket[] = m.series.get('error_log_rate')?.get(seriesKey(service, service)) ?? [];
+    const base = buckets.slice(0, errorOnset(buckets, w.k, w.n)).slice(-m.baseBuckets);
+    if (!base.length) continue;
+    const baseN = base.reduce((s, v) => s + v.n, 0);
+    const baseK = base.reduce((s, v) => s + v.k, 0);
+    const rate = baselineRate(baseK, baseN);
+    const phi = dispersion(base.map((v) => v.k), base.map((v) => v.n * rate));
+    const share = binomialSurprise(w.k / phi, w.n / phi, rate);
+    const perBucketBefore = baseK / base.length;
+    const perBucketAfter = w.k / Math.max(1, windowBuckets);
+    const volume = quasiPoissonSurprise(w.k, Math.max(perBucketBefore, 0.5) * windowBuckets, phi).rise;
+    const surprise = Math.min(share, volume);
+    if (surprise < SIGNIFICANT || perBucketAfter < 2 * perBucketBefore) continue;
+    out.push({
+      service,
+      evidence: 'log_levels',
+      kind: 'log_error_burst',
+      signal: 'error_log_rate',
+      operation: null,
+      before: round(perBucketBefore),
+      after: round(perBucketAfter),
+      surprise,
+      onset: b.from,
+      summary: `${service}: ${all.k} error logs in the window${w.k < all.k ? ` (${w.k} beyond its calls that failed)` : ''}, ${round(perBucketAfter, 1)} per 5 minutes against ${round(perBucketBefore, 1)} before`,
+      drill_down_sql: LEADS.errorLogs(b, service),
+    });
+  }
+  return out;
 }

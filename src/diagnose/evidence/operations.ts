@@ -119,7 +119,7 @@ export function operationEvidence(x: EvidenceInputs): Candidate[] {
         onset: isErr ? (o.base.onset_us ?? o.first_error_us ?? b.from) : (o.base.onset_us ?? b.from),
         summary: `${where}: ${what}; ${role}`,
         drill_down_sql: isErr ? LEADS.errorSpans(b, o.service, o.operation) : LEADS.slowSpans(b, o.service, o.operation),
-        ...(own ? {} : { symptom: true }),
+        ...(own ? {} : { context: true }),
       });
     }
   }

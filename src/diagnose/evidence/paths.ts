@@ -173,9 +173,14 @@ export function pathEvidence(x: EvidenceInputs): Candidate[] {
       const expected = ((nb + 0.5) / (fromB + 1)) * fromA;
       const surprise = poissonSurprise(na, expected) - multiple;
       if (surprise < SIGNIFICANT || na < 3 || na / fromA <= nb / fromB) continue;
-      const next = b === a ? 'asked it again' : b === END ? 'made no further call' : `turned to ${b}`;
+      // Asking again or turning elsewhere is a verdict on the answer: the callee's. Stopping right
+      // after it is the caller's own end as often: an exception thrown after the call looks the same.
+      const stops = b === END;
+      const blamed = a;
+      const next = b === a ? 'asked it again' : stops ? 'made no further call' : `turned to ${b}`;
+      const since = `since ${new Date(split.onset / 1000).toISOString()}`;
       const c: Candidate = {
-        service: a,
+        service: blamed,
         evidence: 'paths',
         kind: 'call_pattern_change',
         signal: 'trace_shape',
@@ -184,10 +189,12 @@ export function pathEvidence(x: EvidenceInputs): Candidate[] {
         after: round(na / fromA, 3),
         surprise,
         onset: split.onset,
-        summary: `${a}: after its answers ${caller} ${next} on ${Math.round((nb / fromB) * 100)}% → ${Math.round((na / fromA) * 100)}% of them (its answers look wrong or unusable to the caller), since ${new Date(split.onset / 1000).toISOString()}`,
+        summary: stops
+          ? `${caller}: its requests end right after ${a}'s answer on ${Math.round((nb / fromB) * 100)}% → ${Math.round((na / fromA) * 100)}% of them (it stops there: an exception after the call, or an answer it cannot use), ${since}`
+          : `${a}: after its answers ${caller} ${next} on ${Math.round((nb / fromB) * 100)}% → ${Math.round((na / fromA) * 100)}% of them (its answers look wrong or unusable to the caller), ${since}`,
         drill_down_sql: LEADS.callWaits({ from: Math.min(x.bounds.from, split.onset), to: x.bounds.to }, caller, a),
       };
-      if ((best.get(a)?.surprise ?? -1) < surprise) best.set(a, c);
+      if ((best.get(blamed)?.surprise ?? -1) < surprise) best.set(blamed, c);
     }
     out.push(...best.values());
   }

@@ -3,6 +3,7 @@
 // order issued, and their decoders.
 import { SPANS } from '../../store/schema.js';
 import { between, asLists, listed, num, textOrNull } from './sql.js';
+import type { StructureRead } from './sampling.js';
 import type { CallSequenceRow, CallTreeRow, Row } from './rows.js';
 
 /** The numeric columns of a call-tree row. */
@@ -16,16 +17,18 @@ export const SLOW_CALL_US = 100_000;
 
 /**
  * The spans the call tree and the call sequences read, over [lo, hi): spans keyed by a 64-bit hash
- * of (trace, span) so the joins are on integers; `sampleMod` > 1 keeps whole traces, one in that
- * many, by a hash of the trace id. Read once for both (STATEMENTS.callStructure): the scan and its
+ * of (trace, span) so the joins are on integers; a `mod` > 1 keeps whole traces, one in that many,
+ * by a hash of the trace id (the history's a multiple of the recent part's, so a trace kept before
+ * `mid` is kept after it). Read once for both (STATEMENTS.callStructure): the scan and its
  * sample are most of either statement's cost.
  */
-export function callSpans(lo: number, hi: number, binUs: number, sampleMod: number): string {
-  return (
+export function callSpans(r: StructureRead, hi: number, binUs: number): string {
+  const part = (lo: number, to: number, mod: number) =>
     `SELECT hash(trace_id, span_id) AS id, CASE WHEN coalesce(parent_span_id, '') = '' THEN NULL ELSE hash(trace_id, parent_span_id) END AS pid, hash(trace_id) AS tr, service_name AS service, ` +
     `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) AS t, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, ` +
-    `hash(service_name, span_name) AS nk FROM ${SPANS.name} WHERE ${between(lo, hi)}${sampleMod > 1 ? ` AND hash(trace_id) % ${Math.trunc(sampleMod)} = 0` : ''}`
-  );
+    `hash(service_name, span_name) AS nk FROM ${SPANS.name} WHERE ${between(lo, to)}${mod > 1 ? ` AND hash(trace_id) % ${Math.trunc(mod)} = 0` : ''}`;
+  // Two range reads, each sampled on its own: the store skips the row groups outside each.
+  return r.mid > r.lo ? `${part(r.lo, r.mid, r.modHistory)} UNION ALL ${part(r.mid, hi, r.modRecent)}` : part(r.lo, hi, r.modRecent);
 }
 
 /** The call tree over the spans `s` (callSpans): its common table expressions and its SELECT, one row per group with its bins and sums as lists (asLists). */

@@ -2,7 +2,7 @@
 // stops within milliseconds when interrupted), or the shared ones concurrently (readShared).
 import { DeadlineExceeded, readRows, type ReadPool } from '../../store/readers.js';
 import { BUCKET_US, FINE_BIN_US, MINUTE_US, bucketRuns } from '../../core/time.js';
-import { EDGE_SAMPLE_SPANS, bucketStart, structureRead, windowSample, type Bounds, type WindowSample } from './sampling.js';
+import { EDGE_SAMPLE_SPANS, bucketStart, structureRead, windowSample, type Bounds, type StructureRead, type WindowSample } from './sampling.js';
 import { STATEMENTS, type Statement } from './statements.js';
 import type { TemplateBinRow, Row, WindowOpRow, WindowErrorRow, ErrorTypeFirstSeenRow, SeriesRows, EdgeRow, CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow, DeploymentRow, WindowLogRow, ProfileRow, GenAiRow, GenAiBeforeRow, AnomalyRow } from './rows.js';
 
@@ -25,8 +25,8 @@ export interface SharedRows {
   anomalies: AnomalyRow[];
   /** The call tree and log levels in fine bins over the look-back and window (calltree.ts). */
   callTree: CallTreeRow[];
-  /** The call tree holds one trace in this many (structureRead). */
-  traceSample: number;
+  /** Where the call tree was read and how it was sampled (structureRead). */
+  structureRead: StructureRead;
   logLevels: LogLevelRow[];
   gauges: GaugeRow[];
   callSequences: CallSequenceRow[];
@@ -99,7 +99,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
   const sample = windowSample(b, windowSpans, scanSpans);
   const [windowOps, callStructure, templateBins, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies] = await Promise.all([
     run(reads, S.windowOps, sample).then((rows) => scaleCounts(rows, sample.scale, ['n', 'k'])),
-    run(reads, S.callStructure, structure.lo, b.to, FINE_BIN_US, structure.mod),
+    run(reads, S.callStructure, structure, b.to, FINE_BIN_US),
     run(reads, S.templateBins, structure.lo, b.to, FINE_BIN_US),
     run(reads, S.logLevels, structure.lo, b.to, dirty),
     run(reads, S.edges, b, slice),
@@ -130,7 +130,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
     genAiBefore,
     anomalies,
     callTree: callStructure.flatMap((r) => ('tree' in r ? r.tree : [])),
-    traceSample: structure.mod,
+    structureRead: structure,
     logLevels,
     gauges,
     callSequences: callStructure.flatMap((r) => ('seq' in r ? [r.seq] : [])),

@@ -3,26 +3,53 @@
 // the edge join's slice. Pure functions of the bounds and the window's span count.
 import { BUCKET_US, FINE_BIN_US, MINUTE_US } from '../../core/time.js';
 
-/** Spans the call tree joins, about, when busier: whole traces are sampled to between this and twice it. */
+/** Spans of the history the call tree joins, about, when busier: whole traces are sampled to between this and twice it. */
 export const STRUCTURE_SAMPLE_SPANS = 30_000;
+/**
+ * Spans of the recent part (a few minutes before the window, and the window) the call tree joins,
+ * about: more than the history's, as the fault's own evidence is there, and a rare call (one
+ * request in a hundred places an order) must not be sampled away.
+ */
+export const RECENT_SAMPLE_SPANS = 100_000;
+/** The recent part begins this long before the window: the clean stretch just before an onset is read whole as well. */
+export const RECENT_US = 5 * MINUTE_US;
 
 /** Rows the call tree and log levels scan at most, about, when the store is busy. */
 export const STRUCTURE_SCAN_ROWS = 1_500_000;
+
+/** Where the call tree is read and how it is sampled: whole traces, one in `mod`, in each of two parts. */
+export interface StructureRead {
+  lo: number;
+  /** Where the recent part begins. */
+  mid: number;
+  /** One trace in this many, before `mid` and from it on. */
+  modHistory: number;
+  modRecent: number;
+}
 
 /**
  * Where the call tree and log levels are read from, given the window's spans, and the trace sample:
  * a stable stretch before an onset needs tens of minutes, not the whole look-back — 30 minutes (or
  * twice the window) before it, less for a busy store (about STRUCTURE_SCAN_ROWS in all, never under
- * 5 minutes); whole traces, one in `mod`, so that about STRUCTURE_SAMPLE_SPANS are joined.
+ * 5 minutes). The history is sampled to about STRUCTURE_SAMPLE_SPANS, the recent part to about
+ * RECENT_SAMPLE_SPANS; a sample is taken only when it at least halves a part (scarce data is not thinned).
  */
-export function structureRead(b: Bounds, windowSpans: number): { lo: number; mod: number } {
+export function structureRead(b: Bounds, windowSpans: number): StructureRead {
   const w = b.to - b.from;
   const longest = Math.max(30 * MINUTE_US, 2 * w);
   const affordable = windowSpans > 0 ? (STRUCTURE_SCAN_ROWS / windowSpans) * w - w : longest;
   const reach = Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
   const lo = Math.ceil(reach / FINE_BIN_US) * FINE_BIN_US; // whole fine bins, as the log levels' rollup keeps them
-  // Floored: a sample is taken only when it at least halves the join (scarce data is not thinned).
-  return { lo, mod: Math.max(1, Math.floor((windowSpans * (b.to - lo)) / Math.max(1, w) / STRUCTURE_SAMPLE_SPANS)) };
+  const mid = Math.max(lo, Math.floor((b.from - RECENT_US) / FINE_BIN_US) * FINE_BIN_US);
+  const perUs = windowSpans / Math.max(1, w);
+  const mod = (us: number, budget: number) => Math.max(1, Math.floor((perUs * us) / budget));
+  const modRecent = mod(b.to - mid, RECENT_SAMPLE_SPANS);
+  return { lo, mid, modRecent, modHistory: modRecent * Math.max(1, Math.round(mod(mid - lo, STRUCTURE_SAMPLE_SPANS) / modRecent)) };
+}
+
+/** How many traces each one the call tree kept stands for, at a time. */
+export function sampleAt(r: Pick<StructureRead, 'mid' | 'modHistory' | 'modRecent'>, t: number): number {
+  return t < r.mid ? r.modHistory : r.modRecent;
 }
 
 /**

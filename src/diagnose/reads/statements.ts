@@ -14,7 +14,7 @@ import { SIGNALS, type SignalName } from '../../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, LOG_LEVELS_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../../detect/rollups.js';
 import { BUCKET_US, MINUTE_US, bucketRuns } from '../../core/time.js';
 import { sqlString, sqlTimestamp } from '../../store/sql.js';
-import { bucketStart, type Bounds, type WindowSample } from './sampling.js';
+import { bucketStart, type Bounds, type StructureRead, type WindowSample } from './sampling.js';
 import type { TemplateBinRow, Row, WindowOpRow, ExceedanceRow, WindowErrorRow, ErrorTypeFirstSeenRow, SeriesRows, EdgeRow, CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow, DeploymentRow, WindowLogRow, TemplateRow, ProfileRow, GenAiRow, GenAiBeforeRow, AnomalyRow, MetricRow, ServiceCountRow, SpanKey, SpanRow, LogKey, LogRow, TemplateParamsRow, SliceAsk } from './rows.js';
 
 import { between, statement, textOrNull, num, numOrNull, asLists, listed, emptyAsNull, count } from './sql.js';
@@ -164,7 +164,7 @@ export const STATEMENTS = {
    * duration's log, each with its square.
    */
   callTree: statement(
-    (lo: number, hi: number, binUs: number, sampleMod: number) => `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${CALL_TREE.ctes} ${CALL_TREE.select}`,
+    (r: StructureRead, hi: number, binUs: number) => `WITH s AS MATERIALIZED (${callSpans(r, hi, binUs)}), ${CALL_TREE.ctes} ${CALL_TREE.select}`,
     callTreeRows,
   ),
 
@@ -195,16 +195,16 @@ export const STATEMENTS = {
    * sample, so the call tree's statement stays as it is.
    */
   callSequences: statement(
-    (lo: number, hi: number, binUs: number, sampleMod: number) => `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${callSequencesOf(binUs).ctes} ${callSequencesOf(binUs).select}`,
+    (r: StructureRead, hi: number, binUs: number) => `WITH s AS MATERIALIZED (${callSpans(r, hi, binUs)}), ${callSequencesOf(binUs).ctes} ${callSequencesOf(binUs).select}`,
     callSequenceRow,
   ),
 
   /** The call tree and the call sequences from one scan of their spans (what readShared runs): each row is one of the two. */
   callStructure: statement(
-    (lo: number, hi: number, binUs: number, sampleMod: number) => {
+    (r: StructureRead, hi: number, binUs: number) => {
       const seq = callSequencesOf(binUs);
       return (
-        `WITH s AS MATERIALIZED (${callSpans(lo, hi, binUs, sampleMod)}), ${CALL_TREE.ctes}, ${seq.ctes} ` +
+        `WITH s AS MATERIALIZED (${callSpans(r, hi, binUs)}), ${CALL_TREE.ctes}, ${seq.ctes} ` +
         `SELECT 'tree' AS part, * FROM (${CALL_TREE.select}) UNION ALL BY NAME SELECT 'seq' AS part, * FROM (${seq.select})`
       );
     },
