@@ -39,7 +39,7 @@ async function explainOne(kept: string, service: string, w: { fromUs: number; to
       const [a, b] = want.split('>');
       if (a!.startsWith('root:')) {
         const sp = splitSeries(binsOf(e.inputs.tree.entries.get(a!.slice(5)) ?? new Map(), 'd'), w.fromUs, w.toUs);
-        console.log(`  ${want}: ${sp ? `onset ${rel(sp.onset)} s found=${sp.found} ended=${sp.ended} endedAt=${sp.endedAt === undefined ? '-' : rel(sp.endedAt)} before ${sp.before.length} after ${sp.after.length}` : 'no split'}`);
+        console.log(`  ${want}: ${sp ? `onset ${rel(sp.onset)} s found=${sp.found} before ${sp.before.length} after ${sp.after.length}` : 'no split'}`);
         continue;
       }
       const c = e.inputs.tree.comps.get(b ? `wire\u0000${a}\u0000${b}` : `self\u0000${a}`);
@@ -50,7 +50,7 @@ async function explainOne(kept: string, service: string, w: { fromUs: number; to
       const split = componentSplit(e.inputs.tree, c);
       console.log(`  ${want}: bins ${[...c.bins].sort((x, y) => x[0] - y[0]).map(([t, v]) => `${rel(t)}:${v.n}/${Math.round(v.sx / v.n / 1000)}ms`).join(' ')}`);
       const rise = split ? levelRise(c.bins, split) : null;
-      console.log(split ? `    split onset ${rel(split.onset)} s found=${split.found} ended=${split.ended} before ${split.before.length} bins after ${split.after.length}; rise ${rise ? `${rise.surprise.toFixed(1)} ${Math.round(rise.mb)} → ${Math.round(rise.ma)} µs (n ${rise.before.n}/${rise.after.n})` : '-'}` : '    no split');
+      console.log(split ? `    split onset ${rel(split.onset)} s found=${split.found} before ${split.before.length} bins after ${split.after.length}; rise ${rise ? `${rise.surprise.toFixed(1)} ${Math.round(rise.mb)} → ${Math.round(rise.ma)} µs (n ${rise.before.n}/${rise.after.n})` : '-'}` : '    no split');
     }
     for (const r of rankServices(e.candidates, new Set(e.scope)).slice(0, 6)) console.log(`  ${r.service.padEnd(24)} S=${r.surprise.toFixed(1)}`);
     for (const c of [...e.candidates].sort((a, b) => b.surprise - a.surprise).slice(0, Number(env['EXPLAIN_TOP'] ?? 15)))

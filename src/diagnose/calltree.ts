@@ -56,10 +56,6 @@ export interface Split {
   after: number[];
   /** The onset was found in the data (not the window's start). */
   found: boolean;
-  /** The episode is over: the series was back at its baseline's level before the window ended. */
-  ended: boolean;
-  /** When the episode ended (the first bin back at the baseline's level), when it did. */
-  endedAt?: number;
 }
 
 export const binsOf = (m: ReadonlyMap<number, Agg>, value: 'x' | 'd'): Bin[] =>
@@ -68,41 +64,29 @@ export const binsOf = (m: ReadonlyMap<number, Agg>, value: 'x' | 'd'): Bin[] =>
     .map(([t, a]) => ({ t, n: a.n, errors: a.k, sumLog: value === 'x' ? a.slx : a.sl, sumLog2: value === 'x' ? a.sllx : a.sll }));
 
 /**
- * Where a series' current episode began (in the window, or at its start) and the clean stretch
- * before the first worsening since the window began, with earlier stretches at the same level added
- * (never one across a change). The episode is the most recent run of segments worse than that clean
- * stretch: a window that holds an earlier fault and its recovery before the current one compares
- * the current one with the clean stretch, and leaves the earlier one out of both sides (a fault on
- * one pod of several leaves its series uneven: a run of worse segments is one episode).
+ * Where a series' current regime began (in the window, or at its start) and the most recent stable
+ * stretch before it, with earlier stretches at the same level added (never one across a change).
  */
 export function splitSeries(bins: readonly Bin[], from: number, to: number): Split | null {
   const observed = bins.filter((b) => b.n > 0 && b.t < to);
   if (!observed.length) return null;
   const segs = segmentSeries(coarsen(observed));
-  const firstIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
-  // The baseline: the segment holding the last bin before the first worsening (or the window), and the earlier ones like it.
-  const last = firstIdx > 0 ? firstIdx - 1 : segs.findLastIndex((s) => s.from < from);
-  if (last < 0) return { onset: from, before: [], after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false, ended: false };
+  // The first worsening since the window began (a fault on one pod of several leaves its series
+  // uneven, so later boundaries are the same episode).
+  const onsetIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
+  const onset = onsetIdx > 0 ? segs[onsetIdx]!.from : from;
+  // The baseline: the segment holding the last bin before the onset, and the earlier ones like it.
+  const last = onsetIdx > 0 ? onsetIdx - 1 : segs.findLastIndex((s) => s.from < onset);
+  if (last < 0) return { onset, before: [], after: observed.filter((b) => b.t >= onset).map((b) => b.t), found: onsetIdx > 0 };
   const ref = segs[last]!;
   let first = last;
   while (first > 0 && !compareSegments(segs[first - 1]!, ref).changed) first--;
   const lo = segs[first]!.from;
-  if (firstIdx <= 0) {
-    return { onset: from, before: observed.filter((b) => b.t >= lo && b.t < from).map((b) => b.t), after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false, ended: false };
-  }
-  let end = segs.length - 1;
-  while (end > firstIdx && !compareSegments(ref, segs[end]!).worse) end--;
-  let start = end;
-  while (start - 1 >= firstIdx && compareSegments(ref, segs[start - 1]!).worse) start--;
-  const onset = segs[start]!.from;
-  const until = end + 1 < segs.length ? segs[end + 1]!.from : Infinity;
   return {
     onset,
-    before: observed.filter((b) => b.t >= lo && b.t < segs[firstIdx]!.from).map((b) => b.t),
-    after: observed.filter((b) => b.t >= onset && b.t < until).map((b) => b.t),
-    found: true,
-    ended: end < segs.length - 1,
-    ...(end < segs.length - 1 ? { endedAt: until } : {}),
+    before: observed.filter((b) => b.t >= lo && b.t < onset).map((b) => b.t),
+    after: observed.filter((b) => b.t >= onset).map((b) => b.t),
+    found: onsetIdx > 0,
   };
 }
 
@@ -261,7 +245,7 @@ export function prepareStructure(
 function referenceSplit(bins: readonly Bin[], ref: { from: number; to: number }, from: number, to: number): Split | null {
   const observed = bins.filter((b) => b.n > 0 && b.t < to);
   if (!observed.length) return null;
-  return { onset: from, before: observed.filter((b) => b.t >= ref.from && b.t < ref.to).map((b) => b.t), after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false, ended: false };
+  return { onset: from, before: observed.filter((b) => b.t >= ref.from && b.t < ref.to).map((b) => b.t), after: observed.filter((b) => b.t >= from).map((b) => b.t), found: false };
 }
 
 /** The split of any series of the prepared range, found once per key: the named reference, or the onset and clean stretch splitSeries finds. */
@@ -325,14 +309,6 @@ export function rootChange(p: PreparedStructure, root: string): RootChange | nul
   if (!split || !split.before.length) return null;
   const rise = levelRise(bins, split, 'd');
   if (!rise || rise.before.n < 3 || rise.after.n < 3) return null;
-  // Counts (calls, log records per request) are judged on the current regime: after an episode that
-  // ended in the window, what came since; else the episode; from the window's start when no onset was found.
-  const since = split.endedAt ?? split.onset;
-  const countSplit: Split = split.ended
-    ? { onset: since, before: split.before, after: [...bins.keys()].filter((t) => t >= since && t < p.to).sort((a, b) => a - b), found: true, ended: false }
-    : split.found
-      ? split
-      : { ...split, onset: p.from };
   return {
     service: root,
     before: rise.before.sd / rise.before.n,
@@ -344,7 +320,7 @@ export function rootChange(p: PreparedStructure, root: string): RootChange | nul
     baselineFrom: split.before[0]!,
     baselineTo: split.before[split.before.length - 1]! + FINE_BIN_US,
     split,
-    countSplit,
+    countSplit: split.found ? split : { ...split, onset: p.from },
     bins,
   };
 }

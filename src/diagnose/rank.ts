@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs'; // EXPERIMENT
 // One ranking for every kind of evidence. Candidates (evidence/*.ts) carry a surprise on one scale:
 // -log10 of how probable their change would be in clean history. Per service, the best candidate of
 // each kind is taken (two statistics of one kind say one thing), capped, and the kinds are combined
-// by Fisher's method as independent tests: corroboration adds, a weak kind beside a strong one
-// costs little, and no kind has a weight. Changes (deploys, restarts, new error types) only
+// by Fisher's method as independent tests (as many of the strongest as make it surer):
+// corroboration adds, a weak kind costs nothing, and no kind has a weight. Changes (deploys, restarts, new error types) only
 // corroborate a service that has significant evidence of another kind. Services are ranked by the
 // combined surprise; a finding's score is a monotone map of it. Only services in the diagnosed
 // service's own world count: what its calls reach (in the window and the call tree's range) and what
@@ -54,6 +54,17 @@ export function scopeOf(x: Pick<EvidenceInputs, 'root' | 'model' | 'tree' | 'dep
   return scope;
 }
 
+/**
+ * Fisher's combination of the strongest kinds, as many as make it surer: a weak kind beside strong
+ * ones would cost the combination a degree of freedom for next to no evidence.
+ */
+function combined(surprises: readonly number[]): number {
+  const sorted = [...surprises].sort((a, b) => b - a);
+  let best = 0;
+  for (let k = 1; k <= sorted.length; k++) best = Math.max(best, fisherSurprise(sorted.slice(0, k)));
+  return best;
+}
+
 export interface Ranked {
   service: string;
   /** Combined surprise of its evidence. */
@@ -77,9 +88,15 @@ export function rankServices(candidates: readonly Candidate[], scope: ReadonlySe
     const ordered = list
       .filter((c) => c.evidence === 'changes' || c.surprise >= SIGNIFICANT)
       .sort((a, b) => Math.min(CAP, b.surprise) - Math.min(CAP, a.surprise) || tieRank(a.evidence) - tieRank(b.evidence) || a.summary.localeCompare(b.summary));
-    // Corroboration goes after the evidence it corroborates.
+    // Corroboration goes after the evidence it corroborates; what explains another goes before it.
     ordered.sort((a, b) => Number(a.evidence === 'changes') - Number(b.evidence === 'changes'));
-    out.push({ service, surprise: fisherSurprise(kinds), strongest: Math.max(...ordered.filter((c) => c.evidence !== 'changes').map((c) => c.surprise)), candidates: ordered });
+    for (let i = ordered.length - 1; i > 0; i--) {
+      const c = ordered[i]!;
+      if (!c.explains?.length) continue;
+      const j = ordered.findIndex((d) => c.explains!.includes(d.what));
+      if (j >= 0 && j < i) ordered.splice(j, 0, ...ordered.splice(i, 1));
+    }
+    out.push({ service, surprise: combined(kinds), strongest: Math.max(...ordered.filter((c) => c.evidence !== 'changes').map((c) => c.surprise)), candidates: ordered });
   }
   return out.sort((a, b) => b.surprise - a.surprise || b.strongest - a.strongest || a.service.localeCompare(b.service));
 }
@@ -117,8 +134,10 @@ export function rankFindings(x: EvidenceInputs, candidates: readonly Candidate[]
       out.push(f);
     });
   }
-  // Context along the path (inherited changes, earlier episodes): listed, never above info.
-  for (const c of candidates) if (c.context && scope.has(c.service) && c.surprise >= SIGNIFICANT) out.push(toFinding(c, Math.min(0.24, scoreOf(c.surprise) / 2)));
+  // Context (changes a service inherits along the path; a deploy, restart or new error type of a
+  // service with no evidence of its own): listed, never above info.
+  const isContext = (c: Candidate) => (c.context && c.surprise >= SIGNIFICANT) || (c.evidence === 'changes' && c.surprise > 0 && !place.has(c.service));
+  for (const c of candidates) if (scope.has(c.service) && isContext(c)) out.push(toFinding(c, Math.min(0.24, scoreOf(c.surprise) / 2)));
   out.push(...incidentFindings(x.bounds, x.anomalies, x.deploys, scope, out));
   out.push(...coverageFinding(x.bounds, x.root, coverage));
   for (const f of out) {

@@ -211,24 +211,27 @@ export function fisherSurprise(surprises: readonly number[]): number {
 }
 
 /**
- * Overdispersion of counts against their expectations (Pearson χ² over its degrees of freedom),
- * at least 1: how much more a count varies from bin to bin in clean history than Poisson noise
- * says. Bins expecting less than one event say little and are skipped.
+ * Overdispersion of counts against their expectations, at least 1: how much more a count varies
+ * from bin to bin in clean history than Poisson noise says. Robust: the median of the bins'
+ * squared Pearson residuals over the median of χ² with one degree of freedom (0.455), so a few
+ * bins of an earlier incident left in a baseline do not make every later count look ordinary.
+ * Bins expecting less than one event say little and are skipped.
  */
 export function dispersion(counts: readonly number[], expected: readonly number[]): number {
-  let chi = 0;
-  let df = 0;
+  const r: number[] = [];
   for (let i = 0; i < counts.length; i++) {
     const e = expected[i]!;
-    if (!(e >= 1)) continue;
-    chi += (counts[i]! - e) ** 2 / e;
-    df++;
+    if (e >= 1) r.push((counts[i]! - e) ** 2 / e);
   }
-  return df >= 3 ? Math.max(1, chi / (df - 1)) : 1;
+  return r.length >= 3 ? Math.max(1, median(r) / 0.455) : 1;
 }
 
-/** Surprise of a count against its expectation with overdispersion `phi` (quasi-Poisson), either way. */
+/**
+ * Surprise of a count against its expectation with overdispersion `phi` (quasi-Poisson), either
+ * way. The expectation should carry its own prior (a rate of zero would make any count infinitely
+ * surprising); a fall to zero is judged as half an event.
+ */
 export function quasiPoissonSurprise(k: number, lambda: number, phi: number): { rise: number; fall: number } {
   const f = Math.max(1, phi);
-  return { rise: poissonSurprise(k / f, Math.max(lambda, 0.5) / f), fall: poissonSurprise(lambda / f, Math.max(k, 0.5) / f) };
+  return { rise: poissonSurprise(k / f, lambda / f), fall: poissonSurprise(lambda / f, Math.max(k, 0.5) / f) };
 }

@@ -11,6 +11,8 @@ import { LOGS, LOG_TEMPLATES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FINE_BIN_US } from '../../src/core/time.js';
 
+/** The call tree's reach from `lo`, read whole (no trace sample). */
+const whole = (lo: number) => ({ lo, mid: lo, modHistory: 1, modRecent: 1 });
 const T0 = 1_790_000_000_000_000;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -53,7 +55,7 @@ describe('callTree', () => {
     }
     const values = spans.map((s, i) => `(make_timestamp(${T0 + i * 1000}), '${s.service}', '${s.trace}', '${s.id}', ${s.parent ? `'${s.parent}'` : 'NULL'}, '${s.name}', 0, ${s.d}, '${s.name}', false, '${s.service}-1')`);
     await store.writer.run(`INSERT INTO ${SPANS.name} (timestamp, service_name, trace_id, span_id, parent_span_id, span_name, status_code, duration_us, operation, is_error, k8s_pod_name) VALUES ${values.join(', ')}`);
-    const rows = (await readRows(store.writer, STATEMENTS.callTree.sql(T0 - FINE_BIN_US, T0 + 10 * FINE_BIN_US, FINE_BIN_US, 1))).flatMap(STATEMENTS.callTree.decode);
+    const rows = (await readRows(store.writer, STATEMENTS.callTree.sql(whole(T0 - FINE_BIN_US), T0 + 10 * FINE_BIN_US, FINE_BIN_US))).flatMap(STATEMENTS.callTree.decode);
     const sum = (f: (r: (typeof rows)[number]) => boolean) => rows.filter(f).reduce((a, r) => ({ n: a.n + r.n, kt: a.kt + r.kt }), { n: 0, kt: 0 });
     // To payments: 6 answered under GET /a, 6 under GET /c, and the 4 unanswered under GET /a (all slow).
     expect(sum((r) => r.service === 'gateway' && r.callee === 'payments')).toEqual({ n: 16, kt: 4 });
@@ -64,8 +66,8 @@ describe('callTree', () => {
     expect(sum((r) => r.service === 'gateway' && r.callee === null && r.entry).n).toBe(20);
     // The statement a diagnosis runs reads the call tree and the call sequences from one scan, and
     // returns the same rows as each statement alone.
-    const args = [T0 - FINE_BIN_US, T0 + 10 * FINE_BIN_US, FINE_BIN_US, 1] as const;
-    const both = (await readRows(store.writer, STATEMENTS.callStructure.sql(args[0], T0, args[1], args[2], args[3], T0))).map(STATEMENTS.callStructure.decode);
+    const args = [whole(T0 - FINE_BIN_US), T0 + 10 * FINE_BIN_US, FINE_BIN_US] as const;
+    const both = (await readRows(store.writer, STATEMENTS.callStructure.sql(...args))).map(STATEMENTS.callStructure.decode);
     const sequences = (await readRows(store.writer, STATEMENTS.callSequences.sql(...args))).map(STATEMENTS.callSequences.decode);
     const sorted = (xs: unknown[]) => xs.map((x) => JSON.stringify(x)).sort();
     expect(sequences.length).toBeGreaterThan(0);
@@ -74,58 +76,32 @@ describe('callTree', () => {
   });
 });
 
-describe('callStructure log links', () => {
-  it('counts the window\'s error and warning records, and new templates\' records, by the services on their traces, once each, only where the trace left spans', async () => {
+describe('templateBins', () => {
+  it('counts log records per service, event and fine bin, a template that merged into another as that one', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
     const store = await openStore(t.dir);
     cleanups.push(() => store.close());
-    const spans: S[] = [];
-    for (let i = 0; i < 4; i++) {
-      spans.push({ trace: `a${i}`, id: 'g', parent: null, service: 'gateway', name: 'GET /a', d: 30_000 });
-      spans.push({ trace: `a${i}`, id: 'p', parent: 'g', service: 'payments', name: 'POST /charge', d: 19_000 });
-      // A job of its own: its traces hold no span of gateway.
-      spans.push({ trace: `j${i}`, id: 'b', parent: null, service: 'batch', name: 'run', d: 50_000 });
-    }
-    const values = spans.map((s, i) => `(make_timestamp(${T0 + FINE_BIN_US + i * 1000}), '${s.service}', '${s.trace}', '${s.id}', ${s.parent ? `'${s.parent}'` : 'NULL'}, '${s.name}', 0, ${s.d}, '${s.name}', false)`);
-    await store.writer.run(`INSERT INTO ${SPANS.name} (timestamp, service_name, trace_id, span_id, parent_span_id, span_name, status_code, duration_us, operation, is_error) VALUES ${values.join(', ')}`);
-    // Template 5 is new since the baseline began (T0), template 6 is older.
+    // Template 5 merged into 7; 9 stands alone.
     await store.writer.run(
-      `INSERT INTO ${LOG_TEMPLATES.name} (timestamp, service_name, template_id, pattern, first_seen, last_seen, count, error_count) VALUES ` +
-        `(make_timestamp(${T0}), 'payments', 5, 'new <*>', make_timestamp(${T0}), make_timestamp(${T0}), 3, 0), (make_timestamp(${T0 - 60 * FINE_BIN_US}), 'payments', 6, 'old <*>', make_timestamp(${T0}), make_timestamp(${T0}), 3, 0)`,
+      `INSERT INTO ${LOG_TEMPLATES.name} (timestamp, service_name, template_id, pattern, first_seen, last_seen, count, error_count, merged_into) VALUES ` +
+        `(make_timestamp(${T0}), 'payments', 5, 'a <*>', make_timestamp(${T0}), make_timestamp(${T0}), 1, 0, 7), ` +
+        `(make_timestamp(${T0}), 'payments', 7, 'a <*> b', make_timestamp(${T0}), make_timestamp(${T0}), 2, 0, NULL), ` +
+        `(make_timestamp(${T0}), 'orders', 9, 'c', make_timestamp(${T0}), make_timestamp(${T0}), 1, 0, NULL)`,
     );
-    const logs: [number, string, number, string, boolean, number | null][] = [
-      ...[0, 1, 2].map((i): [number, string, number, string, boolean, null] => [T0 + FINE_BIN_US, 'payments', 17, `a${i}`, true, null]),
-      ...[0, 1, 2, 3].map((i): [number, string, number, string, boolean, null] => [T0 + FINE_BIN_US, 'batch', 17, `j${i}`, true, null]),
-      [T0 + FINE_BIN_US, 'payments', 13, 'a3', false, null], // a warning on gateway's trace
-      [T0 + FINE_BIN_US, 'payments', 9, 'a3', false, null], // INFO: not counted
-      [T0 + FINE_BIN_US, 'payments', 9, 'a2', false, 5], // INFO of the new template: counted for it
-      [T0 + FINE_BIN_US, 'payments', 17, 'j1', true, 5], // an error of the new template: counted for both
-      [T0 + FINE_BIN_US, 'payments', 9, 'a1', false, 6], // the older template: not counted
-      [T0 + FINE_BIN_US, 'orders', 13, 'q9', false, null], // its trace left no span: where it happened is not known
-      [T0 + FINE_BIN_US, 'gateway', 17, '', true, null], // no trace
-      [T0 - FINE_BIN_US / 2, 'payments', 17, 'a0', true, null], // before the window: the look-back is not evidence
+    const logs: [number, string, number | null][] = [
+      [T0 + 1, 'payments', 5],
+      [T0 + 2, 'payments', 7],
+      [T0 + FINE_BIN_US + 5, 'payments', 7],
+      [T0 + 3, 'orders', 9],
+      [T0 + 4, 'orders', null], // no template: not an event
+      [T0 + 20 * FINE_BIN_US, 'orders', 9], // outside the range read
     ];
-    const rows = logs.map(([ts, svc, sev, trace, err, tpl]) => `(make_timestamp(${ts}), '${svc}', ${sev}, 'x', '${trace}', 'p', ${err}, ${tpl ?? 'NULL'})`);
-    await store.writer.run(`INSERT INTO ${LOGS.name} (timestamp, service_name, severity_number, body, trace_id, span_id, is_error, template_id) VALUES ${rows.join(', ')}`);
-    const out = (await readRows(store.writer, STATEMENTS.callStructure.sql(T0 - FINE_BIN_US, T0, T0 + 10 * FINE_BIN_US, FINE_BIN_US, 1, T0))).map(STATEMENTS.callStructure.decode);
-    const links = out.flatMap((r) => ('link' in r ? [r.link] : [])).map((l) => `${l.service} ${l.level}${l.template === null ? '' : ` #${l.template}`} ${l.on ?? '*'} ${l.records}`);
-    expect(links.sort()).toEqual(
-      [
-        'batch error * 4',
-        'batch error batch 4',
-        'payments error * 4',
-        'payments error gateway 3',
-        'payments error payments 3',
-        'payments error batch 1',
-        'payments warning * 1',
-        'payments warning gateway 1',
-        'payments warning payments 1',
-        'payments template #5 * 2',
-        'payments template #5 gateway 1',
-        'payments template #5 payments 1',
-        'payments template #5 batch 1',
-      ].sort(),
-    );
+    await store.writer.run(`INSERT INTO ${LOGS.name} (timestamp, service_name, body, is_error, template_id) VALUES ${logs.map(([ts, s, tpl]) => `(make_timestamp(${ts}), '${s}', 'x', false, ${tpl ?? 'NULL'})`).join(', ')}`);
+    const rows = (await readRows(store.writer, STATEMENTS.templateBins.sql(T0, T0 + 10 * FINE_BIN_US, FINE_BIN_US))).map(STATEMENTS.templateBins.decode);
+    expect(rows.sort((a, b) => a.template_id - b.template_id)).toEqual([
+      { service_name: 'payments', template_id: 7, bins: [T0, T0 + FINE_BIN_US], n: [2, 1] },
+      { service_name: 'orders', template_id: 9, bins: [T0], n: [1] },
+    ]);
   });
 });

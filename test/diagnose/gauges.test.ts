@@ -1,6 +1,6 @@
-// Resource gauges as evidence: which names count, and which shifts at the onset are news.
+// Resource gauges as evidence (evidence/gauges.ts): which names count, and which shifts at the onset are news.
 import { describe, expect, it } from 'vitest';
-import { gaugeShifts, resourceKind } from '../../src/diagnose/gauges.js';
+import { gaugeShifts as shiftsOf, resourceKind } from '../../src/diagnose/evidence/gauges.js';
 import type { GaugeRow } from '../../src/diagnose/reads/index.js';
 
 const MIN = 60_000_000;
@@ -12,6 +12,8 @@ function series(pod: string, metric: string, before: number, after: number, serv
   for (let m = -60; m < 3; m++) out.push({ service_name: service, pod, metric_name: metric, minute: ONSET + m * MIN, value: (m < 0 ? before : after) * (1 + 0.02 * Math.sin(m)) });
   return out;
 }
+
+const gaugeShifts = (rows: GaugeRow[], onset: number, to: number) => shiftsOf(rows, onset, to).shifts;
 
 describe('resource gauges', () => {
   it('names: CPU and memory use and restart counts by the conventions or plain names; limits and CPU time do not count', () => {
@@ -40,5 +42,19 @@ describe('resource gauges', () => {
     const short = series('cart-0', 'cpu_usage', 0.2, 0.9).filter((r) => r.minute >= ONSET - 3 * MIN);
     expect(gaugeShifts(short, ONSET, ONSET + 3 * MIN)).toEqual([]);
     expect(gaugeShifts(series('cart-0', 'cpu_usage', 0.2, 0.9), ONSET + 10 * MIN, ONSET + 13 * MIN)).toEqual([]);
+  });
+});
+
+describe('resource gauges against a contaminated history', () => {
+  it("an earlier fault's minutes in the hour before leave the pod's own level and spread, so a new rise still stands out", () => {
+    // An hour at 0.2 with a 12-minute earlier spike to 0.95 in it, then a rise to 0.9.
+    const rows = series('cart-0', 'container.cpu.utilization', 0.2, 0.9).map((r) => {
+      const m = (r.minute - ONSET) / MIN;
+      return m >= -30 && m < -18 ? { ...r, value: 0.95 } : r;
+    });
+    const [shift] = gaugeShifts(rows, ONSET, ONSET + 3 * MIN);
+    expect(shift).toMatchObject({ pod: 'cart-0', kind: 'cpu' });
+    expect(shift!.before).toBeLessThan(0.25);
+    expect(shift!.surprise).toBeGreaterThan(6);
   });
 });

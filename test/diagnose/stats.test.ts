@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { binomialSurprise, errorShift, exceedanceShift, poissonSurprise, weightedMedian, lnGamma } from '../../src/diagnose/stats.js';
-import { strength } from '../../src/diagnose/findings.js';
+import { binomialSurprise, dispersion, errorShift, exceedanceShift, fisherSurprise, lnGamma, poissonSurprise, quasiPoissonSurprise, tSurprise, weightedMedian } from '../../src/diagnose/stats.js';
+import { rng } from '../../bench/lib/rng.js';
 
 /** -log10 P(X ≥ k), X ~ Binomial(n, p), summed term by term in log space. */
 function exactBinomial(k: number, n: number, p: number): number {
@@ -58,8 +58,7 @@ describe('volume-aware evidence', () => {
     const many = errorShift(900, 30_000, 100, 10_000);
     expect(few.after).toBe(75);
     expect(many.after).toBe(3);
-    const s = (x: ReturnType<typeof errorShift>) => strength(x.surprise, x.excess, 10, (x.after - x.before) / 5);
-    expect(s(many)).toBeGreaterThan(s(few));
+    expect(many.surprise).toBeGreaterThan(few.surprise);
     expect(many.excess).toBeGreaterThan(500);
     expect(few.excess).toBeLessThan(3);
   });
@@ -80,5 +79,50 @@ describe('volume-aware evidence', () => {
     expect(weightedMedian([10, 20, 30], [1, 1, 10])).toBe(30);
     expect(weightedMedian([5, NaN], [1, 1])).toBe(5);
     expect(weightedMedian([], [])).toBeNaN();
+  });
+});
+
+describe('the tests behind the one scale', () => {
+  it("Student's tail: grows with t, shrinks with fewer degrees of freedom, and matches the normal's for many", () => {
+    expect(tSurprise(0, 10)).toBe(0);
+    expect(tSurprise(-2, 10)).toBe(0);
+    expect(tSurprise(3, 1000)).toBeCloseTo(-Math.log10(0.00135), 1); // the normal's one-sided tail at 3
+    expect(tSurprise(3, 2)).toBeLessThan(tSurprise(3, 20));
+    expect(tSurprise(5, 20)).toBeGreaterThan(tSurprise(3, 20));
+    // t = 12.71 is the two-sided 5% point of one degree of freedom: one side holds 2.5%.
+    expect(tSurprise(12.706, 1)).toBeCloseTo(-Math.log10(0.025), 2);
+  });
+
+  it("Fisher's combination: one test stays itself, two agreeing tests are surer than either, a test of nothing adds nothing", () => {
+    expect(fisherSurprise([4])).toBe(4);
+    expect(fisherSurprise([])).toBe(0);
+    expect(fisherSurprise([4, 4])).toBeGreaterThan(4);
+    expect(fisherSurprise([4, 4])).toBeLessThan(8);
+    expect(fisherSurprise([4, 0])).toBe(4);
+    // Two p = 0.01: X = -2 ln(1e-4) = 18.42 on 4 degrees of freedom, P = e^{-9.21}(1 + 9.21) = 1.02e-3.
+    expect(fisherSurprise([2, 2])).toBeCloseTo(-Math.log10(0.001021), 2);
+  });
+
+  it('dispersion: 1 for Poisson counts, more for bursty ones, unmoved by a few outlying bins', () => {
+    const r = rng(5);
+    const poissonCounts = Array.from({ length: 200 }, () => {
+      let k = 0;
+      for (let p = r(); p > Math.exp(-20); p *= r()) k++;
+      return k;
+    });
+    expect(dispersion(poissonCounts, poissonCounts.map(() => 20))).toBeLessThan(1.5);
+    const bursty = poissonCounts.map((k, i) => (i % 2 ? k * 2 : Math.round(k / 4)));
+    expect(dispersion(bursty, bursty.map(() => 20))).toBeGreaterThan(5);
+    const spiked = poissonCounts.map((k, i) => (i < 10 ? k + 200 : k));
+    expect(dispersion(spiked, spiked.map(() => 20))).toBeLessThan(1.5);
+    expect(dispersion([1, 2], [1, 1])).toBe(1); // too few bins to tell
+  });
+
+  it('quasi-Poisson: overdispersion makes the same count less surprising, either way', () => {
+    const plain = quasiPoissonSurprise(40, 20, 1);
+    const wide = quasiPoissonSurprise(40, 20, 4);
+    expect(plain.rise).toBeGreaterThan(wide.rise);
+    expect(plain.fall).toBe(0);
+    expect(quasiPoissonSurprise(0, 20, 1).fall).toBeGreaterThan(quasiPoissonSurprise(0, 20, 4).fall);
   });
 });

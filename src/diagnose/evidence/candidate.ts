@@ -24,6 +24,10 @@ export interface Candidate {
   /** The service blamed (an external peer is blamed on the service calling it). */
   service: string;
   evidence: EvidenceKind;
+  /** What exactly it rests on, within its kind (own_latency, wire_latency, calls_rise, event_vanished, …): for tests and tools, not the block. */
+  what: string;
+  /** The other end, where there is one: the caller or callee of an edge, the gauge and pod. */
+  peer?: string;
   kind: FindingKind;
   signal: string;
   operation: string | null;
@@ -35,8 +39,10 @@ export interface Candidate {
   onset: number;
   summary: string;
   drill_down_sql: string;
-  /** Context, never ranked as a cause: a change the service inherits from services it calls, or an episode that was over before the window ended. */
+  /** Context, never ranked as a cause: a change the service inherits from services it calls. */
   context?: boolean;
+  /** What of the same service this explains (its `what`s): it goes before them, whatever their surprise (a hot spot before the latency it causes). */
+  explains?: readonly string[];
 }
 
 /**

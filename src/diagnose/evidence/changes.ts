@@ -31,6 +31,7 @@ export function changeEvidence(x: EvidenceInputs): Candidate[] {
       out.push({
         service,
         evidence: 'changes',
+        what: 'deploy',
         kind: 'deploy_regression',
         signal: 'deploy',
         operation: null,
@@ -48,6 +49,7 @@ export function changeEvidence(x: EvidenceInputs): Candidate[] {
         out.push({
           service,
           evidence: 'changes',
+          what: 'restart',
           kind: 'saturation',
           signal: 'restarts',
           operation: null,
@@ -68,6 +70,7 @@ export function changeEvidence(x: EvidenceInputs): Candidate[] {
         out.push({
           service,
           evidence: 'changes',
+          what: 'new_error_type',
           kind: 'new_error_type',
           signal: 'error_rate',
           operation: null,

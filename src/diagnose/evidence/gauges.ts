@@ -90,6 +90,8 @@ export function gaugeEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service: g.service,
       evidence: 'gauges',
+      what: restarts ? 'restarts' : 'saturation',
+      peer: `${g.metric} of ${g.pod || g.service}`,
       kind: 'saturation',
       signal: 'resource_saturation',
       operation: null,

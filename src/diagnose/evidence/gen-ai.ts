@@ -53,6 +53,7 @@ export function genAiEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service: e.service,
       evidence: 'gen_ai',
+      what: 'gen_ai',
       kind: 'gen_ai_degradation',
       signal: useFinish ? 'gen_ai_finish_reasons' : 'error_rate',
       operation: e.model,

@@ -142,7 +142,7 @@ export function latencyEvidence(x: EvidenceInputs): Candidate[] {
   for (const ch of worse) {
     const share = Math.min(1, ch.perRequest / total);
     const part = symptom && share > 0 ? `; ${Math.round(share * 100)}% of ${x.root}'s extra ${ms(rootDelta)} per request` : '';
-    const since = `, since ${new Date(ch.split.onset / 1000).toISOString()}${ch.split.ended ? ' (over before the window ended: an earlier episode)' : ''}`;
+    const since = `, since ${new Date(ch.split.onset / 1000).toISOString()}`;
     const base = {
       evidence: ch.comp.kind === 'self' ? ('latency' as const) : ('wire' as const),
       signal: 'latency_p95',
@@ -151,7 +151,6 @@ export function latencyEvidence(x: EvidenceInputs): Candidate[] {
       after: Math.round(ch.ma),
       surprise: ch.surprise,
       onset: ch.split.onset,
-      ...(ch.split.ended ? { context: true } : {}),
     };
     const lead = { from: Math.min(w.from, ch.split.onset), to: w.to };
     if (ch.comp.kind === 'self') {
@@ -159,6 +158,7 @@ export function latencyEvidence(x: EvidenceInputs): Candidate[] {
       out.push({
         ...base,
         service,
+        what: 'own_latency',
         kind: service === x.root ? 'latency_regression' : 'dependency_failure',
         summary: `${service}: its own work per call ${ms(ch.mb)} → ${ms(ch.ma)}${part}${since}`,
         drill_down_sql: LEADS.ownTime(lead, service),
@@ -180,6 +180,8 @@ export function latencyEvidence(x: EvidenceInputs): Candidate[] {
         ? {
             ...base,
             service: callee,
+            what: 'wire_latency',
+            peer: caller,
             kind: 'dependency_failure',
             summary: `${callee}: calls to it from ${caller} wait ${ms(ch.mb)} → ${ms(ch.ma)} beyond its own spans (network or queue in front of it)${part}${since}`,
             drill_down_sql: LEADS.callWaits(lead, caller, callee),
@@ -187,6 +189,8 @@ export function latencyEvidence(x: EvidenceInputs): Candidate[] {
         : {
             ...base,
             service: caller,
+            what: 'caller_wait',
+            peer: callee,
             kind: 'saturation',
             summary: `${caller}: its calls to ${callee} wait ${ms(ch.mb)} → ${ms(ch.ma)} beyond the callee's own spans (the caller is starved: CPU, pauses, connection pool)${part}${since}`,
             drill_down_sql: LEADS.callWaits(lead, caller, callee),

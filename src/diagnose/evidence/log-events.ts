@@ -31,7 +31,7 @@ function splitFor(x: EvidenceInputs): Split {
     if (t >= p.from) after.push(t);
     else if (t < hi) before.push(t);
   }
-  return { onset: p.from, before, after, found: false, ended: false };
+  return { onset: p.from, before, after, found: false };
 }
 
 export function logEventEvidence(x: EvidenceInputs): Candidate[] {
@@ -96,6 +96,7 @@ export function logEventEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service: t.service,
       evidence: 'log_events',
+      what: vanished ? 'event_vanished' : 'event_appeared',
       kind: vanished ? 'log_event_vanished' : isNew ? 'new_log_pattern' : 'log_event_surge',
       signal: errorEvents.has(`${t.service}\u0000${t.template}`) ? 'error_log_rate' : 'log_volume',
       operation: null,

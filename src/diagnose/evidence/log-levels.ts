@@ -92,6 +92,7 @@ export function logLevelEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service: c.service,
       evidence: 'log_levels',
+      what: c.level === 'error' ? 'error_logs' : 'warning_logs',
       kind: 'log_error_burst',
       signal: 'error_log_rate',
       operation: null,
@@ -158,6 +159,7 @@ export function errorLogSeriesEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service,
       evidence: 'log_levels',
+      what: 'error_log_series',
       kind: 'log_error_burst',
       signal: 'error_log_rate',
       operation: null,

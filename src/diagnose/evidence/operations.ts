@@ -91,8 +91,18 @@ export function operationEvidence(x: EvidenceInputs): Candidate[] {
   const m = x.model;
   const b = m.bounds;
   const out: Candidate[] = [];
+  const blames = { error_rate: attribute(m, x.root, 'error_rate'), latency_p95: attribute(m, x.root, 'latency_p95') };
+  // Errors and latency of one node often move together. When its own spans are slow, its callers'
+  // errors are their time-outs: latency explains them. When only its callers see it (it stopped
+  // answering), the failed calls explain their wait for a time-out.
+  const viaCallers = (signal: 'error_rate' | 'latency_p95', node: string) => blames[signal].find((b) => b.node === node)?.viaCallers;
+  const explainsOther = (isErr: boolean, node: string): string[] => {
+    const [mine, other] = isErr ? [viaCallers('error_rate', node), viaCallers('latency_p95', node)] : [viaCallers('latency_p95', node), viaCallers('error_rate', node)];
+    if (mine === undefined || other === undefined) return [];
+    return (isErr ? other === true : other === true && !mine) ? [isErr ? 'op_latency' : 'op_errors'] : [];
+  };
   for (const signal of ['error_rate', 'latency_p95'] as const) {
-    for (const bl of attribute(m, x.root, signal)) {
+    for (const bl of blames[signal]) {
       const o = bl.op;
       const isErr = signal === 'error_rate';
       const surprise = isErr ? errorSurprise(m, o) : latencySurprise(m, o);
@@ -110,6 +120,7 @@ export function operationEvidence(x: EvidenceInputs): Candidate[] {
       out.push({
         service: bl.service,
         evidence: isErr ? 'errors' : 'latency',
+        what: isErr ? 'op_errors' : 'op_latency',
         kind: isRoot ? (isErr ? 'error_spike' : 'latency_regression') : 'dependency_failure',
         signal,
         operation: o.operation,
@@ -120,6 +131,7 @@ export function operationEvidence(x: EvidenceInputs): Candidate[] {
         summary: `${where}: ${what}; ${role}`,
         drill_down_sql: isErr ? LEADS.errorSpans(b, o.service, o.operation) : LEADS.slowSpans(b, o.service, o.operation),
         ...(own ? {} : { context: true }),
+        ...(explainsOther(isErr, bl.node).length ? { explains: explainsOther(isErr, bl.node) } : {}),
       });
     }
   }

@@ -67,6 +67,8 @@ export function callEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service: callee,
       evidence: 'paths',
+      what: 'went_silent',
+      peer: v.callers.join(', '),
       kind: 'dependency_failure',
       signal: 'error_rate',
       operation: null,
@@ -96,7 +98,7 @@ export function callEvidence(x: EvidenceInputs): Candidate[] {
     // Its own variation: the edge's calls per bin of the baseline against the caller's traffic then.
     const intoBins = c.service === x.root ? ch.bins : null;
     const phi = intoBins ? dispersion(split.before.map((t) => c.bins.get(t)?.n ?? 0), split.before.map((t) => perCall * (intoBins.get(t)?.n ?? 0))) : 1;
-    const { rise: up, fall: down } = quasiPoissonSurprise(na, expected, phi);
+    const { rise: up, fall: down } = quasiPoissonSurprise(na, Math.max(expected, 0.5), phi);
     const rise = na > expected;
     const surprise = rise ? up : down;
     if (surprise < SIGNIFICANT || Math.abs(na - expected) < 5 || Math.abs(Math.log2((na + 0.5) / (expected + 0.5))) < PRACTICAL_LOG2) continue;
@@ -112,6 +114,8 @@ export function callEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service,
       evidence: 'paths',
+      what,
+      peer: retries ? c.service : c.callee!,
       kind: 'call_pattern_change',
       signal: 'trace_shape',
       operation: null,
@@ -143,6 +147,9 @@ export function pathEvidence(x: EvidenceInputs): Candidate[] {
   const split = ch.countSplit;
   const callersOfSilent = new Set<string>();
   for (const c of p.comps.values()) if (c.kind === 'wire' && x.silent.has(c.callee!)) callersOfSilent.add(c.service);
+  // A caller whose own requests fail more stops after an answer because it failed: its errors say
+  // so (a call to a callee that never answered leaves no span to follow the last answer).
+  const failing = new Set(x.model.ops.filter((o) => !o.client && o.err.surprise >= SIGNIFICANT && o.err.after > o.err.before).map((o) => o.service));
   const out: Candidate[] = [];
   for (const [caller, reqs] of p.sequences) {
     if (callersOfSilent.has(caller)) continue;
@@ -172,7 +179,7 @@ export function pathEvidence(x: EvidenceInputs): Candidate[] {
       // Half a step of prior: a clean baseline bounds the step's rate by how often `a` answered.
       const expected = ((nb + 0.5) / (fromB + 1)) * fromA;
       const surprise = poissonSurprise(na, expected) - multiple;
-      if (surprise < SIGNIFICANT || na < 3 || na / fromA <= nb / fromB) continue;
+      if (surprise < SIGNIFICANT || na < 3 || na / fromA <= nb / fromB || (b === END && failing.has(caller))) continue;
       // Asking again or turning elsewhere is a verdict on the answer: the callee's. Stopping right
       // after it is the caller's own end as often: an exception thrown after the call looks the same.
       const stops = b === END;
@@ -182,6 +189,8 @@ export function pathEvidence(x: EvidenceInputs): Candidate[] {
       const c: Candidate = {
         service: blamed,
         evidence: 'paths',
+        what: 'path_after',
+        peer: `${caller}: ${next}`,
         kind: 'call_pattern_change',
         signal: 'trace_shape',
         operation: null,

@@ -52,6 +52,8 @@ export function profileEvidence(x: EvidenceInputs): Candidate[] {
     out.push({
       service,
       evidence: 'profiles',
+      what: 'hot_spot',
+      explains: ['own_latency', 'op_latency'],
       kind: 'resource_hot_spot',
       signal: 'profile_cost',
       operation: best.fn,

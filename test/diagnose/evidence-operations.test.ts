@@ -1,9 +1,16 @@
-// The causal walk as a pure function: hand-built window and baseline rows for a chain
-// gateway → cart → stock (+ a database and a noisy neighbour), one fault at a time.
+// The causal walk (evidence/operations.ts) and what changed (evidence/changes.ts), ranked, as pure
+// functions: hand-built window and baseline rows for a chain gateway → cart → stock (+ a database
+// and a noisy neighbour), one fault at a time.
 import { describe, expect, it } from 'vitest';
 import { applyExceedances, buildModel, latencyCandidates } from '../../src/diagnose/model.js';
-import { buildFindings, severityOf, type Finding, type FindingInputs } from '../../src/diagnose/findings.js';
+import { severityOf, type Finding } from '../../src/diagnose/findings.js';
 import { STATEMENTS, type Row, type SharedRows } from '../../src/diagnose/reads/index.js';
+import { prepareStructure } from '../../src/diagnose/calltree.js';
+import { operationEvidence } from '../../src/diagnose/evidence/operations.js';
+import { changeEvidence } from '../../src/diagnose/evidence/changes.js';
+import { findDeploys } from '../../src/diagnose/events.js';
+import { rankFindings } from '../../src/diagnose/rank.js';
+import type { EvidenceInputs } from '../../src/diagnose/evidence/inputs.js';
 import { boundsFor } from '../../src/diagnose/index.js';
 
 const B = 300_000_000;
@@ -40,7 +47,7 @@ function seriesAsStored(rows: Row[]): Row[] {
   return [...out.values()];
 }
 
-function scenario(ops: Op[], edges: [string, string, string][], deployments: Row[] = [], extra: Partial<FindingInputs> = {}) {
+function scenario(ops: Op[], edges: [string, string, string][], deployments: Row[] = [], extra: Partial<EvidenceInputs> = {}) {
   const windowOps: Row[] = [];
   const series: Row[] = [];
   for (const o of ops) {
@@ -71,7 +78,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     windowOps: windowOps.map(STATEMENTS.windowOps.decode),
     windowErrors: [],
     callSequences: [],
-    logLinks: [],
+    templateBins: [],
     errorTypesFirstSeen: [],
     series: seriesAsStored(series).map(STATEMENTS.series.decode),
     edges: edges.map(([caller, caller_operation, callee]) => STATEMENTS.edges.decode({ caller, caller_operation, callee, n: 100, k: 0 })),
@@ -84,31 +91,35 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     genAiBefore: [],
     anomalies: [],
     callTree: [],
-    traceSample: 1,
+    structureRead: { lo: FROM, mid: FROM, modHistory: 1, modRecent: 1 },
     logLevels: [],
     gauges: [],
   };
   const model = buildModel(shared, bounds, baseBuckets, new Set(ops.map((o) => o.service)));
   const above = latencyCandidates(model).map((o) => ({ service_name: o.service, operation: o.operation, above: ops.find((x) => x.service === o.service && x.operation === o.operation)?.above ?? Math.round(o.n * 0.05) }));
   applyExceedances(model, above.map(STATEMENTS.exceedances.decode));
-  return buildFindings({
-    model,
+  const rows = deployments.map(STATEMENTS.deployments.decode);
+  const x: EvidenceInputs = {
     root: 'gateway',
-    deploys: [],
-    deployments: deployments.map(STATEMENTS.deployments.decode),
+    bounds,
+    model,
+    tree: prepareStructure([], [], [], FROM, TO),
+    change: null,
+    silent: new Set(),
+    deploys: findDeploys(rows, bounds.lookFrom),
+    deployments: rows,
     newErrorTypes: new Map(),
     windowLogs: [],
     templates: new Map(),
+    templateBins: [],
     profiles: [],
     genAi: [],
     genAiBefore: [],
     anomalies: [],
-    coverage: { spans: true, logs: true, metrics: true, profiles: true },
     firstSeen: () => bounds.lookFrom,
-    structure: { root: null, services: [] },
-    onTraces: () => undefined,
     ...extra,
-  }).findings;
+  };
+  return rankFindings(x, [...operationEvidence(x), ...changeEvidence(x)], { spans: true, logs: true, metrics: true, profiles: true }).findings;
 }
 
 const CHAIN_EDGES: [string, string, string][] = [
@@ -159,8 +170,11 @@ describe('the causal walk', () => {
     const inst = (id: string, first: number) => ({ service_name: 'stock', service_version: '1', container_image: null, service_instance_id: id, k8s_pod_name: id, first_us: first, last_us: TO, n: 100 });
     const steady = scenario(chain(over), EDGES, [inst('stock-1', bounds.lookFrom)]);
     const restarted = scenario(chain(over), EDGES, [inst('stock-1', bounds.lookFrom), inst('stock-2', FROM + 1000), inst('stock-3', FROM + 2000)]);
-    expect(top(steady).summary).not.toMatch(/started/);
-    expect(top(restarted).summary).toMatch(/2 instances \(re\)started/);
+    const restartsOf = (f: Finding[]) => f.filter((x) => x.service === 'stock' && /instances? \(re\)started/.test(x.summary));
+    expect(restartsOf(steady)).toEqual([]);
+    expect(restartsOf(restarted).map((x) => x.summary)).toEqual([expect.stringMatching(/^stock: 2 instances \(re\)started/)]);
+    // Corroboration: the same blame, as sure or surer.
+    expect(top(restarted).service).toBe('stock');
     expect(top(restarted).score).toBeGreaterThanOrEqual(top(steady).score);
   });
 
@@ -209,23 +223,19 @@ describe('the causal walk', () => {
   it('a new error type is news for an established service, not for one that began reporting since the baseline', () => {
     const newErrorTypes = new Map([['stock', new Map([['OutOfStockError', 40]])]]);
     const established = scenario(chain(), EDGES, [], { newErrorTypes });
-    expect(established.find((f) => f.kind === 'new_error_type')).toMatchObject({ service: 'stock', signal: 'error_rate' });
+    // Alone it is context, not a cause: listed, at most info.
+    expect(established.find((f) => f.kind === 'new_error_type')).toMatchObject({ service: 'stock', signal: 'error_rate', severity: 'info' });
     const fresh = scenario(chain(), EDGES, [], { newErrorTypes, firstSeen: (s) => (s === 'stock' ? FROM - B : bounds.lookFrom) });
     expect(fresh.find((f) => f.kind === 'new_error_type')).toBeUndefined();
   });
 
-  it("a new log pattern weighs by its records on the diagnosed service's traces, its merged templates' included", () => {
-    const windowLogs = [{ service_name: 'stock', template_id: 7, n: 40, k: 40, first_us: FROM, last_us: TO, severity_text: 'ERROR', merged_ids: [8] }];
-    const templates = new Map([[7, { template_id: 7, service_name: 'stock', pattern: 'reservation <*> failed', example_body: null, severity_text: 'ERROR', first_us: FROM, last_us: TO, sample_values: null }]]);
-    const asked: (readonly (string | number)[])[] = [];
-    const pattern = (share: number | undefined) =>
-      scenario(chain(), EDGES, [], { windowLogs, templates, onTraces: (_s, keys) => (asked.push(keys), share) }).find((f) => f.kind === 'new_log_pattern')!;
-    const [on, elsewhere, unknown] = [pattern(1), pattern(0), pattern(undefined)];
-    expect(asked[0]).toEqual([7, 8]);
-    expect(on.score).toBe(unknown.score);
-    expect(elsewhere.score).toBeCloseTo(0.4 * on.score, 3); // scores are rounded to 3 decimals
-    expect(on.summary).toMatch(/100% of them on the diagnosed service's traces/);
-    expect(unknown.summary).not.toMatch(/traces/);
+  it("leaves out evidence of a service outside the diagnosed service's call graph", () => {
+    const failing = { k: 600 };
+    // A service of another application, failing: no edge from gateway's graph reaches it.
+    const other: Op[] = [{ service: 'batch', operation: 'RUN job', n: 3000, k: 900, p95: 50_000, baseRate: 0.01, baseP95: 50_000 }];
+    const f = scenario([...chain({ 'stock GET /stock': failing, 'cart → stock GET /stock': failing, 'cart GET /cart': failing }), ...other], EDGES);
+    expect(top(f).service).toBe('stock');
+    expect(f.some((x) => x.service === 'batch')).toBe(false);
   });
 
   it('severity bands', () => {
