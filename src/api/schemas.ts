@@ -128,6 +128,13 @@ export const DiagnoseRequest = component(
       service: opt(nstr(`a single service; with services too, their union is diagnosed (duplicates removed, at most ${MAX_SERVICES})`)),
       from_ts: opt(microsInput('Window start; with to_ts omitted the window ends now; both omitted: the last 15 minutes.', true)),
       to_ts: opt(microsInput('Window end; must be greater than from_ts; not accepted without from_ts.', true)),
+      baseline_from_ts: opt(
+        microsInput(
+          'Start of a stretch known to be good (before a deploy, the same hour yesterday), with baseline_to_ts: every comparison of the diagnosis is against it. Without both, the service chooses undisturbed stretches itself.',
+          true,
+        ),
+      ),
+      baseline_to_ts: opt(microsInput('End of the named good stretch; greater than baseline_from_ts and at or before from_ts.', true)),
       detail: opt(
         oneOf(DETAILS, {
           description:

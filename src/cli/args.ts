@@ -46,6 +46,8 @@ const DIAGNOSE_OPTIONS: readonly OptionSpec[] = [
     default: 'full',
   },
   { name: 'max-bytes', value: 'N', description: 'with --detail findings: the most bytes of JSON the answer may take (the lowest-ranked entries are dropped first)' },
+  { name: 'baseline-from-ts', value: 'TS', description: 'start of a stretch known to be good (before a deploy, the same hour yesterday), with --baseline-to-ts: the baseline of every comparison' },
+  { name: 'baseline-to-ts', value: 'TS', description: 'end of that stretch, at or before the window\'s start' },
 ];
 
 /** Requests `tds replay` keeps in flight unless --concurrency says otherwise. */
@@ -62,7 +64,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'diagnose',
     summary: `triage per service (${at('diagnose')})`,
-    usage: 'tds diagnose --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS] [--last DURATION]',
+    usage: 'tds diagnose --service NAME [--service NAME ...] [--from-ts TS] [--to-ts TS] [--last DURATION] [--baseline-from-ts TS --baseline-to-ts TS]',
     options: DIAGNOSE_OPTIONS,
     positional: 'service names (same as --service)',
     details: [

@@ -79,6 +79,11 @@ async function cmdDiagnose(ctx: Ctx): Promise<number> {
   if (fromRaw !== undefined) body.from_ts = parseTimestampUs('from-ts', fromRaw);
   if (toRaw !== undefined) body.to_ts = parseTimestampUs('to-ts', toRaw);
   if (body.to_ts !== undefined && (body.to_ts as number) <= (body.from_ts as number)) throw new UsageError('--to-ts must be after --from-ts');
+  const baseFrom = optValue(ctx.args, 'baseline-from-ts');
+  const baseTo = optValue(ctx.args, 'baseline-to-ts');
+  if ((baseFrom === undefined) !== (baseTo === undefined)) throw new UsageError('--baseline-from-ts and --baseline-to-ts come together', 'give both to name a good stretch, or neither');
+  if (baseFrom !== undefined) body.baseline_from_ts = parseTimestampUs('baseline-from-ts', baseFrom);
+  if (baseTo !== undefined) body.baseline_to_ts = parseTimestampUs('baseline-to-ts', baseTo);
   // The server checks the values and answers with a hint; a budget that is not a number is refused here.
   const detail = optValue(ctx.args, 'detail');
   if (detail !== undefined) body.detail = detail as DiagnoseBody['detail'];

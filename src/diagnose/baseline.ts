@@ -153,7 +153,9 @@ export function opBaseline(
   win: { n: number; k: number; p95: number; windowBuckets: number },
   shiftUs: number | undefined,
   maxBuckets: number,
+  reference?: { from: number; to: number },
 ): OpBaseline {
+  if (reference) return fromBuckets(inReference(errBuckets, reference), inReference(latBuckets, reference), null);
   const errLlr = errorSplits(errBuckets, win.k, win.n);
   const latLlr = levelSplits(latBuckets, win.p95, win.windowBuckets);
   const recordedErr = onsetFromShift(errBuckets, shiftUs, errLlr);
@@ -169,8 +171,13 @@ export function opBaseline(
     const base = before.length >= MIN_BASE_BUCKETS || !Number.isFinite(cut) ? before : bs.slice(0, MIN_BASE_BUCKETS);
     return base.slice(-maxBuckets);
   };
-  const eb = keep(errBuckets);
-  const lb = keep(latBuckets);
+  return fromBuckets(keep(errBuckets), keep(latBuckets), Number.isFinite(cut) ? cut : null);
+}
+
+/** The buckets of a named reference stretch. */
+export const inReference = (bs: readonly Bucket[], ref: { from: number; to: number }) => bs.filter((b) => b.t >= ref.from && b.t + BUCKET_US <= ref.to);
+
+function fromBuckets(eb: readonly Bucket[], lb: readonly Bucket[], onset: number | null): OpBaseline {
   return {
     n: eb.reduce((s, b) => s + b.n, 0),
     k: eb.reduce((s, b) => s + b.k, 0),
@@ -178,7 +185,7 @@ export function opBaseline(
       lb.map((b) => b.value),
       lb.map((b) => b.n),
     ),
-    onset_us: Number.isFinite(cut) ? cut : null,
+    onset_us: onset,
   };
 }
 

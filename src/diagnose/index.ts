@@ -74,10 +74,12 @@ export type { DiagnoseResponse };
  * (in whole buckets, ending at the window's bucket); the look-back reaches half as far again, so a
  * regime that began before the window can be found and cut out of the baseline.
  */
-export function boundsFor(from: number, to: number): { bounds: Bounds; baseBuckets: number } {
+export function boundsFor(from: number, to: number, reference?: { from: number; to: number }): { bounds: Bounds; baseBuckets: number } {
   const baseBuckets = Math.ceil(Math.max(4 * (to - from), HOUR_US) / BUCKET_US);
   const lookFrom = bucketStart(from) - Math.ceil(baseBuckets * 1.5) * BUCKET_US;
-  return { bounds: { from, to, lookFrom, newSince: bucketStart(from) - baseBuckets * BUCKET_US }, baseBuckets };
+  if (!reference) return { bounds: { from, to, lookFrom, newSince: bucketStart(from) - baseBuckets * BUCKET_US }, baseBuckets };
+  // A named reference: the series and events read from it on, and what began after it is new.
+  return { bounds: { from, to, lookFrom: Math.min(lookFrom, bucketStart(reference.from)), newSince: reference.to, reference }, baseBuckets };
 }
 
 /** Error types in the window first seen since `newSince` (new with the incident): service → type → count, and since when. */
@@ -273,7 +275,7 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Diagnosis
     metrics: metricSummaries(metricRows),
     profiles: profileHotSpots(shared.profiles, service),
     genAi: genAiModels(shared.genAi, service),
-    baseline: { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
+    baseline: b.reference ? { ...b.reference, cut: false } : { from: baselineTo - m.baseBuckets * BUCKET_US, to: baselineTo, cut: onsets.length > 0 },
     onset: change,
     edgeScale: shared.edgeScale,
     windowSample: shared.windowSample,
@@ -283,7 +285,7 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Diagnosis
 
 /** The shared reads of a call and what is derived from them once for every service asked. */
 async function readContext(deps: DiagnoseDeps, reader: Reader, req: DiagnoseRequest): Promise<Context> {
-  const { bounds, baseBuckets } = boundsFor(req.from, req.to);
+  const { bounds, baseBuckets } = boundsFor(req.from, req.to, req.reference);
   const shared = await readShared(reader, bounds, deps.scanSpans);
   const model = buildModel(shared, bounds, baseBuckets, Object.keys(deps.services()));
   const tested = latencyCandidates(model);
@@ -308,7 +310,7 @@ async function readContext(deps: DiagnoseDeps, reader: Reader, req: DiagnoseRequ
     templates: new Map(templateRows.map((r) => [r.template_id, r])),
     deploys: findDeploys(shared.deployments, bounds.lookFrom),
     newErrors: newErrorTypes(shared, bounds),
-    structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, (t) => sampleAt(shared.structureRead, t), shared.callSequences),
+    structure: prepareStructure(shared.callTree, shared.logLevels, shared.gauges, bounds.from, bounds.to, (t) => sampleAt(shared.structureRead, t), shared.callSequences, bounds.reference ?? null),
     templateBins: shared.templateBins,
   };
 }

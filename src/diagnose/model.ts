@@ -133,7 +133,7 @@ export function buildModel(shared: SharedRows, bounds: Bounds, baseBuckets: numb
     const p95 = q[1];
     const errBuckets = series.get('error_rate')?.get(seriesKey(service, operation)) ?? [];
     const latBuckets = series.get('latency_p95')?.get(seriesKey(service, operation)) ?? [];
-    const base = opBaseline(errBuckets, latBuckets, { n, k, p95, windowBuckets }, shifts.get(`${service}\u0000${operation}`), baseBuckets);
+    const base = opBaseline(errBuckets, latBuckets, { n, k, p95, windowBuckets }, shifts.get(`${service}\u0000${operation}`), baseBuckets, bounds.reference);
     const client = isClientKind(kind);
     const peer = r.peer;
     const joined = viaJoin.get(`${service}\u0000${operation}`);

@@ -4,6 +4,7 @@
 // `to_ts` alone or `to_ts <= from_ts` → 400; seconds, milliseconds and nanoseconds → 400 with a hint
 // naming the unit the value looks like (the same check as every other `*_ts` input). `detail` picks
 // the full block (default) or the compact view; `max_bytes` bounds the compact view only.
+// `baseline_from_ts`/`baseline_to_ts` (both or neither, before the window) name the baseline.
 import { ApiError, shownValue } from '../core/errors.js';
 import { checkMicros, MAX_MICROS, MIN_MICROS } from '../core/time.js';
 
@@ -24,6 +25,8 @@ export interface DiagnoseRequest {
   services: string[];
   from: number;
   to: number;
+  /** A stretch the agent knows was good (`baseline_from_ts`/`baseline_to_ts`): every comparison's baseline; absent, the service chooses. */
+  reference?: { from: number; to: number };
 }
 
 /** A call's whole body: what is diagnosed and how the answer is shown. */
@@ -86,7 +89,22 @@ export function parseDiagnoseRequest(raw: Buffer | string, nowUs: number): Diagn
   const to = hasTo ? microsField('to_ts', b['to_ts']) : nowUs;
   if (to <= from) throw new ApiError('INVALID_WINDOW', `to_ts (${to}) must be greater than from_ts (${from})`, hasTo ? 'swap them, or leave to_ts out to end the window now' : 'from_ts is in the future; leave it out for the last 15 minutes');
   const detail = detailField(b['detail']);
-  return { services, from, to, detail, maxBytes: maxBytesField(b['max_bytes'], detail) };
+  const reference = referenceFields(b, from);
+  return { services, from, to, ...(reference ? { reference } : {}), detail, maxBytes: maxBytesField(b['max_bytes'], detail) };
+}
+
+/** `baseline_from_ts`/`baseline_to_ts`: both or neither, in microseconds, ending at or before the window's start. */
+function referenceFields(b: Record<string, unknown>, from: number): { from: number; to: number } | null {
+  const has = (k: string) => b[k] !== undefined && b[k] !== null;
+  if (!has('baseline_from_ts') && !has('baseline_to_ts')) return null;
+  if (!has('baseline_from_ts') || !has('baseline_to_ts')) {
+    throw new ApiError('INVALID_WINDOW', 'baseline_from_ts and baseline_to_ts come together', 'give both to name a good stretch (before a deploy, yesterday), or neither to let the service choose');
+  }
+  const lo = microsField('baseline_from_ts', b['baseline_from_ts']);
+  const hi = microsField('baseline_to_ts', b['baseline_to_ts']);
+  if (hi <= lo) throw new ApiError('INVALID_WINDOW', `baseline_to_ts (${hi}) must be greater than baseline_from_ts (${lo})`, 'swap them');
+  if (hi > from) throw new ApiError('INVALID_WINDOW', `the baseline (ending ${hi}) must end at or before the window's start (${from})`, 'name a stretch before the window, such as the hour before a deploy');
+  return { from: lo, to: hi };
 }
 
 function detailField(v: unknown): Detail {

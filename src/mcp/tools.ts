@@ -159,7 +159,7 @@ const diagnose: ToolDef = {
     'the operations flagged anomalous with their drill_down_sql; coverage; events; and in `omitted` how many entries of every other part (span and log samples, operation summaries, log patterns, metrics, profiles, gen_ai) were left out, with drill_all_sql for spans and logs and `full_call`, the arguments that give the full block. ' +
     `The answer fits max_bytes (default ${DIAGNOSE_MAX_BYTES}, about ${approxTokens(DIAGNOSE_MAX_BYTES)} tokens): the lowest-ranked entries go first and each service's \`omitted\` counts them; \`budget\` says how many went. ` +
     'detail: full gives the whole block per service instead (up to 64 KiB each; max_bytes does not apply). ' +
-    'Window: last_minutes, or from_ts (and optionally to_ts) in microseconds; default the last 15 minutes. A service that could not be diagnosed is listed in `errors`. ' +
+    'Window: last_minutes, or from_ts (and optionally to_ts) in microseconds; default the last 15 minutes. baseline_from_ts/baseline_to_ts name a stretch known to be good (before a deploy, yesterday) as the baseline; without them the service picks undisturbed stretches. A service that could not be diagnosed is listed in `errors`. ' +
     'Follow a lead by passing its drill_down_sql verbatim to the query tool.',
   inputSchema: {
     ...diagnoseRequest,

@@ -57,6 +57,8 @@ describe('the diagnose body', () => {
     to_ts: { service: 'a', from_ts: NOW - 1, to_ts: 'soon' },
     detail: { service: 'a', detail: 'compact' },
     max_bytes: { service: 'a', detail: 'findings', max_bytes: 100 },
+    baseline_from_ts: { service: 'a', from_ts: NOW - 1, baseline_from_ts: NOW - 100 },
+    baseline_to_ts: { service: 'a', from_ts: NOW - 1, baseline_from_ts: NOW - 100, baseline_to_ts: NOW },
   };
   it('has no field the parser does not read', () => {
     const fields = Object.keys((resolved(DiagnoseRequest) as unknown as { properties: object }).properties);

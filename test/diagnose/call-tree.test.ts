@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { FINE_BIN_US } from '../../src/core/time.js';
 
 /** The call tree's reach from `lo`, read whole (no trace sample). */
-const whole = (lo: number) => ({ lo, mid: lo, modHistory: 1, modRecent: 1 });
+const whole = (lo: number) => ({ lo, historyTo: lo, mid: lo, modHistory: 1, modRecent: 1 });
 const T0 = 1_790_000_000_000_000;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -98,7 +98,7 @@ describe('templateBins', () => {
       [T0 + 20 * FINE_BIN_US, 'orders', 9], // outside the range read
     ];
     await store.writer.run(`INSERT INTO ${LOGS.name} (timestamp, service_name, body, is_error, template_id) VALUES ${logs.map(([ts, s, tpl]) => `(make_timestamp(${ts}), '${s}', 'x', false, ${tpl ?? 'NULL'})`).join(', ')}`);
-    const rows = (await readRows(store.writer, STATEMENTS.templateBins.sql(T0, T0 + 10 * FINE_BIN_US, FINE_BIN_US))).map(STATEMENTS.templateBins.decode);
+    const rows = (await readRows(store.writer, STATEMENTS.templateBins.sql(whole(T0), T0 + 10 * FINE_BIN_US, FINE_BIN_US))).map(STATEMENTS.templateBins.decode);
     expect(rows.sort((a, b) => a.template_id - b.template_id)).toEqual([
       { service_name: 'payments', template_id: 7, bins: [T0, T0 + FINE_BIN_US], n: [2, 1] },
       { service_name: 'orders', template_id: 9, bins: [T0], n: [1] },

@@ -91,7 +91,7 @@ function scenario(ops: Op[], edges: [string, string, string][], deployments: Row
     genAiBefore: [],
     anomalies: [],
     callTree: [],
-    structureRead: { lo: FROM, mid: FROM, modHistory: 1, modRecent: 1 },
+    structureRead: { lo: FROM, historyTo: FROM, mid: FROM, modHistory: 1, modRecent: 1 },
     logLevels: [],
     gauges: [],
   };

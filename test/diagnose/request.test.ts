@@ -97,3 +97,33 @@ describe('diagnose request', () => {
     expect(parse({ services: ['a'], extra: { deep: [1, 2, 3] } }).services).toEqual(['a']);
   });
 });
+
+describe('a named baseline', () => {
+  const NOW = 1_735_689_600_000_000;
+  const H = 3_600_000_000;
+  const parse = (extra: Record<string, unknown>) => parseDiagnoseRequest(JSON.stringify({ service: 'a', from_ts: NOW - H, to_ts: NOW, ...extra }), NOW);
+  it('is read with both ends, before the window', () => {
+    expect(parse({ baseline_from_ts: NOW - 26 * H, baseline_to_ts: NOW - 25 * H }).reference).toEqual({ from: NOW - 26 * H, to: NOW - 25 * H });
+    expect(parse({}).reference).toBeUndefined();
+  });
+  it('is refused with one end, reversed, overlapping the window or not in microseconds, with a hint', () => {
+    for (const bad of [
+      { baseline_from_ts: NOW - 2 * H },
+      { baseline_to_ts: NOW - 2 * H },
+      { baseline_from_ts: NOW - 2 * H, baseline_to_ts: NOW - 3 * H },
+      { baseline_from_ts: NOW - 2 * H, baseline_to_ts: NOW - H / 2 },
+      { baseline_from_ts: (NOW - 2 * H) / 1000, baseline_to_ts: NOW - H },
+    ]) {
+      const err = (() => {
+        try {
+          parse(bad);
+        } catch (e) {
+          return e as ApiError;
+        }
+        return null;
+      })();
+      expect(err, JSON.stringify(bad)).toBeInstanceOf(ApiError);
+      expect(err!.hint, JSON.stringify(bad)).toBeTruthy();
+    }
+  });
+});

@@ -40,7 +40,7 @@ export function diagnoseAdmissions(opts: AdmissionOptions): DiagnoseAdmissions {
 }
 
 /** Identical calls (same services in the same order, same resolved window) share one run. */
-export const diagnoseKey = (req: DiagnoseRequest): string => JSON.stringify([req.services, req.from, req.to]);
+export const diagnoseKey = (req: DiagnoseRequest): string => JSON.stringify([req.services, req.from, req.to, req.reference ?? null]);
 
 /** The answer to a call that did not run: every requested service in `errors`. */
 export function busyResponse(services: readonly string[], busy: Busy): DiagnoseResponse {

@@ -8,7 +8,7 @@
 import { countAll, exposure, splitOf, type Agg } from '../calltree.js';
 import type { Bin } from '../onset.js';
 import { baselineRate, binomialSurprise, dispersion, quasiPoissonSurprise } from '../stats.js';
-import { errorOnset, seriesKey } from '../baseline.js';
+import { errorOnset, inReference, seriesKey } from '../baseline.js';
 import { LEADS } from '../leads.js';
 import type { Bucket, LogLevelRow } from '../reads/index.js';
 import { BUCKET_US, FINE_BIN_US } from '../../core/time.js';
@@ -144,7 +144,7 @@ export function errorLogSeriesEvidence(x: EvidenceInputs): Candidate[] {
     const w = { n: all.n, k: Math.max(0, Math.round(all.k - (failedCalls.get(service) ?? 0))) };
     if (w.k === 0) continue;
     const buckets: Bucket[] = m.series.get('error_log_rate')?.get(seriesKey(service, service)) ?? [];
-    const base = buckets.slice(0, errorOnset(buckets, w.k, w.n)).slice(-m.baseBuckets);
+    const base = b.reference ? inReference(buckets, b.reference) : buckets.slice(0, errorOnset(buckets, w.k, w.n)).slice(-m.baseBuckets);
     if (!base.length) continue;
     const baseN = base.reduce((s, v) => s + v.n, 0);
     const baseK = base.reduce((s, v) => s + v.k, 0);

@@ -14,7 +14,7 @@
 import { downstream, type Model, type OpStat } from '../model.js';
 import { SPAN_KIND } from '../../pipeline/operation.js';
 import { binomialSurprise, baselineRate, dispersion, tSurprise } from '../stats.js';
-import { seriesKey } from '../baseline.js';
+import { inReference, seriesKey } from '../baseline.js';
 import { LEADS } from '../leads.js';
 import { SIGNIFICANT, ms, round, type Candidate } from './candidate.js';
 import type { EvidenceInputs } from './inputs.js';
@@ -25,7 +25,8 @@ const OWN = 0.5;
 /** Errors of an operation: binomial against the baseline rate, widened by the baseline buckets' dispersion. */
 function errorSurprise(m: Model, o: OpStat): number {
   if (o.k <= 0) return 0;
-  const buckets = (m.series.get('error_rate')?.get(seriesKey(o.service, o.operation)) ?? []).filter((b) => o.base.onset_us === null || b.t < o.base.onset_us);
+  const all = m.series.get('error_rate')?.get(seriesKey(o.service, o.operation)) ?? [];
+  const buckets = m.bounds.reference ? inReference(all, m.bounds.reference) : all.filter((b) => o.base.onset_us === null || b.t < o.base.onset_us);
   const rate = baselineRate(o.base.k, o.base.n);
   const phi = dispersion(buckets.map((b) => b.k), buckets.map((b) => b.n * rate));
   return binomialSurprise(o.k / phi, o.n / phi, rate);
@@ -34,7 +35,8 @@ function errorSurprise(m: Model, o: OpStat): number {
 /** Latency of an operation: exceedances of the baseline p95, and the window p95 against the baseline buckets' p95s; the lesser. */
 function latencySurprise(m: Model, o: OpStat): number {
   if (!o.lat) return 0;
-  const buckets = (m.series.get('latency_p95')?.get(seriesKey(o.service, o.operation)) ?? []).filter((b) => b.value > 0 && (o.base.onset_us === null || b.t < o.base.onset_us));
+  const all = (m.series.get('latency_p95')?.get(seriesKey(o.service, o.operation)) ?? []).filter((b) => b.value > 0);
+  const buckets = m.bounds.reference ? inReference(all, m.bounds.reference) : all.filter((b) => o.base.onset_us === null || b.t < o.base.onset_us);
   if (buckets.length < 3) return o.lat.surprise;
   const logs = buckets.map((b) => Math.log(b.value));
   const mu = logs.reduce((s, x) => s + x, 0) / logs.length;

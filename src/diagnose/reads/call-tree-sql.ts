@@ -28,7 +28,7 @@ export function callSpans(r: StructureRead, hi: number, binUs: number): string {
     `coalesce(k8s_pod_name, service_instance_id, '') AS pod, duration_us AS d, is_error, epoch_us(timestamp) AS t, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, ` +
     `hash(service_name, span_name) AS nk FROM ${SPANS.name} WHERE ${between(lo, to)}${mod > 1 ? ` AND hash(trace_id) % ${Math.trunc(mod)} = 0` : ''}`;
   // Two range reads, each sampled on its own: the store skips the row groups outside each.
-  return r.mid > r.lo ? `${part(r.lo, r.mid, r.modHistory)} UNION ALL ${part(r.mid, hi, r.modRecent)}` : part(r.lo, hi, r.modRecent);
+  return r.historyTo > r.lo ? `${part(r.lo, r.historyTo, r.modHistory)} UNION ALL ${part(r.mid, hi, r.modRecent)}` : part(r.mid, hi, r.modRecent);
 }
 
 /** The call tree over the spans `s` (callSpans): its common table expressions and its SELECT, one row per group with its bins and sums as lists (asLists). */

@@ -100,7 +100,7 @@ export async function readShared(reads: Reader, b: Bounds, scanSpans: number): P
   const [windowOps, callStructure, templateBins, logLevels, edges, windowLogs, genAi, windowErrors, series, rawSeries, gauges, profiles, errorTypesFirstSeen, deployments, genAiBefore, anomalies] = await Promise.all([
     run(reads, S.windowOps, sample).then((rows) => scaleCounts(rows, sample.scale, ['n', 'k'])),
     run(reads, S.callStructure, structure, b.to, FINE_BIN_US),
-    run(reads, S.templateBins, structure.lo, b.to, FINE_BIN_US),
+    run(reads, S.templateBins, structure, b.to, FINE_BIN_US),
     run(reads, S.logLevels, structure.lo, b.to, dirty),
     run(reads, S.edges, b, slice),
     run(reads, S.windowLogs, b),

@@ -20,6 +20,8 @@ export const STRUCTURE_SCAN_ROWS = 1_500_000;
 /** Where the call tree is read and how it is sampled: whole traces, one in `mod`, in each of two parts. */
 export interface StructureRead {
   lo: number;
+  /** Where the history part ends (where the recent part begins, or the named reference's end). */
+  historyTo: number;
   /** Where the recent part begins. */
   mid: number;
   /** One trace in this many, before `mid` and from it on. */
@@ -36,15 +38,23 @@ export interface StructureRead {
  */
 export function structureRead(b: Bounds, windowSpans: number): StructureRead {
   const w = b.to - b.from;
+  const perUs = windowSpans / Math.max(1, w);
+  const mod = (us: number, budget: number) => Math.max(1, Math.floor((perUs * us) / budget));
+  if (b.reference) {
+    // The named reference and the recent part: nothing between them is read.
+    const lo = Math.floor(b.reference.from / FINE_BIN_US) * FINE_BIN_US;
+    const mid = Math.min(Math.max(lo, Math.floor((b.from - RECENT_US) / FINE_BIN_US) * FINE_BIN_US), Math.ceil(b.reference.to / FINE_BIN_US) * FINE_BIN_US);
+    const historyTo = Math.min(mid, Math.ceil(b.reference.to / FINE_BIN_US) * FINE_BIN_US);
+    const modRecent = mod(b.to - mid, RECENT_SAMPLE_SPANS);
+    return { lo, historyTo, mid, modRecent, modHistory: modRecent * Math.max(1, Math.round(mod(historyTo - lo, STRUCTURE_SAMPLE_SPANS) / modRecent)) };
+  }
   const longest = Math.max(30 * MINUTE_US, 2 * w);
   const affordable = windowSpans > 0 ? (STRUCTURE_SCAN_ROWS / windowSpans) * w - w : longest;
   const reach = Math.max(b.lookFrom, b.from - Math.floor(Math.min(longest, Math.max(5 * MINUTE_US, affordable))));
   const lo = Math.ceil(reach / FINE_BIN_US) * FINE_BIN_US; // whole fine bins, as the log levels' rollup keeps them
   const mid = Math.max(lo, Math.floor((b.from - RECENT_US) / FINE_BIN_US) * FINE_BIN_US);
-  const perUs = windowSpans / Math.max(1, w);
-  const mod = (us: number, budget: number) => Math.max(1, Math.floor((perUs * us) / budget));
   const modRecent = mod(b.to - mid, RECENT_SAMPLE_SPANS);
-  return { lo, mid, modRecent, modHistory: modRecent * Math.max(1, Math.round(mod(mid - lo, STRUCTURE_SAMPLE_SPANS) / modRecent)) };
+  return { lo, historyTo: mid, mid, modRecent, modHistory: modRecent * Math.max(1, Math.round(mod(mid - lo, STRUCTURE_SAMPLE_SPANS) / modRecent)) };
 }
 
 /** How many traces each one the call tree kept stands for, at a time. */
@@ -62,6 +72,8 @@ export interface Bounds {
   to: number;
   lookFrom: number;
   newSince: number;
+  /** The good stretch the request named, if any: the baseline of every comparison. */
+  reference?: { from: number; to: number };
 }
 
 /**

@@ -216,11 +216,15 @@ export const STATEMENTS = {
    * counts as that one (one event once), resolved after grouping by the raw id as windowLogs does.
    */
   templateBins: statement(
-    (lo: number, hi: number, binUs: number) =>
-      `SELECT service_name, template_id, list(bin::DOUBLE ORDER BY bin) AS bins, list(n::DOUBLE ORDER BY bin) AS n FROM (` +
-      `SELECT w.service_name, coalesce(m.resolved_template_id, w.template_id) AS template_id, w.bin, sum(w.n) AS n FROM (` +
-      `SELECT service_name, template_id, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, count(*) AS n FROM ${LOGS.name} ` +
-      `WHERE ${between(lo, hi)} AND template_id IS NOT NULL GROUP BY ALL) AS w LEFT JOIN (${MERGE_CHAIN_SQL}) AS m ON m.template_id = w.template_id GROUP BY ALL) GROUP BY ALL`,
+    (r: StructureRead, hi: number, binUs: number) => {
+      const ranges = r.historyTo > r.lo ? `(${between(r.lo, r.historyTo)} OR ${between(r.mid, hi)})` : between(r.mid, hi);
+      return (
+        `SELECT service_name, template_id, list(bin::DOUBLE ORDER BY bin) AS bins, list(n::DOUBLE ORDER BY bin) AS n FROM (` +
+        `SELECT w.service_name, coalesce(m.resolved_template_id, w.template_id) AS template_id, w.bin, sum(w.n) AS n FROM (` +
+        `SELECT service_name, template_id, epoch_us(timestamp) // ${binUs} * ${binUs} AS bin, count(*) AS n FROM ${LOGS.name} ` +
+        `WHERE ${ranges} AND template_id IS NOT NULL GROUP BY ALL) AS w LEFT JOIN (${MERGE_CHAIN_SQL}) AS m ON m.template_id = w.template_id GROUP BY ALL) GROUP BY ALL`
+      );
+    },
     (r): TemplateBinRow => ({
       service_name: String(r['service_name']),
       template_id: Number(r['template_id']),
