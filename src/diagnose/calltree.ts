@@ -129,11 +129,13 @@ export function sumOver(m: ReadonlyMap<number, Agg>, ts: readonly number[]): Agg
   return a;
 }
 
-/** Spread floors of a time per call in log units, for series too short or too steady to show their own. */
-// Chosen on nezha-ob 2022-08-22 (the tuning day): the lower decile of clean components' bin-to-bin
-// wander and of their calls' spread around their bin's mean.
+/**
+ * Spread floors of a time per call in log units, for series too short or too steady to show their
+ * own: the lower deciles of clean components' bin-to-bin wander and of their calls' spread around
+ * their bin's mean on nezha-ob's tuning day, 2022-08-22 (bench/recorded/calibrate.ts).
+ */
 const WANDER_FLOOR = 0.05;
-const CALL_SPREAD_FLOOR = 0.1;
+const CALL_SPREAD_FLOOR = 0.25;
 
 export interface LevelRise {
   /** -log10 p of the rise against the series' own variation (levelRise). */

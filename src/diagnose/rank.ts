@@ -82,11 +82,13 @@ export function rankServices(candidates: readonly Candidate[], scope: ReadonlySe
   for (const [service, list] of by) {
     const best = new Map<EvidenceKind, number>();
     for (const c of list) best.set(c.evidence, Math.max(best.get(c.evidence) ?? 0, Math.min(CAP, c.surprise)));
-    const significant = [...best].filter(([k, s]) => k !== 'changes' && s >= SIGNIFICANT);
-    if (!significant.length) continue;
-    const kinds = [...best].filter(([k, s]) => (k === 'changes' ? s > 0 : s >= SIGNIFICANT)).map(([, s]) => s);
+    const significant = new Set([...best].filter(([k, s]) => k !== 'changes' && s >= SIGNIFICANT).map(([k]) => k));
+    if (!significant.size) continue;
+    // Changes corroborate the kinds they speak for, when the service has them.
+    const changes = Math.max(0, ...list.filter((c) => c.evidence === 'changes' && (!c.corroborates || c.corroborates.some((k) => significant.has(k)))).map((c) => Math.min(CAP, c.surprise)));
+    const kinds = [...[...significant].map((k) => best.get(k)!), ...(changes > 0 ? [changes] : [])];
     const ordered = list
-      .filter((c) => c.evidence === 'changes' || c.surprise >= SIGNIFICANT)
+      .filter((c) => (c.evidence === 'changes' ? !c.corroborates || c.corroborates.some((k) => significant.has(k)) : c.surprise >= SIGNIFICANT))
       .sort((a, b) => Math.min(CAP, b.surprise) - Math.min(CAP, a.surprise) || tieRank(a.evidence) - tieRank(b.evidence) || a.summary.localeCompare(b.summary));
     // Corroboration goes after the evidence it corroborates; what explains another goes before it.
     ordered.sort((a, b) => Number(a.evidence === 'changes') - Number(b.evidence === 'changes'));
@@ -136,7 +138,8 @@ export function rankFindings(x: EvidenceInputs, candidates: readonly Candidate[]
   }
   // Context (changes a service inherits along the path; a deploy, restart or new error type of a
   // service with no evidence of its own): listed, never above info.
-  const isContext = (c: Candidate) => (c.context && c.surprise >= SIGNIFICANT) || (c.evidence === 'changes' && c.surprise > 0 && !place.has(c.service));
+  const listed = new Set(ranked.flatMap((r) => r.candidates));
+  const isContext = (c: Candidate) => (c.context && c.surprise >= SIGNIFICANT) || (c.evidence === 'changes' && c.surprise > 0 && !listed.has(c));
   for (const c of candidates) if (scope.has(c.service) && isContext(c)) out.push(toFinding(c, Math.min(0.24, scoreOf(c.surprise) / 2)));
   out.push(...incidentFindings(x.bounds, x.anomalies, x.deploys, scope, out));
   out.push(...coverageFinding(x.bounds, x.root, coverage));

@@ -41,6 +41,8 @@ export interface Candidate {
   drill_down_sql: string;
   /** Context, never ranked as a cause: a change the service inherits from services it calls. */
   context?: boolean;
+  /** Corroboration (changes) of these kinds only: a new error type speaks for a service's own errors, not for whatever else it shows. */
+  corroborates?: readonly EvidenceKind[];
   /** What of the same service this explains (its `what`s): it goes before them, whatever their surprise (a hot spot before the latency it causes). */
   explains?: readonly string[];
 }

@@ -71,6 +71,7 @@ export function changeEvidence(x: EvidenceInputs): Candidate[] {
           service,
           evidence: 'changes',
           what: 'new_error_type',
+          corroborates: ['errors'],
           kind: 'new_error_type',
           signal: 'error_rate',
           operation: null,
