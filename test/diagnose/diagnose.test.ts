@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
+import { gaugeJson, logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
 import { rng } from '../../bench/lib/rng.js';
 
 const B = 300_000_000;
@@ -236,6 +236,36 @@ describe('diagnose before any detection pass', () => {
       if (where.startsWith('.operation_summaries')) expect(q.body.every((row: any) => row.service_name === name)).toBe(true);
     }
     expect((await query(`SELECT count(*) AS n FROM svc_spans WHERE timestamp >= TIMESTAMP '2000-01-01 00:00:00'`)).body[0].n).toBeGreaterThan(1000);
+  });
+
+  it('compares with a named good stretch when the agent gives one, and with it alone', async () => {
+    const from = now - 15 * 60_000_000;
+    // The two hours before the fault were good: the same blame, the baseline the one named.
+    const good = await diagnose({ services: ['gateway'], from_ts: from, to_ts: now, baseline_from_ts: START, baseline_to_ts: FAULT });
+    expect(good.status).toBe(200);
+    const block = good.body.results.gateway;
+    checkBlame(block);
+    expect([block.baseline.from_ts, block.baseline.to_ts, block.baseline.ends_at_onset]).toEqual([START, FAULT, false]);
+    // A "good" stretch inside the fault: payments' errors are what they were then, no longer news.
+    const bad = await diagnose({ services: ['gateway'], from_ts: from, to_ts: now, baseline_from_ts: FAULT + 5 * 60_000_000, baseline_to_ts: from });
+    expect(bad.status).toBe(200);
+    const errors = bad.body.results.gateway.findings.filter((f: any) => f.service === 'payments' && f.signal === 'error_rate');
+    expect(errors.every((f: any) => f.score < 0.45), JSON.stringify(errors)).toBe(true);
+    // Refused: one end only, or a stretch reaching into the window.
+    expect((await diagnose({ services: ['gateway'], baseline_from_ts: START })).status).toBe(400);
+    expect((await diagnose({ services: ['gateway'], from_ts: from, to_ts: now, baseline_from_ts: START, baseline_to_ts: now })).body.error.hint).toBeTruthy();
+  });
+
+  it('diagnoses a service whose window holds only its metrics: metrics are telemetry', async () => {
+    // A worker that sends no spans or logs, only its pod's CPU once a minute: 0.2 for an hour, 0.9 since.
+    const points = [];
+    for (let t = now - 60 * 60_000_000; t < now; t += 60_000_000) points.push({ timeUs: t, value: t >= now - 4 * 60_000_000 ? 0.9 : 0.2 + 0.01 * Math.sin(t / 6e7) });
+    expect((await postOtlp(srv.otlpHttp, 'metrics', gaugeJson('worker', 'container.cpu.utilization', points, { 'k8s.pod.name': 'worker-5c-1' }))).status).toBe(200);
+    const r = await diagnose({ services: ['worker'], from_ts: now - 5 * 60_000_000, to_ts: now });
+    expect(r.body.errors).toEqual({});
+    const block = r.body.results.worker;
+    expect(block.coverage).toMatchObject({ has_spans: false, has_metrics: true });
+    expect(block.findings[0]).toMatchObject({ service: 'worker', signal: 'resource_saturation' });
   });
 
   it('refuses bad requests with 400 and a hint', async () => {
