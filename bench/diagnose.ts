@@ -11,7 +11,8 @@
 //
 // Knobs: BENCH_DIAGNOSE_CALLS (20), BENCH_REFERENCE_REPS (15), BENCH_SECONDS (15 here) and
 // BENCH_SENDERS (16) for the ingest runs, BENCH_DIAGNOSE_DIR (the cache), BENCH_DIAGNOSE_SCALE (1;
-// smaller for a quick try), SVC_* passed to the server.
+// smaller for a quick try), BENCH_DIAGNOSE_STATEMENTS=only (the statements' times alone), SVC_* passed
+// to the server.
 import http from 'node:http';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -33,6 +34,8 @@ const { sustain, quantile: q, SECONDS, WARMUP_SECONDS } = await import('./lib/su
 const CALLS = Number(process.env['BENCH_DIAGNOSE_CALLS'] ?? 20);
 const REF_REPS = Number(process.env['BENCH_REFERENCE_REPS'] ?? 15);
 const SENDERS = Number(process.env['BENCH_SENDERS'] ?? 16);
+/** Only the statements' times: where a diagnosis spends them, in a minute instead of ten. */
+const STATEMENTS_ONLY = process.env['BENCH_DIAGNOSE_STATEMENTS'] === 'only';
 
 const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(x < 10 ? 2 : x < 100 ? 1 : 0) : 'n/a');
 const secs = (x: number) => `${(x / 1000).toFixed(1)} s`;
@@ -193,7 +196,7 @@ async function statementTimes(dir: string, meta: StoreMeta, threads: number): Pr
       callTree: [structure, b.to, FINE_BIN_US],
       callSequences: [structure, b.to, FINE_BIN_US],
       callStructure: [structure, b.to, FINE_BIN_US],
-      templateBins: [lo, b.to, FINE_BIN_US],
+      templateBins: [structure, b.to, FINE_BIN_US],
       logLevels: [lo, b.to, []],
       resourceGauges: [lo, b.to],
       edges: [b, n > EDGE_SAMPLE_SPANS ? Math.max(60_000_000, Math.floor((w * EDGE_SAMPLE_SPANS) / n)) : w],
@@ -241,6 +244,7 @@ async function main(): Promise<void> {
       `${(fileBytes(dir) / 2 ** 30).toFixed(2)} GiB; ${built ? 'built' : 'reused; built'} in ${secs(meta.buildMs)} (${meta.buildCpuS ? meta.buildCpuS.toFixed(0) : '?'} CPU-s on 2 shared cores)`,
   );
   console.log(`window: ${new Date(meta.endUs / 1000 - WINDOW_US / 1000).toISOString()} – ${new Date(meta.endUs / 1000).toISOString()}, ${S}: ${meta.windowSpans.toLocaleString()} spans, ${meta.windowLogs.toLocaleString()} logs`);
+  if (STATEMENTS_ONLY) return printStatementTimes(dir, meta);
 
   const refBefore = await reference(dir, meta, 'before the server');
   console.log(`reference before the server: p50 ${ms(refBefore.byThreads[1]!)} ms on 1 thread, ${ms(refBefore.byThreads[2]!)} ms on 2 (${refBefore.rows} operations, ${REF_REPS} runs after 3 warm-up)`);
@@ -325,13 +329,15 @@ async function main(): Promise<void> {
   console.log(`server peak RSS ${(peakRss / 2 ** 30).toFixed(2)} GiB`);
 
   // Where a diagnosis spends its time: each statement alone, 1 thread as the server's DuckDB here.
-  if (!notImplemented) {
-    console.log(`\nstatements of one diagnosis of ${S}, each alone on a direct connection (1 thread, best of 3 after 1 warm-up):`);
-    const st = await statementTimes(dir, meta, 1);
-    const total = st.reduce((a, [, t]) => a + (t || 0), 0);
-    for (const [name, t, rows] of st) console.log(`  ${name.padEnd(24)} ${ms(t).padStart(8)} ms ${String(rows).padStart(7)} rows`);
-    console.log(`  ${'sum'.padEnd(24)} ${ms(total).padStart(8)} ms (the server runs them side by side on its read pool)`);
-  }
+  if (!notImplemented) await printStatementTimes(dir, meta);
+}
+
+async function printStatementTimes(dir: string, meta: StoreMeta): Promise<void> {
+  console.log(`\nstatements of one diagnosis of ${meta.service}, each alone on a direct connection (1 thread, best of 3 after 1 warm-up):`);
+  const st = await statementTimes(dir, meta, 1);
+  const total = st.reduce((a, [, t]) => a + (t || 0), 0);
+  for (const [name, t, rows] of st) console.log(`  ${name.padEnd(24)} ${ms(t).padStart(8)} ms ${String(rows).padStart(7)} rows`);
+  console.log(`  ${'sum'.padEnd(24)} ${ms(total).padStart(8)} ms (the server runs them side by side on its read pool)`);
 }
 
 main().catch((err: unknown) => {

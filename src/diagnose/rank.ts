@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs'; // EXPERIMENT
 // One ranking for every kind of evidence. Candidates (evidence/*.ts) carry a surprise on one scale:
 // -log10 of how probable their change would be in clean history. Per service, the best candidate of
 // each kind is taken (two statistics of one kind say one thing), capped, and the kinds are combined
@@ -15,7 +14,7 @@ import type { EvidenceInputs } from './evidence/inputs.js';
 import { downstream } from './model.js';
 
 /** A surprise beyond this is not more believable: the tests' models are not that exact. */
-const CAP = Number(JSON.parse(existsSync('/tmp/tds-exp.json') ? readFileSync('/tmp/tds-exp.json', 'utf8') : '{}').cap ?? 30); // EXPERIMENT
+const CAP = 30;
 /**
  * score = S / (S + HALF): a combined surprise of HALF (p = 1e-8) scores 0.5. Noise that passes a
  * module's significance line (S of 3 to 6) stays low; one kind at the cap is high; two are critical.

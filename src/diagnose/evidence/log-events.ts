@@ -64,7 +64,7 @@ export function logEventEvidence(x: EvidenceInputs): Candidate[] {
   }
   // A service whose records stopped altogether did not lose one event: its logs stopped arriving
   // (a shipping gap), or it stopped altogether, which its spans say. An event vanished only where
-  // the service's other events kept at least half their expected count.
+  // the service's other events, enough of them to notice, kept at least half their expected count.
   const still = new Map<string, { expected: number; seen: number }>();
   for (const t of tested) {
     const v = still.get(t.service) ?? { expected: 0, seen: 0 };
@@ -74,7 +74,8 @@ export function logEventEvidence(x: EvidenceInputs): Candidate[] {
   }
   const keepsLogging = (t: (typeof tested)[number]) => {
     const v = still.get(t.service)!;
-    return v.seen - t.ka >= 0.5 * (v.expected - t.expected);
+    const others = v.expected - t.expected;
+    return others >= MIN_EXPECTED_MISSING && v.seen - t.ka >= 0.5 * others;
   };
   // Less log10 of the events tested (Bonferroni), in each direction.
   const multiple = Math.log10(Math.max(1, tested.length)) + Math.log10(2);

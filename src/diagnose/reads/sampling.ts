@@ -7,10 +7,12 @@ import { BUCKET_US, FINE_BIN_US, MINUTE_US } from '../../core/time.js';
 export const STRUCTURE_SAMPLE_SPANS = 30_000;
 /**
  * Spans of the recent part (a few minutes before the window, and the window) the call tree joins,
- * about: more than the history's, as the fault's own evidence is there, and a rare call (one
- * request in a hundred places an order) must not be sampled away.
+ * about. Sampled on its own, so the fault's own stretch keeps its share whatever the history's
+ * length. Chosen on bench:diagnose's store (the call tree is the costliest read there; a larger
+ * budget cost more than the rest of the reads together) and checked on the recording's tuning
+ * day, where a larger budget found no fault this one misses.
  */
-export const RECENT_SAMPLE_SPANS = 100_000;
+export const RECENT_SAMPLE_SPANS = 30_000;
 /** The recent part begins this long before the window: the clean stretch just before an onset is read whole as well. */
 export const RECENT_US = 5 * MINUTE_US;
 
