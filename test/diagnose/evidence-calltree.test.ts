@@ -290,6 +290,29 @@ describe('evidence from the call tree, ranked', () => {
     }
   });
 
+  describe("a caller's calls to every callee rising at once", () => {
+    const topo: Record<string, Svc> = {
+      gateway: { pods: 2, ownMs: 5, calls: [['ads', 1, 2], ['catalog', 2, 2], ['cart', 1, 2], ['recs', 1, 2]] },
+      ads: { pods: 2, ownMs: 8 },
+      catalog: { pods: 2, ownMs: 8 },
+      cart: { pods: 2, ownMs: 8 },
+      recs: { pods: 2, ownMs: 8 },
+    };
+    const retried = (res: ReturnType<typeof analyse>) => res.all.filter((e) => e.what === 'calls_rise').map((e) => e.service);
+
+    it('takes it for a change of its requests, not retries of each callee', () => {
+      const fault: Fault = { at: FROM, calls: (a) => (a === 'gateway' ? 3 : 1) };
+      const res = analyse(simulate({ seed: 11, topo, faults: [fault] }), [], [], 'gateway', FROM, TO);
+      expect(retried(res)).toEqual([]);
+    });
+
+    it('still finds the one callee retried beyond the others', () => {
+      const fault: Fault = { at: FROM, calls: (a, b) => (a !== 'gateway' ? 1 : b === 'cart' ? 6 : 2) };
+      const res = analyse(simulate({ seed: 11, topo, faults: [fault] }), [], [], 'gateway', FROM, TO);
+      expect(retried(res)).toEqual(['cart']);
+    });
+  });
+
   it('finds a service whose error logs jump, and not one with a steady share of errors', () => {
     const calls = simulate({ seed: 6, topo: FAN_IN });
     const logs = [...logRows(60, 'B', (t) => (t >= FROM ? 8 : 0.2)), ...logRows(61, 'A', () => 6)];

@@ -12,6 +12,8 @@ import type { EvidenceInputs } from './inputs.js';
 
 /** A change of calls per request smaller than this (|log2 ratio|) is no practical change. */
 const PRACTICAL_LOG2 = 0.15;
+/** Edges in use a caller needs before their shared rise is taken for its own: with two, one retried callee would be half the evidence. */
+const MIN_COMMON_EDGES = 3;
 
 interface Edge {
   c: Component;
@@ -26,6 +28,30 @@ function edgesOf(p: PreparedStructure, split: Split): Edge[] {
 /** Requests a service served on one side of the split: the root's, or its own entry spans. */
 function servedBy(p: PreparedStructure, rootBins: ReadonlyMap<number, Agg>, root: string, service: string, ts: readonly number[]): number {
   return sumOver(service === root ? rootBins : (p.entries.get(service) ?? new Map()), ts).n;
+}
+
+/**
+ * Per caller with at least MIN_COMMON_EDGES edges in use, the median of their calls per request
+ * after over before, where above 1: when a caller calls every callee more per request at once, its
+ * requests changed (another mix, its own retries), and no one callee is being retried. The median,
+ * so one callee retried among several does not move it.
+ */
+function commonRise(edges: readonly Edge[], intoOf: (caller: string) => { nb: number; na: number } | undefined): Map<string, number> {
+  const ratios = new Map<string, number[]>();
+  for (const { c, nb, na } of edges) {
+    const into = intoOf(c.service);
+    if (!into || into.nb < 5 || into.na < 5 || nb < 3) continue;
+    getOrMake(ratios, c.service, () => []).push((na + 0.5) / ((nb * into.na) / into.nb + 0.5));
+  }
+  const out = new Map<string, number>();
+  for (const [caller, rs] of ratios) {
+    if (rs.length < MIN_COMMON_EDGES) continue;
+    const sorted = rs.sort((a, b) => a - b);
+    const mid = sorted.length / 2;
+    const median = sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    if (median > 1) out.set(caller, median);
+  }
+  return out;
 }
 
 /**
@@ -88,13 +114,16 @@ export function callEvidence(x: EvidenceInputs): Candidate[] {
     cur.nb += e.nb;
     cur.na += e.na;
   }
+  const intoOf = (caller: string) => (caller === x.root ? { nb: rb, na: ra } : inbound.get(caller));
+  const common = commonRise(edges, intoOf);
   for (const { c, nb, na } of edges) {
     if (x.silent.has(c.callee!)) continue;
-    // Expected after: the edge's calls per call into its caller, before, times the calls into it after.
-    const into = c.service === x.root ? { nb: rb, na: ra } : inbound.get(c.service);
+    // Expected after: the edge's calls per call into its caller, before, times the calls into it
+    // after, times what every edge of the caller rose by (its request mix, not this callee).
+    const into = intoOf(c.service);
     if (!into || into.nb < 5 || into.na < 5) continue;
     const perCall = nb / into.nb;
-    const expected = perCall * into.na;
+    const expected = perCall * into.na * (common.get(c.service) ?? 1);
     // Its own variation: the edge's calls per bin of the baseline against the caller's traffic then.
     const intoBins = c.service === x.root ? ch.bins : null;
     const phi = intoBins ? dispersion(split.before.map((t) => c.bins.get(t)?.n ?? 0), split.before.map((t) => perCall * (intoBins.get(t)?.n ?? 0))) : 1;
