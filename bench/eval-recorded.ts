@@ -36,6 +36,8 @@ if (!existsSync(join(root, 'rca_data'))) {
   process.exit(0);
 }
 const verbose = env['EVAL_VERBOSE'] === '1';
+/** The stretch before a fault the ratchet replays: the 15-minute window and the half hour before it. */
+const HISTORY_US = 45 * 60e6;
 const RATCHET_FILE = join(PACKAGE_ROOT, 'bench', 'recorded', 'ratchet.json');
 interface RatchetSpec {
   faults: string[];
@@ -65,8 +67,10 @@ for (const split of recording.splits) {
   if (splitFilter && !splitFilter.includes(split.name)) continue;
   const faults = split.faults.filter((f) => !faultFilter || faultFilter.has(f.id));
   if (!faults.length) continue;
-  // The ratchet replays only the stretches around its faults: from the 15-minute window's start to its end.
-  const keep = ratchetSpec ? (s: number, e: number) => faults.some((f) => e >= f.injectUs + AFTER_US - 15 * 60e6 && s <= f.injectUs + AFTER_US) : undefined;
+  // The ratchet replays only the stretches around its faults: from the half hour of history a
+  // diagnosis reads before a 15-minute window (diagnose/reads/sampling.ts) to the window's end, so
+  // each fault is diagnosed as on the whole recording.
+  const keep = ratchetSpec ? (s: number, e: number) => faults.some((f) => e >= f.injectUs + AFTER_US - HISTORY_US && s <= f.injectUs + AFTER_US) : undefined;
   const { dir, loaded } = await loadSplit(split, {
     cacheDir,
     variant: ratchetSpec ? 'ratchet' : 'all',
