@@ -32,10 +32,7 @@ const tieRank = (k: EvidenceKind) => TIE_ORDER.indexOf(k) >= 0 ? TIE_ORDER.index
  * tree's components, downstream of it) and services sharing a pod with one of them.
  */
 export function scopeOf(x: Pick<EvidenceInputs, 'root' | 'model' | 'tree' | 'deployments'>): Set<string> {
-  const callees = new Map<string, Set<string>>();
-  const link = (a: string, b: string) => (callees.get(a) ?? callees.set(a, new Set()).get(a)!).add(b);
-  for (const [a, bs] of x.model.callees) for (const b of bs) link(a, b);
-  for (const c of x.tree.comps.values()) if (c.kind === 'wire') link(c.service, c.callee!);
+  const callees = directCallees(x);
   const scope = new Set<string>([x.root]);
   const queue = [x.root];
   while (queue.length) {
@@ -51,6 +48,30 @@ export function scopeOf(x: Pick<EvidenceInputs, 'root' | 'model' | 'tree' | 'dep
   for (const r of x.deployments) if (r.k8s_pod_name) (podsOf.get(r.k8s_pod_name) ?? podsOf.set(r.k8s_pod_name, new Set()).get(r.k8s_pod_name)!).add(r.service_name);
   for (const services of podsOf.values()) if ([...services].some((s) => scope.has(s))) for (const s of services) scope.add(s);
   return scope;
+}
+
+/** Who calls whom directly: the window's call graph and the call tree's edges. */
+function directCallees(x: Pick<EvidenceInputs, 'model' | 'tree'>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const link = (a: string, b: string) => (out.get(a) ?? out.set(a, new Set()).get(a)!).add(b);
+  for (const [a, bs] of x.model.callees) for (const b of bs) link(a, b);
+  for (const c of x.tree.comps.values()) if (c.kind === 'wire') link(c.service, c.callee!);
+  return out;
+}
+
+/**
+ * Error records and new events of a caller whose direct callee has significant evidence of its own
+ * are the callee's trouble echoed (a caller logs the failed call, the timeout, the answer it could
+ * not use): they become context, so the caller does not lead on what its callee did. An event that
+ * vanished stays the caller's (its own code stopped running).
+ */
+export function markEchoes(candidates: readonly Candidate[], callees: ReadonlyMap<string, ReadonlySet<string>>): Candidate[] {
+  const troubled = new Set(candidates.filter((c) => !c.context && c.evidence !== 'changes' && c.surprise >= SIGNIFICANT).map((c) => c.service));
+  return candidates.map((c) => {
+    const echo = c.evidence === 'log_levels' || (c.evidence === 'log_events' && c.what === 'event_appeared');
+    const of = echo && !c.context ? [...(callees.get(c.service) ?? [])].filter((d) => d !== c.service && troubled.has(d)) : [];
+    return of.length ? { ...c, context: true, summary: `${c.summary}; an echo of ${of.sort().join(', ')}, which it calls` } : c;
+  });
 }
 
 /**
@@ -73,8 +94,27 @@ export interface Ranked {
   candidates: Candidate[];
 }
 
-/** Services with evidence, most surprising first, each with its candidates in order. */
-export function rankServices(candidates: readonly Candidate[], scope: ReadonlySet<string>): Ranked[] {
+/** Whether `a` reaches `b` through its calls (directly or further down). */
+function reaches(callees: ReadonlyMap<string, ReadonlySet<string>>, a: string, b: string): boolean {
+  const seen = new Set([a]);
+  const queue = [a];
+  while (queue.length) {
+    for (const c of callees.get(queue.shift()!) ?? []) {
+      if (c === b) return true;
+      if (seen.has(c)) continue;
+      seen.add(c);
+      queue.push(c);
+    }
+  }
+  return false;
+}
+
+/**
+ * Services with evidence, most surprising first, each with its candidates in order. Of two equally
+ * surprising services (both at the cap) where one calls the other, the callee goes first: a shift
+ * travels up the calls, so the callee's explains its caller's.
+ */
+export function rankServices(candidates: readonly Candidate[], scope: ReadonlySet<string>, callees: ReadonlyMap<string, ReadonlySet<string>> = new Map()): Ranked[] {
   const by = new Map<string, Candidate[]>();
   for (const c of candidates) if (!c.context && scope.has(c.service)) (by.get(c.service) ?? by.set(c.service, []).get(c.service)!).push(c);
   const out: Ranked[] = [];
@@ -99,7 +139,8 @@ export function rankServices(candidates: readonly Candidate[], scope: ReadonlySe
     }
     out.push({ service, surprise: combined(kinds), strongest: Math.max(...ordered.filter((c) => c.evidence !== 'changes').map((c) => c.surprise)), candidates: ordered });
   }
-  return out.sort((a, b) => b.surprise - a.surprise || b.strongest - a.strongest || a.service.localeCompare(b.service));
+  const below = (a: Ranked, b: Ranked) => (reaches(callees, b.service, a.service) ? -1 : reaches(callees, a.service, b.service) ? 1 : 0);
+  return out.sort((a, b) => b.surprise - a.surprise || below(a, b) || b.strongest - a.strongest || a.service.localeCompare(b.service));
 }
 
 const toFinding = (c: Candidate, score: number): Finding => ({
@@ -119,7 +160,9 @@ const toFinding = (c: Candidate, score: number): Finding => ({
 export function rankFindings(x: EvidenceInputs, candidates: readonly Candidate[], coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean }): { findings: Finding[]; total: number; scope: Set<string> } {
   const scope = scopeOf(x);
   const out: Finding[] = [];
-  const ranked = rankServices(candidates, scope);
+  const callees = directCallees(x);
+  candidates = markEchoes(candidates, callees);
+  const ranked = rankServices(candidates, scope, callees);
   const place = new Map(ranked.map((r, i) => [r.service, i]));
   for (const r of ranked) {
     const lead = scoreOf(r.surprise);

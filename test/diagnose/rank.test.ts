@@ -1,7 +1,7 @@
 // The one ranking (rank.ts) on hand-made candidates: Fisher's combination over kinds, the cap,
 // corroboration only beside significant evidence of the kind it speaks for, what explains first.
 import { describe, expect, it } from 'vitest';
-import { rankServices, scoreOf } from '../../src/diagnose/rank.js';
+import { markEchoes, rankServices, scoreOf } from '../../src/diagnose/rank.js';
 import type { Candidate, EvidenceKind } from '../../src/diagnose/evidence/candidate.js';
 
 const c = (service: string, evidence: EvidenceKind, surprise: number, extra: Partial<Candidate> = {}): Candidate => ({
@@ -59,9 +59,40 @@ describe('rankServices', () => {
     expect(r!.candidates.map((x) => x.what)).toEqual(['hot_spot', 'own_latency']);
   });
 
+  it('puts the callee first of a caller and callee equally sure (both at the cap), whatever their raw surprise', () => {
+    const cs = [c('a', 'latency', 300), c('b', 'latency', 40)];
+    expect(rankServices(cs, everyone).map((r) => r.service)).toEqual(['a', 'b']);
+    expect(rankServices(cs, everyone, new Map([['a', new Set(['c'])], ['c', new Set(['b'])]])).map((r) => r.service)).toEqual(['b', 'a']);
+    // Not when the caller is surer.
+    expect(rankServices([...cs, c('a', 'errors', 30)], everyone, new Map([['a', new Set(['b'])]]))[0]!.service).toBe('a');
+  });
+
   it('scores half at a combined surprise of 8, rising towards 1', () => {
     expect(scoreOf(8)).toBe(0.5);
     expect(scoreOf(3)).toBeLessThan(0.45);
     expect(scoreOf(60)).toBeGreaterThan(0.85);
+  });
+});
+
+describe('markEchoes', () => {
+  const calls = new Map([['a', new Set(['b'])]]);
+  const lead = (cs: Candidate[]) => rankServices(markEchoes(cs, calls), everyone)[0]?.service;
+
+  it("leaves a caller's new error events and records to the callee with trouble of its own", () => {
+    const logs = [c('a', 'log_events', 25, { what: 'event_appeared' }), c('a', 'log_levels', 20, { what: 'error_logs' })];
+    expect(lead([...logs, c('b', 'paths', 12)])).toBe('b');
+    const marked = markEchoes([...logs, c('b', 'paths', 12)], calls).filter((x) => x.service === 'a');
+    expect(marked.every((x) => x.context && /an echo of b/.test(x.summary))).toBe(true);
+  });
+
+  it("keeps them the caller's when its callees are quiet, or the callee only calls it", () => {
+    const logs = [c('a', 'log_events', 25, { what: 'event_appeared' })];
+    expect(lead([...logs, c('b', 'paths', 2)])).toBe('a');
+    expect(lead([...logs.map((x) => ({ ...x, service: 'b' })), c('a', 'latency', 12)])).toBe('b');
+  });
+
+  it('keeps a vanished event and the caller\'s own latency its own', () => {
+    expect(lead([c('a', 'log_events', 25, { what: 'event_vanished' }), c('b', 'paths', 12)])).toBe('a');
+    expect(lead([c('a', 'latency', 25), c('a', 'log_levels', 20, { what: 'error_logs' }), c('b', 'paths', 12)])).toBe('a');
   });
 });
