@@ -1,6 +1,6 @@
 // A growable byte buffer that the ingest hot paths write into without making strings: the CSV
 // encoder (store/csv.ts) writes every cell into one, and the protobuf decoder writes attribute,
-// event and link JSON into them (pipeline/decode/otlp/proto-decode.ts).
+// event and link JSON into them (pipeline/decode/otlp/proto-json-out.ts).
 
 /** Buffer's own UTF-8/latin1 methods, which `write`/`toString` call after their argument checks. */
 export interface NodeBuffer extends Buffer {
