@@ -1,5 +1,6 @@
 // Configuration from the environment, validated before anything starts. Each setting is declared once
-// here with its default and meaning; README.md's table mirrors this list, and a test checks they agree.
+// here with its default and meaning; docs/configuration.md is generated from this list
+// (`npm run docs:config`, core/settings-doc.ts) and README.md's table mirrors it; tests check both.
 import { availableParallelism } from 'node:os';
 
 export interface Config {
