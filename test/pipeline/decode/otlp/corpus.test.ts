@@ -15,7 +15,6 @@ import {
 } from '../../../../src/pipeline/decode/otlp/index.js';
 import { SPANS, LOGS, tableByName } from '../../../../src/store/schema.js';
 import {
-  CORPUS_SKIP_MESSAGE,
   HAVE_CORPUS,
   LOGS_REQ,
   METRICS_REQ,
@@ -29,7 +28,6 @@ import {
   type,
 } from './helpers.js';
 
-if (!HAVE_CORPUS) console.warn(CORPUS_SKIP_MESSAGE);
 const d = describe.skipIf(!HAVE_CORPUS);
 const NOW = 1_700_000_000_000_000;
 const opts = { nowUs: NOW };

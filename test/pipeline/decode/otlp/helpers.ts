@@ -1,14 +1,13 @@
 // Shared test helpers: the protobufjs root over proto/ (an independent encoder for test messages),
 // corpus locations, and row views of column batches.
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { CORPORA_DIR, PROTO_DIR } from '../../../../src/core/paths.js';
+import { corpusPresent } from '../../../helpers/corpora.js';
 import type { ColumnBatch, DecodeResult } from '../../../../src/pipeline/decode/otlp/index.js';
 
 export const OTLP_CORPUS = join(CORPORA_DIR, 'otlp');
-export const HAVE_CORPUS = existsSync(OTLP_CORPUS);
-export const CORPUS_SKIP_MESSAGE = `third-party corpus ${OTLP_CORPUS} is absent: corpus tests skipped`;
+export const HAVE_CORPUS = corpusPresent(OTLP_CORPUS);
 
 let root: protobuf.Root | null = null;
 /** All OTLP service protos plus google.rpc.Status, loaded with protobufjs from proto/. */

@@ -1,12 +1,12 @@
 // Shared test helpers: corpus discovery and a tiny protobuf writer for hand-built profiles.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CORPORA_DIR } from '../../../../src/core/paths.js';
+import { corpusPresent } from '../../../helpers/corpora.js';
 
 export const PPROF_DIR = join(CORPORA_DIR, 'pprof');
 export const OTLP_DIR = join(CORPORA_DIR, 'otlp', 'grafana-pyroscope');
-export const HAVE_CORPORA = existsSync(PPROF_DIR);
-export const SKIP_REASON = `corpora not found at ${CORPORA_DIR} (tests that need ../shared/corpora are skipped)`;
+export const HAVE_CORPORA = corpusPresent(PPROF_DIR) && corpusPresent(OTLP_DIR);
 
 export function walk(dir: string): string[] {
   return readdirSync(dir)

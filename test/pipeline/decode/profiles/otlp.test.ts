@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { hotSpots, ingestOtlpProfiles, DecodeError } from '../../../../src/pipeline/decode/profiles/index.js';
-import { HAVE_CORPORA, OTLP_DIR, SKIP_REASON } from './helpers.js';
+import { HAVE_CORPORA, OTLP_DIR } from './helpers.js';
 import { ERROR_STATUS } from '../../../../src/core/errors.js';
 
 interface JsonSample { stackIndex?: number; values?: string[]; timestampsUnixNano?: string[] }
@@ -50,8 +50,6 @@ function jsonTotals(doc: JsonDoc): { totals: Map<string, number>; samples: numbe
 }
 
 describe.skipIf(!HAVE_CORPORA)('OTLP eBPF profile corpus', () => {
-  if (!HAVE_CORPORA) console.warn(SKIP_REASON);
-
   test('decodes; totals per type, sample count and top off-CPU leaf functions match the JSON twin', () => {
     const bin = readFileSync(`${OTLP_DIR}/otel-ebpf-profile.pb.bin`);
     const doc = JSON.parse(readFileSync(`${OTLP_DIR}/otel-ebpf-profile.pb.json`, 'utf8')) as JsonDoc;

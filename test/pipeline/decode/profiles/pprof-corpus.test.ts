@@ -8,10 +8,8 @@ import { Profile } from 'pprof-format';
 import { decodePprof, hotSpots, pprofToRows, DecodeError, referenceDecoder, wasmDecoder } from '../../../../src/pipeline/decode/profiles/index.js';
 import { profileBytes } from '../../../../src/pipeline/decode/profiles/body.js';
 import type { DecodedPprof } from '../../../../src/pipeline/decode/profiles/decoded.js';
-import { HAVE_CORPORA, PPROF_DIR, SKIP_REASON, walk } from './helpers.js';
+import { HAVE_CORPORA, PPROF_DIR, walk } from './helpers.js';
 import { ERROR_STATUS } from '../../../../src/core/errors.js';
-
-if (!HAVE_CORPORA) console.warn(SKIP_REASON);
 
 /** Files that are not profile.proto by design: legacy pprof formats, golden text dumps, a JSON config, push requests. */
 const REFUSED = [

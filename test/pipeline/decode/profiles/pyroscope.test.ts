@@ -8,7 +8,7 @@ import { Profile } from 'pprof-format';
 import { PROTO_DIR } from '../../../../src/core/paths.js';
 import { ingestPyroscopeBody, parsePyroscopeName, DecodeError, referenceDecoder } from '../../../../src/pipeline/decode/profiles/index.js';
 import { ingestParams, pyroscopeTimeToUs } from '../../../../src/pipeline/decode/profiles/pyroscope.js';
-import { bfield, encodeProfile, HAVE_CORPORA, PPROF_DIR, sfield, SKIP_REASON, type TinyProfile } from './helpers.js';
+import { bfield, encodeProfile, HAVE_CORPORA, PPROF_DIR, sfield, type TinyProfile } from './helpers.js';
 
 const tiny: TinyProfile = {
   types: [['samples', 'count']],
@@ -156,7 +156,6 @@ describe('push.v1.PushRequest', () => {
 });
 
 describe.skipIf(!HAVE_CORPORA)('pyroscope-push-constructed corpus', () => {
-  if (!HAVE_CORPORA) console.warn(SKIP_REASON);
   const dir = `${PPROF_DIR}/pyroscope-push-constructed`;
 
   function expected(): { total: number; samples: number } {
