@@ -1,9 +1,10 @@
 // The TCPDBench scorer (src/detect/bocpd/metrics.ts) against metrics.py's own doctests, CPython's
 // set iteration order, and TCPDBench's published "zero" baseline on the shared TCPD series.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CORPORA_DIR } from '../../src/core/paths.js';
+import { corpusPresent } from '../helpers/corpora.js';
 import { PySet, coverSingle, covering, fMeasure, partitionFromCps, truePositives } from '../../src/detect/bocpd/metrics.js';
 
 describe('TCPDBench metrics', () => {
@@ -66,7 +67,7 @@ describe('TCPDBench metrics', () => {
   });
 
   const tcpd = join(CORPORA_DIR, 'tcpd');
-  it.skipIf(!existsSync(tcpd))('reproduces TCPDBench\'s published "zero" baseline on the shared TCPD series (needs ../shared/corpora/tcpd)', () => {
+  it.skipIf(!corpusPresent(tcpd))('reproduces TCPDBench\'s published "zero" baseline on the shared TCPD series (needs ../shared/corpora/tcpd)', () => {
     const ann = JSON.parse(readFileSync(join(tcpd, 'annotations.json'), 'utf8')) as Record<string, Record<string, number[]>>;
     const table = (f: string): Map<string, number> =>
       new Map(

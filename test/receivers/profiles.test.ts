@@ -2,17 +2,18 @@
 // from the corpora, OTLP profiles over HTTP and gRPC, a real @pyroscope/nodejs client, and every
 // status of the spec's response list that a self-hosted (open mode) server can give.
 import { describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import Pyroscope from '@pyroscope/nodejs';
 import { CORPORA_DIR } from '../../src/core/paths.js';
+import { corpusPresent } from '../helpers/corpora.js';
 import { startTestServer, useTestServer } from '../helpers/server.js';
 
 const PPROF = join(CORPORA_DIR, 'pprof');
 const corpus = (p: string) => readFileSync(join(CORPORA_DIR, p));
-const haveCorpora = existsSync(PPROF);
+const haveCorpora = corpusPresent(PPROF);
 const CPU = 'pprof/grafana-pyroscope/pkg/og/convert/pprof/testdata/cpu.pb.gz';
 const nowS = Math.floor(Date.now() / 1000);
 

@@ -1,11 +1,15 @@
 // The WASM engine and the TypeScript reference must produce identical output — ids, flags, parameter
 // ranges and numeric values, changed / evicted lists and patterns — on every Loghub line, with and
 // without eviction pressure, and on generated hostile input.
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_PARAMS, type CoreOutput, type MinerCore } from '../../../src/pipeline/logminer/core.js';
-import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from '../../../bench/lib/log-parsing-eval.js';
+import { loadAllLoghub, LOGHUB_DIR } from '../../../bench/lib/log-parsing-eval.js';
 import { ReferenceCore } from '../../../src/pipeline/logminer/reference.js';
 import { WasmCore } from '../../../src/pipeline/logminer/wasm-core.js';
+import { corpusPresent } from '../../helpers/corpora.js';
+
+const HAVE_LOGHUB = corpusPresent(join(LOGHUB_DIR, 'settings.txt'));
 
 function run(core: MinerCore, svc: number, bodies: Uint8Array[]): CoreOutput & { patterns: Map<number, string> } {
   const total = bodies.reduce((a, b) => a + b.length, 0);
@@ -80,8 +84,8 @@ function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number, si
 
 const enc = new TextEncoder();
 
-describe.skipIf(!loghubAvailable())('WASM and reference agree on every Loghub line', () => {
-  const datasets = loghubAvailable() ? loadAllLoghub() : [];
+describe.skipIf(!HAVE_LOGHUB)('WASM and reference agree on every Loghub line', () => {
+  const datasets = HAVE_LOGHUB ? loadAllLoghub() : [];
   const batches = (size: number) =>
     datasets.flatMap((ds, svc) => {
       const out: { svc: number; bodies: Uint8Array[] }[] = [];
@@ -97,7 +101,7 @@ describe.skipIf(!loghubAvailable())('WASM and reference agree on every Loghub li
   });
 });
 
-if (!loghubAvailable()) {
+if (!HAVE_LOGHUB) {
   describe('WASM and reference agree on every Loghub line', () => {
     it.skip(`skipped: ${LOGHUB_DIR} is absent (the shared corpora are not beside this checkout)`, () => {});
   });
