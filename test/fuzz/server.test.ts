@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { clientFor, queryRows } from '../helpers/client.js';
 import { encodeTraces, messageType, postOtlp } from '../helpers/otlp.js';
 import { useTestServer } from '../helpers/server.js';
 import { budget, HANG_MS, testTimeout } from './budget.js';
@@ -132,8 +133,7 @@ describe('fuzzed requests to a real server', () => {
     expect(statuses.has(404) || statuses.has(405)).toBe(false);
     expect((await fetch(`${srv.api}/healthz`)).status).toBe(200);
     expect(await keeperSpans()).toBe(2);
-    const q = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: "SELECT count(*) AS n FROM svc_spans WHERE service_name = 'keeper'" });
-    expect(await q.json()).toEqual([{ n: 2 }]);
+    expect(await queryRows(clientFor(srv.api), "SELECT count(*) AS n FROM svc_spans WHERE service_name = 'keeper'")).toEqual([{ n: 2 }]);
     expect(srv.child.exitCode).toBeNull();
   }, testTimeout(120_000));
 });

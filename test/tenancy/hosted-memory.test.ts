@@ -3,6 +3,7 @@
 // to make room for another is reopened by its next request with everything it had.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildServer } from '../../bench/lib/server.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 import { admin, bearer, createTenant, issueKey, startHosted } from '../helpers/hosted.js';
 
 const MiB = 1024 * 1024;
@@ -48,9 +49,8 @@ describe('a hosted server holding at most two stores open', () => {
     expect(st['memory']!['duckdb_memory_limit_per_store']).toBe(`${((512 * MiB) * 3) / 8 / 2}B`);
     // Nothing was lost by closing: each tenant reads its own two spans, and only its own.
     for (const t of ['t1', 't2', 't3']) {
-      const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { ...bearer(keys[t]!), 'content-type': 'text/plain' }, body: 'SELECT service_name, count(*) AS n FROM svc_spans GROUP BY ALL' });
-      expect(res.status).toBe(200);
-      expect(await res.json()).toEqual([{ service_name: `svc-${t}`, n: 2 }]);
+      const rows = await queryRows(clientFor(srv.api, { apiKey: keys[t]! }), 'SELECT service_name, count(*) AS n FROM svc_spans GROUP BY ALL');
+      expect(rows).toEqual([{ service_name: `svc-${t}`, n: 2 }]);
     }
   });
 });

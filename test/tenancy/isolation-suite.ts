@@ -12,6 +12,8 @@ import type { ChildServer } from '../../bench/lib/server.js';
 import { API } from '../../src/api/endpoints.js';
 import { routeAccess } from '../../src/api/route.js';
 import { hashKey } from '../../src/tenancy/keys.js';
+import type { FetchFn } from '../../src/client/api.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 import { encodeTraces } from '../helpers/otlp.js';
 import { encodeProfile } from '../pipeline/decode/profiles/helpers.js';
 import { admin, bearer, createTenant, issueKey } from '../helpers/hosted.js';
@@ -51,12 +53,15 @@ function otlpLogs(service: string, n: number): string {
 }
 const profile = () => encodeProfile({ types: [['cpu', 'nanoseconds']], samples: [{ locs: [1], values: [10] }], locations: { 1: ['main'] }, timeNanos: BigInt(NOW_US) * 1000n });
 
-async function call(path: string, init: RequestInit & { base?: string } = {}): Promise<Response> {
-  const res = await fetch((init.base ?? srv.api) + path, init);
+/** fetch, keeping every error body for the final check that none carries another tenant's secrets. */
+const recording: FetchFn = async (input, init) => {
+  const res = await fetch(input, init);
   if (res.status >= 400) bodies.push(await res.clone().text());
   return res;
-}
-const query = (key: string, sql: string) => call('/v1/query', { method: 'POST', headers: { ...bearer(key), 'content-type': 'text/plain' }, body: sql });
+};
+const call = (path: string, init: RequestInit & { base?: string } = {}): Promise<Response> => recording((init.base ?? srv.api) + path, init);
+/** The client with tenant key `key`. */
+const as = (key: string) => clientFor(srv.api, { apiKey: key, fetchFn: recording });
 const ingestTrace = (key: string | null, service: string, traceId: string) =>
   call('/v1/traces', { base: srv.otlpHttp, method: 'POST', headers: { 'content-type': 'application/json', ...(key ? bearer(key) : {}) }, body: otlpTrace(service, traceId) });
 
@@ -129,18 +134,18 @@ describe("with A's key nothing of B's is readable", () => {
   });
 
   it('log templates: each tenant mines its own (ids and counts never cross)', async () => {
-    const a = (await (await query(keyA, 'SELECT template_id, service_name, count FROM svc_log_templates')).json()) as { service_name: string; count: number }[];
-    const b = (await (await query(keyB, 'SELECT template_id, service_name, count FROM svc_log_templates')).json()) as { service_name: string; count: number }[];
+    const a = await queryRows<{ service_name: string; count: number }>(as(keyA), 'SELECT template_id, service_name, count FROM svc_log_templates');
+    const b = await queryRows<{ service_name: string; count: number }>(as(keyB), 'SELECT template_id, service_name, count FROM svc_log_templates');
     expect(a.map((r) => r.service_name)).toEqual(a.map(() => 'checkout-a'));
     expect(b.every((r) => r.service_name === 'payments-b')).toBe(true);
-    const logsA = (await (await query(keyA, 'SELECT count(*) AS n FROM svc_logs')).json()) as { n: number }[];
+    const logsA = await queryRows<{ n: number }>(as(keyA), 'SELECT count(*) AS n FROM svc_logs');
     expect(Number(logsA[0]!.n)).toBe(3);
   });
 
   it("/v1/query sees only A's rows, and cannot name B's file, path or catalog", async () => {
-    const rows = (await (await query(keyA, 'SELECT DISTINCT service_name FROM svc_spans')).json()) as { service_name: string }[];
+    const rows = await queryRows<{ service_name: string }>(as(keyA), 'SELECT DISTINCT service_name FROM svc_spans');
     expect(rows).toEqual([{ service_name: 'checkout-a' }]);
-    const rowsLake = (await (await query(keyA, 'SELECT DISTINCT service_name FROM lake.main.svc_spans')).json()) as { service_name: string }[];
+    const rowsLake = await queryRows<{ service_name: string }>(as(keyA), 'SELECT DISTINCT service_name FROM lake.main.svc_spans');
     expect(rowsLake).toEqual([{ service_name: 'checkout-a' }]);
     const bFile = join(srv.dataDir, 'tenants', 'beta', 'lake.duckdb');
     const attempts = [
@@ -160,10 +165,9 @@ describe("with A's key nothing of B's is readable", () => {
       `SELECT current_setting('allowed_directories')`,
     ];
     for (const sql of attempts) {
-      const res = await query(keyA, sql);
-      const text = await res.text();
-      expect(res.status, sql).toBe(400);
-      expect(text, sql).not.toContain('payments-b');
+      const out = await as(keyA).runQuery({ body: sql });
+      expect(out.status, sql).toBe(400);
+      expect(bodies.at(-1), sql).not.toContain('payments-b');
     }
   });
 });
@@ -173,7 +177,7 @@ describe("with A's key nothing of B's is writable", () => {
     expect((await ingestTrace(keyA, 'payments-b', 'cc'.repeat(16))).status).toBe(200);
     expect(await grpcExport(`Bearer ${keyA}`, encodeTraces('payments-b', [{ startUs: NOW_US - 50_000_000, durationUs: 10 }]))).toBeNull();
     expect((await call('/ingest?name=payments-b', { method: 'POST', headers: bearer(keyA), body: profile() as BodyInit })).status).toBe(200);
-    const b = (await (await query(keyB, "SELECT count(*) AS n FROM svc_spans WHERE service_name = 'payments-b'")).json()) as { n: number }[];
+    const b = await queryRows<{ n: number }>(as(keyB), "SELECT count(*) AS n FROM svc_spans WHERE service_name = 'payments-b'");
     expect(Number(b[0]!.n)).toBe(1); // only B's own span
     expect((await (await call(`/v1/traces/${'cc'.repeat(16)}`, { headers: bearer(keyB) })).status)).toBe(404);
   });

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import type { ChildServer } from '../../bench/lib/server.js';
+import { clientFor } from '../helpers/client.js';
 import { encodeTraces } from '../helpers/otlp.js';
 import { admin, bearer, createTenant, issueKey, within } from '../helpers/hosted.js';
 import { keyEverywhere, startCluster, type Cluster } from './cluster.js';
@@ -20,8 +21,8 @@ function traces(batch: number, spans: number): string {
   return JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'local-svc' } }] }, scopeSpans: [{ spans: list }] }] });
 }
 const count = async (srv: ChildServer) => {
-  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { ...bearer(key), 'content-type': 'text/plain' }, body: 'SELECT count(*) AS n FROM svc_spans' });
-  return res.status === 200 ? Number(((await res.json()) as { n: number }[])[0]!.n) : -res.status;
+  const out = await clientFor(srv.api, { apiKey: key }).runQuery({ body: 'SELECT count(*) AS n FROM svc_spans' });
+  return out.ok ? Number(out.body[0]!['n']) : -(out.status ?? 0);
 };
 const leaseOwner = async (srv: ChildServer) => {
   const s = (await (await fetch(`${srv.api}/admin/status`, { headers: admin })).json()) as { status: { placement: { leases: { tenant: string; owner: string }[] } } };

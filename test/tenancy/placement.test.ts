@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import type { ChildServer } from '../../bench/lib/server.js';
 import { signForward } from '../../src/tenancy/forward.js';
+import { clientFor } from '../helpers/client.js';
 import { encodeTraces } from '../helpers/otlp.js';
 import { encodeProfile } from '../pipeline/decode/profiles/helpers.js';
 import { ADMIN_TOKEN, admin, bearer, createTenant, issueKey, within } from '../helpers/hosted.js';
@@ -35,11 +36,12 @@ function traces(service: string, batch: number, spans: number): string {
   return JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] }, scopeSpans: [{ spans: list }] }] });
 }
 const postTraces = (srv: ChildServer, k: string, body: string) => fetch(`${srv.otlpHttp}/v1/traces`, { method: 'POST', headers: { ...bearer(k), 'content-type': 'application/json' }, body });
-const query = async (srv: ChildServer, k: string, sql: string) => {
-  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { ...bearer(k), 'content-type': 'text/plain' }, body: sql });
-  return { status: res.status, rows: res.status === 200 ? ((await res.json()) as Record<string, unknown>[]) : [], text: res.status === 200 ? '' : await res.text() };
+/** The rows of one SELECT on `srv`, or none while it cannot answer (an owner being replaced). */
+const query = async (srv: ChildServer, k: string, sql: string): Promise<Record<string, unknown>[]> => {
+  const out = await clientFor(srv.api, { apiKey: k }).runQuery({ body: sql });
+  return out.ok ? out.body : [];
 };
-const count = async (srv: ChildServer, k: string, where = '') => Number((await query(srv, k, `SELECT count(*) AS n FROM svc_spans ${where}`)).rows[0]?.['n'] ?? -1);
+const count = async (srv: ChildServer, k: string, where = '') => Number((await query(srv, k, `SELECT count(*) AS n FROM svc_spans ${where}`))[0]?.['n'] ?? -1);
 const status = async (srv: ChildServer) => ((await (await fetch(`${srv.api}/admin/status`, { headers: admin })).json()) as { status: Record<string, any> }).status;
 
 function grpcExport(srv: ChildServer, k: string, bytes: Uint8Array): Promise<grpc.ServiceError | null> {
@@ -102,7 +104,7 @@ describe('a tenant sent round-robin over three instances', () => {
   it('detection sees whole series: the closed bucket counts every call, on every instance', async () => {
     const calls = async (n: ChildServer) => {
       const r = await query(n, key, `SELECT max(n) AS n FROM svc_series_5m WHERE service_name = 'rr-http'`);
-      return Number(r.rows[0]?.['n'] ?? 0);
+      return Number(r[0]?.['n'] ?? 0);
     };
     // A pass may close the bucket while the last batches still land; the next one (every second) reopens it.
     await within(20_000, async () => (await calls(nodes[0]!)) === BATCHES * SPANS);

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { registryOverFakes } from './fake-runtimes.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 import { useTestServer } from '../helpers/server.js';
 import { encodeTraces, postOtlp } from '../helpers/otlp.js';
 
@@ -69,9 +70,8 @@ describe('reopening on a real server', () => {
       const spans = Array.from({ length: 64 }, (_v, i) => ({ traceId, startUs: NOW_US + b * 1000 + i, durationUs: 10, attributes: { i } }));
       expect((await postOtlp(srv.otlpHttp, 'traces', encodeTraces('reopened', spans))).status).toBe(200);
     }
-    const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', body: "SELECT trace_id, count(*) AS n FROM svc_spans WHERE service_name = 'reopened' GROUP BY trace_id" });
-    expect(res.status).toBe(200);
-    const stored = new Map(((await res.json()) as { trace_id: string; n: number }[]).map((r) => [r.trace_id, Number(r.n)]));
+    const rows = await queryRows<{ trace_id: string; n: number }>(clientFor(srv.api), "SELECT trace_id, count(*) AS n FROM svc_spans WHERE service_name = 'reopened' GROUP BY trace_id");
+    const stored = new Map(rows.map((r) => [r.trace_id, Number(r.n)]));
     expect(new Map(traces.map((t) => [t, 64]))).toEqual(stored);
     // 384 rows at a reopen every 150: at least twice (each batch's commit counts when the next arrives).
     expect(srv.logs.filter((l) => /tenant store reopening/.test(String(l['msg']))).length).toBeGreaterThanOrEqual(2);
