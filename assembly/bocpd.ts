@@ -37,6 +37,7 @@ const P_N0: i32 = 14;
 const P_GA0: i32 = 15;
 const P_K0: i32 = 17;
 const P_SPREAD: i32 = 18;
+const P_ANCHOR: i32 = 19;
 const P_DEAD: i32 = 16;
 
 const S_T: i32 = 0;
@@ -59,7 +60,14 @@ const R_C2: i32 = 8;
 const R_C3: i32 = 9;
 const R_WIDTH: i32 = 10;
 
-const EVENT_W: i32 = 4;
+const E_SERIES: i32 = 0;
+const E_INDEX: i32 = 1;
+const E_BEFORE: i32 = 2;
+const E_AFTER: i32 = 3;
+const E_AT: i32 = 4;
+const E_SUM: i32 = 5;
+const E_WEIGHT: i32 = 6;
+const EVENT_W: i32 = 7;
 
 const HALF_LOG_2PI: f64 = 0.9189385332046728;
 const INV_PI: f64 = 0.3183098861837907;
@@ -364,6 +372,7 @@ function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize
   const n0 = ld(p, P_N0);
   const ga0 = ld(p, P_GA0);
   const k0 = ld(p, P_K0);
+  const anchor = kind == MODEL_POISSON ? ld(p, P_ANCHOR) : 0;
   let t = ld(st, S_T);
   let nRuns = <i32>ld(st, S_NRUNS);
   let cLast = ld(st, S_CLAST);
@@ -556,19 +565,24 @@ function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize
         else if (s0 >= sBest - spread && s0 <= sBest + spread) candMass += ld(base, o + R_MASS);
       }
     }
+    let reported = false;
     if (bestR >= 0 && (candMass > threshold || oldMass < dead)) {
       const o = bestR * R_WIDTH;
       const s = ld(base, o + R_START);
       if (t - s >= minLag) {
+        reported = true;
         const aSum = ld(base, o + R_RAWSUM);
         const aW = ld(base, o + R_RAWW);
         const before = meanOf(kind, segSum - aSum, segW - aW);
-        if (lastEvent >= 0) sto(ev, lastEvent + 3, before);
+        if (lastEvent >= 0) sto(ev, lastEvent + E_AFTER, before);
         const e = written * EVENT_W;
-        sto(ev, e, seriesIndex);
-        sto(ev, e + 1, s);
-        sto(ev, e + 2, before);
-        sto(ev, e + 3, meanOf(kind, aSum, aW));
+        sto(ev, e + E_SERIES, seriesIndex);
+        sto(ev, e + E_INDEX, s);
+        sto(ev, e + E_BEFORE, before);
+        sto(ev, e + E_AFTER, meanOf(kind, aSum, aW));
+        sto(ev, e + E_AT, t);
+        sto(ev, e + E_SUM, aSum);
+        sto(ev, e + E_WEIGHT, aW);
         lastEvent = e;
         written++;
         cLast = s;
@@ -576,8 +590,23 @@ function runSeries(p: usize, xs: usize, ns: usize, from: i32, to: i32, st: usize
         segW = aW;
       }
     }
+    // the count model's prior mean follows the regime once it has `anchor` points; the runs' cached ln(beta / w) follow it
+    if (anchor > 0 && (reported ? segW >= anchor : segW == anchor)) {
+      mu0 = Math.max(segSum / segW, 1);
+      gb = ga0 / mu0;
+      w0 = 1 / (1 + mu0 / k0);
+      lB0 = ln(gb / w0);
+      lB1 = ln(gb / w0 + 1);
+      lw0 = ln(w0);
+      for (let r: i32 = 0; r < nRuns; r++) {
+        const o = runAt(base, r);
+        const gbw = gb / ld(o, R_S3);
+        sto(RX, r, gbw);
+        sto(o, R_C2, ln(gbw + ld(o, R_S2)));
+      }
+    }
   }
-  if (lastEvent >= 0) sto(ev, lastEvent + 3, meanOf(kind, segSum, segW));
+  if (lastEvent >= 0) sto(ev, lastEvent + E_AFTER, meanOf(kind, segSum, segW));
   sto(st, S_T, t);
   sto(st, S_NRUNS, <f64>nRuns);
   sto(st, S_CLAST, cLast);

@@ -36,6 +36,12 @@ export interface DetectorConfig {
   ga0: number;
   /** poisson: a run's counts are tempered by 1 / (1 + its mean / k0) (overdispersion). */
   k0: number;
+  /**
+   * poisson: the Gamma prior's mean, first the first count, follows the current regime once it has
+   * this many points (0 = never). A prior far below the series' level (a first bucket at a quiet
+   * hour) makes every new regime implausible, so no rise is found.
+   */
+  anchor: number;
 }
 
 /** Shared detection settings; the observation model and its priors differ per signal. */
@@ -58,6 +64,7 @@ export const BASE_CONFIG: DetectorConfig = {
   n0: 500,
   ga0: 1,
   k0: 30,
+  anchor: 12,
 };
 
 /** Signals of the service plus a generic univariate one. */
@@ -101,6 +108,7 @@ export function validateConfig(c: DetectorConfig): void {
     if (!(c[k] > 0 && Number.isFinite(c[k]))) bad(k, 'must be a finite number > 0');
   }
   if (!Number.isFinite(c.loc)) bad('loc', 'must be finite');
+  if (!(Number.isInteger(c.anchor) && c.anchor >= 0)) bad('anchor', 'must be an integer >= 0');
 }
 
 /** Packs a configuration into the parameter vector both implementations read. */
@@ -126,5 +134,6 @@ export function packParams(c: DetectorConfig): Float64Array {
   p[P.n0] = c.n0;
   p[P.ga0] = c.ga0;
   p[P.k0] = c.k0;
+  p[P.anchor] = c.anchor;
   return p;
 }

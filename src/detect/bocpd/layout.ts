@@ -40,7 +40,8 @@ export const P = {
   dead: 16, // ...or once the runs older than the last reported change hold less than this mass
   k0: 17, // poisson: overdispersion; a run's counts are tempered by 1 / (1 + its mean / k0)
   spread: 18, // runs starting within this many points of the best one count together
-  size: 19,
+  anchor: 19, // poisson: the prior mean follows a regime once it has this many points (0: fixed at the first point)
+  size: 20,
 } as const;
 
 /** State header offsets; runs follow, RUN_W slots each. */
@@ -52,6 +53,7 @@ export const S = {
   segSum: 4, // raw sums of the current reported regime (for segment means)
   segW: 5,
   model: 6, // MODEL value + 1 of the configuration that made the state (checked on resume; engines ignore it)
+  timed: 7, // 1 when the seasonal path's context (timed.ts) follows the detector's part (engines ignore it)
   header: 8,
 } as const;
 
@@ -73,8 +75,14 @@ export const R = {
   width: 10,
 } as const;
 
-/** Event record written by the batch functions: [seriesIndex, changeIndex, before, after]. */
-export const EVENT_W = 4;
+/**
+ * Event record written by the batch functions, one per reported change: the series, the first point
+ * of the new regime, the regime means before and after (raw units; `after` up to the next change or
+ * the last point of the call), the point whose arrival reported it, and the new regime's raw sum and
+ * weight at that point.
+ */
+export const E = { series: 0, index: 1, before: 2, after: 3, at: 4, sum: 5, weight: 6, width: 7 } as const;
+export const EVENT_W = E.width;
 
 export function stateSize(maxRuns: number): number {
   return S.header + (maxRuns + 1) * R.width;

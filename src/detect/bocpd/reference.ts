@@ -22,7 +22,7 @@
 // instead reports spurious changes in any long regime: under a constant hazard that mass tends to 1.
 // A reported change is never revised, and the state carries everything needed to continue, so
 // feeding a series in pieces gives exactly the answer of feeding it whole.
-import { EVENT_W, MODEL, P, R, S } from './layout.js';
+import { E, EVENT_W, MODEL, P, R, S } from './layout.js';
 
 const HALF_LOG_2PI = 0.9189385332046728;
 const LOG_PI = 1.1447298858494002;
@@ -196,6 +196,7 @@ export function runSeries(
   const eps = p[P.eps]!;
   const spread = p[P.spread]!;
   const dead = p[P.dead]!;
+  const anchor = kind === MODEL.poisson ? p[P.anchor]! : 0;
   let t = st[so + S.t]!;
   let nRuns = st[so + S.nRuns]! | 0;
   let cLast = st[so + S.cLast]!;
@@ -363,19 +364,24 @@ export function runSeries(
         else if (s0 >= sBest - spread && s0 <= sBest + spread) candMass += st[o + R.mass]!;
       }
     }
+    let reported = false;
     if (bestR >= 0 && (candMass > threshold || oldMass < dead)) {
       const o = base + bestR * R.width;
       const s = st[o + R.start]!;
       if (t - s >= minLag) {
+        reported = true;
         const aSum = st[o + R.rawSum]!;
         const aW = st[o + R.rawW]!;
         const before = meanOf(kind, segSum - aSum, segW - aW);
-        if (lastEvent >= 0) ev[lastEvent + 3] = before;
+        if (lastEvent >= 0) ev[lastEvent + E.after] = before;
         const e = eo + written * EVENT_W;
-        ev[e] = seriesIndex;
-        ev[e + 1] = s;
-        ev[e + 2] = before;
-        ev[e + 3] = meanOf(kind, aSum, aW);
+        ev[e + E.series] = seriesIndex;
+        ev[e + E.index] = s;
+        ev[e + E.before] = before;
+        ev[e + E.after] = meanOf(kind, aSum, aW);
+        ev[e + E.at] = t;
+        ev[e + E.sum] = aSum;
+        ev[e + E.weight] = aW;
         lastEvent = e;
         written++;
         cLast = s;
@@ -383,8 +389,13 @@ export function runSeries(
         segW = aW;
       }
     }
+    // --- the count model's prior mean follows the regime once it has `anchor` points ---
+    if (anchor > 0 && (reported ? segW >= anchor : segW === anchor)) {
+      mu0 = Math.max(segSum / segW, 1);
+      for (let r = 0; r < nRuns; r++) gpCache(p, mu0, st, base + r * R.width);
+    }
   }
-  if (lastEvent >= 0) ev[lastEvent + 3] = meanOf(kind, segSum, segW);
+  if (lastEvent >= 0) ev[lastEvent + E.after] = meanOf(kind, segSum, segW);
   st[so + S.t] = t;
   st[so + S.nRuns] = nRuns;
   st[so + S.cLast] = cLast;
