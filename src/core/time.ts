@@ -5,6 +5,8 @@ export const MINUTE_US = 60_000_000;
 export const HOUR_US = 3_600_000_000;
 /** Detection buckets are 5 minutes; a bucket's index is floor(µs / BUCKET_US). */
 export const BUCKET_US = 300_000_000;
+/** Buckets in a day (288): the period of the detector's daily profile. */
+export const BUCKETS_PER_DAY = (24 * HOUR_US) / BUCKET_US;
 /** The diagnosis's fine bins (onsets, the call tree, log levels): 10 seconds, a thirtieth of a bucket. */
 export const FINE_BIN_US = 10_000_000;
 /** Largest microsecond timestamp accepted (2^53 - 1, year 2255): beyond it JSON numbers lose precision. */

@@ -5,54 +5,42 @@
  * ```ts
  * import { BocpdDetector, worsening } from './detect/bocpd/index.js';
  * const det = new BocpdDetector('error_rate');            // fixed, calibrated configuration
- * const { changes, state } = det.run({ values: errors, calls });
+ * const { changes, state } = det.run({ values: errors, calls, start });  // start: µs of values[0]
  * // later, only the new points; `state` carries everything needed to resume:
- * const next = det.run({ values: newErrors, calls: newCalls }, state);
+ * const next = det.run({ values: newErrors, calls: newCalls, start: nextStart }, state);
  * const shifts = worsening(next.changes);                 // after > before only
  * ```
  *
  * - `values[i]` is point i of the series (NaN = missing). For `error_rate` it is the number of
  *   errors and `calls[i]` the number of calls; a bucket with no calls is no observation (not 0%).
- * - A change's `index` is the first point of the new regime, counted from the first point ever fed
- *   to that state (so indices keep growing across resumed runs). `before`/`after` are the means of
- *   the regime before and from the change (raw units: error %, µs, count per bucket, cost), `after`
- *   up to the next reported change or the last point fed in this call.
+ * - With `start` (the timestamp of values[0], each value one 5-minute bucket) the series takes the
+ *   seasonal path (timed.ts): BOCPD reads its residual from a daily (and, after two weeks, weekly)
+ *   profile learnt as it goes, and a worsening change is reported only once it persists above what
+ *   the series has recently done (envelope.ts). Without `start`, every point is read as it is.
+ * - A change's `index` is the first point of the new regime and `at` the point that reported it,
+ *   both counted from the first point ever fed to that state (so indices keep growing across resumed
+ *   runs). `before`/`after` are the regime means before and from the change in raw units (error %,
+ *   µs, count per bucket, cost); on the seasonal path both are taken at the time of day of the
+ *   change's first point, `after` up to `at`; otherwise `after` runs to the next change or the last
+ *   point fed in this call.
  * - Reported changes are final: a resumed run never reports a change again or moves it, and
  *   feeding a series in pieces gives the same changes as feeding it whole.
  * - Cost per point is bounded (at most `maxRuns` run-length hypotheses, 8 for the service signals);
- *   a state is `stateSize(maxRuns)` doubles (784 bytes for the service signals) and `saveState`
- *   serialises only its live part. Missing points cost nothing but advance the index.
+ *   a state is `stateSize(maxRuns)` doubles (784 bytes for the service signals; T.size more on the
+ *   seasonal path) and `saveState` serialises only its live part.
  * - Engines: 'wasm' (default; build/wasm/bocpd.wasm, one instance and one pinned buffer per
  *   thread) or 'ts', the plain TypeScript reference; they agree within 1e-9 (test/detect).
  */
 import { BASE_CONFIG, SIGNAL_CONFIG, packParams, type DetectorConfig, type Signal } from './config.js';
 import { tsEngine, wasmEngine, type Engine } from './engine.js';
-import { EVENT_W, MODEL, R, S, stateSize } from './layout.js';
+import { MODEL, R, S, stateSize } from './layout.js';
+import { runPlain, runTimed, type BatchCore, type ChangePoint, type RunResult, type SeriesInput } from './batch.js';
+import { T, TIMED_MIN_LAG, rewindContext, timedModel } from './timed.js';
+import { BUCKET_US } from '../../core/time.js';
 
 export { BASE_CONFIG, SIGNAL_CONFIG, validateConfig, type DetectorConfig, type Signal } from './config.js';
 export { MODEL, stateSize, type ModelName } from './layout.js';
-
-export interface SeriesInput {
-  /** One value per point; NaN for a missing point. error_rate: errors per bucket. */
-  values: ArrayLike<number>;
-  /** error_rate (binomial model) only: calls per bucket; 0 or NaN = no observation. */
-  calls?: ArrayLike<number>;
-}
-
-export interface ChangePoint {
-  /** First point of the new regime (absolute index since the state was created). */
-  index: number;
-  /** Mean of the regime before the change, raw units. */
-  before: number;
-  /** Mean from the change on, raw units. */
-  after: number;
-}
-
-export interface RunResult {
-  changes: ChangePoint[];
-  /** Pass it back with the next points to resume. */
-  state: Float64Array;
-}
+export type { ChangePoint, RunResult, SeriesInput } from './batch.js';
 
 export interface DetectorOptions {
   /** 'wasm' (default) or the plain TypeScript reference 'ts'; same answers within 1e-9. */
@@ -61,23 +49,31 @@ export interface DetectorOptions {
 
 export class BocpdDetector {
   readonly config: Readonly<DetectorConfig>;
+  /** Slots of a state without a timestamp (the detector's own part). */
   readonly stateSize: number;
-  private readonly params: Float64Array;
-  private readonly engine: Engine;
+  private readonly core: BatchCore;
 
   constructor(configOrSignal: Signal | DetectorConfig = 'generic', opts: DetectorOptions = {}) {
     this.config = typeof configOrSignal === 'string' ? SIGNAL_CONFIG[configOrSignal] : { ...BASE_CONFIG, ...configOrSignal };
     if (!this.config) throw new RangeError(`bocpd: unknown signal ${String(configOrSignal)}`);
-    this.params = packParams(this.config);
     this.stateSize = stateSize(this.config.maxRuns);
-    this.engine = opts.engine === 'ts' ? tsEngine : wasmEngine();
+    const engine: Engine = opts.engine === 'ts' ? tsEngine : wasmEngine();
+    this.core = {
+      engine,
+      params: packParams(this.config),
+      timedParams: packParams({ ...this.config, minLag: TIMED_MIN_LAG }),
+      stateSize: this.stateSize,
+      tag: MODEL[this.config.model] + 1,
+      binomial: this.config.model === 'binomial',
+      timed: timedModel(this.config),
+    };
   }
 
   /** A fresh state (no point seen yet). */
   newState(): Float64Array {
     const s = new Float64Array(this.stateSize);
     s[S.cLast] = -1;
-    s[S.model] = MODEL[this.config.model] + 1;
+    s[S.model] = this.core.tag;
     return s;
   }
 
@@ -88,44 +84,37 @@ export class BocpdDetector {
   }
 
   /**
-   * Feeds many series in one engine call (one WASM call for the whole batch). `states[i]` resumes
-   * series i (omit or undefined for a new one); inputs are not modified.
+   * Feeds many series in one engine call per path (one WASM call for the whole batch). `states[i]`
+   * resumes series i (omit or undefined for a new one); inputs are not modified.
    */
   runBatch(series: readonly SeriesInput[], states?: ReadonlyArray<Float64Array | undefined>): RunResult[] {
-    const n = series.length;
-    const offsets = new Float64Array(n + 1);
-    for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + series[i]!.values.length;
-    const total = offsets[n]!;
-    const xs = new Float64Array(total);
-    const binomial = this.config.model === 'binomial';
-    const ns = binomial ? new Float64Array(total) : new Float64Array(0);
-    const ss = this.stateSize;
-    const st = new Float64Array(n * ss);
-    for (let i = 0; i < n; i++) {
-      const s = series[i]!;
-      const o = offsets[i]!;
-      xs.set(s.values, o);
-      if (binomial) {
-        if (!s.calls || s.calls.length !== s.values.length) throw new RangeError(`bocpd: series ${i}: error_rate needs calls[] of the same length as values[]`);
-        ns.set(s.calls, o);
-      }
-      const prev = states?.[i];
-      const tag = MODEL[this.config.model] + 1;
-      if (prev) {
-        if (prev.length !== ss) throw new RangeError(`bocpd: series ${i}: state has ${prev.length} slots, this configuration needs ${ss}`);
-        if (prev[S.model] !== tag) throw new RangeError(`bocpd: series ${i}: state was made by another observation model`);
-        st.set(prev, i * ss);
-      } else {
-        st[i * ss + S.cLast] = -1;
-        st[i * ss + S.model] = tag;
-      }
-    }
-    const ev = this.engine.run({ params: this.params, xs, ns, offsets, nSeries: n, states: st, stateSize: ss });
-    const out: RunResult[] = [];
-    for (let i = 0; i < n; i++) out.push({ changes: [], state: st.slice(i * ss, (i + 1) * ss) });
-    for (let e = 0; e < ev.length; e += EVENT_W) {
-      out[ev[e]!]!.changes.push({ index: ev[e + 1]!, before: ev[e + 2]!, after: ev[e + 3]! });
-    }
+    const timed: number[] = [];
+    const plain: number[] = [];
+    series.forEach((s, i) => (s.start === undefined ? plain : timed).push(i));
+    const out: RunResult[] = new Array(series.length);
+    const run = (idx: number[], fn: typeof runPlain) => {
+      if (!idx.length) return;
+      const res = fn(this.core, idx.map((i) => series[i]!), idx.map((i) => states?.[i]));
+      idx.forEach((i, k) => (out[i] = res[k]!));
+    };
+    run(plain, runPlain);
+    run(timed, runTimed);
+    return out;
+  }
+
+  /**
+   * The state to feed a timestamped series again from `start` (µs) on, after its history there
+   * changed (late data, a backfill): the change detection starts afresh, what was learnt of the
+   * series' cycle and of its levels before that day is kept. Without a timestamp: a fresh state.
+   */
+  refeedState(state: Float64Array, start: number): Float64Array {
+    const fresh = this.newState();
+    if (state[S.timed] !== 1 || state.length !== this.stateSize + T.size) return fresh;
+    const out = new Float64Array(this.stateSize + T.size);
+    out.set(fresh);
+    out[S.timed] = 1;
+    out.set(state.subarray(this.stateSize), this.stateSize);
+    rewindContext(out, this.stateSize, Math.floor(start / BUCKET_US));
     return out;
   }
 }
@@ -140,19 +129,23 @@ export function worsening(changes: readonly ChangePoint[]): ChangePoint[] {
   return changes.filter((c) => c.after > c.before);
 }
 
-/** Compact serialisation: header plus live runs only (the unused run slots are dropped). */
+/** Compact serialisation: the detector's header and live runs (unused run slots dropped), then the context of a timestamped series. */
 export function saveState(state: Float64Array): Uint8Array {
   const used = S.header + (state[S.nRuns]! | 0) * R.width;
-  const out = new Float64Array(used + 1);
+  const context = state[S.timed] === 1 ? T.size : 0;
+  const out = new Float64Array(1 + used + context);
   out[0] = state.length;
   out.set(state.subarray(0, used), 1);
+  if (context) out.set(state.subarray(state.length - context), 1 + used);
   return new Uint8Array(out.buffer);
 }
 
 export function loadState(bytes: Uint8Array): Float64Array {
   const copy = new Float64Array(bytes.slice().buffer);
   const full = new Float64Array(copy[0]!);
-  full.set(copy.subarray(1));
+  const used = S.header + (copy[1 + S.nRuns]! | 0) * R.width;
+  full.set(copy.subarray(1, 1 + used));
+  if (full[S.timed] === 1) full.set(copy.subarray(1 + used), full.length - T.size);
   return full;
 }
 

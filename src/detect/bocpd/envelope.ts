@@ -1,0 +1,172 @@
+// How far above its own recent level a series has risen lately, at several time scales: for each
+// scale of 2^j buckets (j = 0..5: 5 to 160 minutes), the excess of each aligned block's mean over the
+// level the series had when the block began, in that level's noise (the detector's noise model, so
+// quiet and busy hours, low and high counts compare). The last hour's blocks are kept one by one,
+// older ones as the highest of each of the past seven days.
+//
+// A worsening regime is reported only when its own excess over the level before it rises above a
+// bar (barFor): bursts, cron jobs and jumps the series has made before are not shifts; a rise it
+// has not made in a week is. A block counts when at least half its buckets had a value.
+//
+// Constants marked (calibration) were chosen on NAB realAWSCloudwatch ec2_cpu_* and the generated
+// series of seeds 1-10 (bench/eval-seasonal.ts), with the other NAB series and seeds 101-110 kept
+// for reporting.
+import { BUCKETS_PER_DAY } from '../../core/time.js';
+
+/** Scales 1, 2, 4, ..., 32 buckets. */
+export const SCALES = 6;
+/** Levels a regime is judged against: the highest and the second-highest day, per scale. */
+export const LEVELS = 2 * SCALES;
+/** Buckets of recent blocks kept one by one (an hour): a regime found within it is judged against what came just before it. */
+const RECENT = 12;
+const DAYS = 7;
+/**
+ * Regimes shorter than this (40 minutes) must rise above the highest excess of the past week (bursts
+ * recur at any time); longer ones above the second-highest day's, so that an incident like one earlier
+ * in the week is reported again (calibration: with the highest for every length, 60% of the generated
+ * shifts were found; with the second-highest for every length, NAB showed 0.3 false rows a day).
+ */
+const SHORT = 8;
+/** A bar is raised by at least this factor (calibration: NAB's bursty series, whose bursts vary in height). */
+const RELATIVE = 1.25;
+/** A regime's excess must be at least this many noise units (calibration: slow drifts of the residual cleared lower bars). */
+const FLOOR = 4;
+
+const dayOf = (bucket: number): number => Math.floor(bucket / BUCKETS_PER_DAY);
+
+const SUM = 0; // the block in progress: raw sum, weight, points, and the level (and its noise's aux) it began from
+const WEIGHT = 1;
+const COUNT = 2;
+const BASE = 3;
+const AUX = 4;
+const DAY = 5; // DAYS slots: the highest block excess of each of the last days (by day index mod 7)
+const RING = DAY + DAYS; // recent block excesses by block index mod ringSize(j)
+
+const ringSize = (j: number): number => Math.ceil(RECENT / (1 << j));
+const scaleAt: number[] = [];
+let size = 1;
+for (let j = 0; j < SCALES; j++) {
+  scaleAt.push(size);
+  size += RING + ringSize(j);
+}
+
+/** Offsets in the envelope's part of the state. */
+export const V = {
+  last: 0, // the bucket advanced to; NaN before the first
+  size,
+} as const;
+
+const at = (o: number, j: number): number => o + scaleAt[j]!;
+
+/** A mean's excess over a level, in noise units of one bucket at that level (`aux`: what the noise is made from). */
+export type Excess = (mean: number, level: number, aux: number) => number;
+
+export function newEnvelope(e: Float64Array, o: number): void {
+  e.fill(-Infinity, o, o + V.size);
+  e[o + V.last] = NaN;
+  for (let j = 0; j < SCALES; j++) e.fill(0, at(o, j) + SUM, at(o, j) + DAY);
+}
+
+/**
+ * Goes back to before `bucket`, for a series fed again from there: the levels of that day and later
+ * and the blocks in progress are forgotten, to be rebuilt from the points fed again.
+ */
+export function rewindEnvelope(e: Float64Array, o: number, bucket: number): void {
+  const last = e[o + V.last]!;
+  if (!(last === last)) return;
+  const to = dayOf(last);
+  for (let j = 0; j < SCALES; j++) {
+    const s = at(o, j);
+    e.fill(0, s + SUM, s + DAY);
+    e.fill(-Infinity, s + RING, s + RING + ringSize(j));
+    for (let d = Math.max(dayOf(bucket), to - DAYS + 1); d <= to; d++) e[s + DAY + (d % DAYS)] = -Infinity;
+  }
+  e[o + V.last] = NaN;
+}
+
+/** Brings the envelope to `bucket`: ends the blocks passed (the last hour's stay one by one, older ones count for their day). */
+export function advanceEnvelope(e: Float64Array, o: number, bucket: number, excessOf: Excess): void {
+  const last = e[o + V.last]!;
+  e[o + V.last] = bucket;
+  if (!(last === last) || bucket <= last) return;
+  const today = dayOf(bucket);
+  for (let d = Math.max(dayOf(last) + 1, today - DAYS + 1); d <= today; d++) {
+    for (let j = 0; j < SCALES; j++) e[at(o, j) + DAY + (d % DAYS)] = -Infinity;
+  }
+  for (let j = 0; j < SCALES; j++) {
+    const s = at(o, j);
+    const from = last >> j;
+    const to = bucket >> j;
+    if (from === to) continue;
+    const r = ringSize(j);
+    const covered = e[s + COUNT]! >= Math.max(1, (1 << j) / 2) && e[s + WEIGHT]! > 0;
+    const excess = covered ? excessOf(e[s + SUM]! / e[s + WEIGHT]!, e[s + BASE]!, e[s + AUX]!) : -Infinity;
+    e[s + SUM] = e[s + WEIGHT] = e[s + COUNT] = 0;
+    // Blocks from .. to-1 end (only `from` had points); each takes the ring slot of the block r
+    // before it, which then counts for its day. After r + 1 of them the ring holds only empty blocks.
+    for (let b = from; b < Math.min(to, from + r + 1); b++) {
+      const q = s + RING + (b % r);
+      const old = dayOf((b - r) << j);
+      const k = s + DAY + (old % DAYS);
+      if (old > today - DAYS && e[q]! > e[k]!) e[k] = e[q]!;
+      e[q] = b === from ? excess : -Infinity;
+    }
+  }
+}
+
+/**
+ * Takes in one observed point at the bucket the envelope was advanced to: its raw sum and weight as
+ * the detector counts them, and the series' level (and its noise's aux) just before it: a block is
+ * measured from the level at its first point.
+ */
+export function absorbPoint(e: Float64Array, o: number, sum: number, weight: number, level: number, aux: number): void {
+  for (let j = 0; j < SCALES; j++) {
+    const s = at(o, j);
+    if (e[s + COUNT] === 0) {
+      e[s + BASE] = level;
+      e[s + AUX] = aux;
+    }
+    e[s + SUM] = e[s + SUM]! + sum;
+    e[s + WEIGHT] = e[s + WEIGHT]! + weight;
+    e[s + COUNT] = e[s + COUNT]! + 1;
+  }
+}
+
+/**
+ * The levels a regime starting at `bucket` is judged against, to out[oo .. oo + LEVELS): per scale,
+ * the highest block excess of the past week among the blocks that ended before `bucket`, then per
+ * scale the second-highest day's (the highest when fewer than three days have any); -Infinity where
+ * there is none. Blocks more than an hour old count whatever their end.
+ */
+export function levelsBefore(e: Float64Array, o: number, bucket: number, out: Float64Array, oo: number): void {
+  const last = e[o + V.last]!;
+  const days = new Float64Array(DAYS);
+  for (let j = 0; j < SCALES; j++) {
+    const s = at(o, j);
+    for (let d = 0; d < DAYS; d++) days[d] = e[s + DAY + d]!;
+    const r = ringSize(j);
+    const current = last >> j; // the block in progress; the ring holds the r before it
+    for (let b = current - r; b < current; b++) {
+      const d = dayOf(b << j) % DAYS;
+      if ((b + 1) << j <= bucket && e[s + RING + (b % r)]! > days[d]!) days[d] = e[s + RING + (b % r)]!;
+    }
+    days.sort();
+    out[oo + j] = days[DAYS - 1]!;
+    out[oo + SCALES + j] = days[DAYS - 3]! > -Infinity ? days[DAYS - 2]! : days[DAYS - 1]!;
+  }
+}
+
+/**
+ * The bar a regime of `points` buckets must clear, at the largest scale of at most half its length
+ * (blocks aligned on the grid only approximate a regime's own span), or a smaller one when that one
+ * has no block yet: the level (see SHORT) plus `margin` noise units of a mean over a block of that
+ * scale, at least RELATIVE times the level and FLOOR noise units. -Infinity with no history.
+ */
+export function barFor(levels: Float64Array, oo: number, points: number, margin: number): number {
+  const k = points < SHORT ? 0 : SCALES;
+  for (let j = Math.min(SCALES - 1, Math.max(0, Math.floor(Math.log2(points)) - 1)); j >= 0; j--) {
+    const level = levels[oo + k + j]!;
+    if (level > -Infinity) return Math.max(level + margin / Math.sqrt(1 << j), level * RELATIVE, FLOOR);
+  }
+  return -Infinity;
+}

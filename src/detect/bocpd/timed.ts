@@ -1,0 +1,166 @@
+// The seasonal path's per-series context: the part of a timestamped series' state after the
+// detector's own, so a saved state resumes it exactly. It holds the seasonal profile (profile.ts),
+// the series' recent level and noise, the envelope of its past rises (envelope.ts) and the
+// worsening changes waiting for a verdict (held.ts).
+//
+// Per point: the profile and the envelope are brought to the point's bucket; the point is divided by
+// the profile's factor (multiplicative signals) or has its offset taken off (generic), giving the
+// residual BOCPD reads; the envelope takes the residual in, measured from the recent level; then the
+// recent level, its noise and the profile learn from the point.
+//
+// Constants marked (calibration) were chosen on NAB realAWSCloudwatch ec2_cpu_* and the generated
+// series of seeds 1-10 (bench/eval-seasonal.ts).
+import { MODEL, type ModelName } from './layout.js';
+import { V, absorbPoint, advanceEnvelope, newEnvelope, rewindEnvelope, type Excess } from './envelope.js';
+import { HELD_SIZE, newHeld } from './held.js';
+import { F, advanceProfile, learnPoint, newProfile, offsetAt, rewindProfile, shapeUnits, type ShapeUnits } from './profile.js';
+
+/** BOCPD's lag on the seasonal path: the envelope decides persistence, so a change is proposed after 2 points. */
+export const TIMED_MIN_LAG = 1;
+/** A regime must rise above its bar by this many noise units of a mean over the bar's blocks (calibration). */
+export const MARGIN = 1;
+/** Recent levels kept one by one, to measure a waiting change from the level just before it. */
+const RECENT_LEVELS = 16;
+/** Points of the recent level's running mean (an hour): it follows a new regime within about an hour. */
+const NEAR_POINTS = 12;
+/** Points of the noise's running mean (a day). */
+const NOISE_POINTS = 288;
+/** A point moves the recent level and the noise by at most this many noise units (a burst is not the level). */
+const CLIP = 4;
+
+/** Offsets in the context. */
+export const T = {
+  origin: 0, // bucket of point 0; NaN before the first point
+  n: 1, // points seen
+  level: 2, // the recent level of the residuals (raw units; errors per call for error_rate)
+  aux: 3, // what the noise is made from (see TimedModel.auxOf)
+  recent: 4, // RECENT_LEVELS: the level before each recent bucket, by bucket mod RECENT_LEVELS; NaN when unknown
+  held: 4 + RECENT_LEVELS, // the worsening changes waiting (held.ts)
+  profile: 4 + RECENT_LEVELS + HELD_SIZE,
+  envelope: 4 + RECENT_LEVELS + HELD_SIZE + F.size,
+  size: 4 + RECENT_LEVELS + HELD_SIZE + F.size + V.size,
+} as const;
+
+export interface TimedModel {
+  units: ShapeUnits;
+  binomial: boolean;
+  /** The engine reads a point as observed (same tests as the engines). */
+  observed(x: number, calls: number): boolean;
+  /**
+   * How far a mean (raw residual units) lies above a level, in the noise of one bucket at that level
+   * as the detector's own model has it: counts negative binomial and errors binomial, overdispersed
+   * as the models weigh a bucket (k0, n0); latency and cost on a log scale; generic values linearly.
+   */
+  excess: Excess;
+  /** What a point (residual `r`, the level before it) says of the noise: a log or absolute deviation, or the bucket's calls. */
+  auxOf(r: number, calls: number, level: number): number;
+}
+
+export function timedModel(config: { model: ModelName; k0: number; n0: number }): TimedModel {
+  const kind = MODEL[config.model];
+  if (kind === MODEL.binomial) {
+    return {
+      units: 'log',
+      binomial: true,
+      observed: (x, n) => n > 0 && n < Infinity && x >= 0,
+      excess: (mean, p, calls) => (mean - p) / Math.sqrt((Math.max(p, 1 / (calls + 1)) * (1 + calls / config.n0)) / (calls + 1)),
+      auxOf: (_r, calls) => calls,
+    };
+  }
+  if (kind === MODEL.poisson) {
+    return {
+      units: 'log',
+      binomial: false,
+      observed: (x) => x >= 0 && x < Infinity,
+      excess: (mean, l) => (mean - l) / Math.sqrt(l * (1 + l / config.k0) + 1),
+      auxOf: () => 0,
+    };
+  }
+  if (kind === MODEL.lognormal) {
+    return {
+      units: 'log',
+      binomial: false,
+      observed: (x) => x >= 0 && x < Infinity,
+      excess: (mean, l, dev) => Math.log((1 + mean) / (1 + l)) / Math.max(dev, 1e-3),
+      auxOf: (r, _n, l) => Math.abs(Math.log((1 + r) / (1 + l))),
+    };
+  }
+  return {
+    units: 'linear',
+    binomial: false,
+    observed: (x) => x - x === 0,
+    excess: (mean, l, dev) => (mean - l) / Math.max(dev, 1e-9),
+    auxOf: (r, _n, l) => Math.abs(r - l),
+  };
+}
+
+export function newContext(c: Float64Array, o: number): void {
+  c.fill(0, o, o + T.size);
+  c[o + T.origin] = NaN;
+  c.fill(NaN, o + T.recent, o + T.recent + RECENT_LEVELS);
+  newHeld(c, o + T.held);
+  newProfile(c, o + T.profile);
+  newEnvelope(c, o + T.envelope);
+}
+
+/** The context of a series fed again from `bucket` with a fresh detector: the profile, the noise and the older levels are kept. */
+export function rewindContext(c: Float64Array, o: number, bucket: number): void {
+  c[o + T.origin] = NaN;
+  c.fill(NaN, o + T.recent, o + T.recent + RECENT_LEVELS);
+  newHeld(c, o + T.held);
+  rewindProfile(c, o + T.profile);
+  rewindEnvelope(c, o + T.envelope, bucket);
+}
+
+/** Brings the context to `bucket` before its point is read. */
+export function enterBucket(c: Float64Array, o: number, m: TimedModel, bucket: number): void {
+  advanceProfile(c, o + T.profile, bucket);
+  advanceEnvelope(c, o + T.envelope, bucket, m.excess);
+  c[o + T.recent + (bucket % RECENT_LEVELS)] = c[o + T.n]! > 0 ? c[o + T.level]! : NaN;
+}
+
+/** The raw sum and weight the detector counts for a residual point (errors capped at calls, weighed by calls). */
+export const rawSum = (m: TimedModel, r: number, calls: number): number => (m.binomial ? Math.min(r, calls) : r);
+export const rawWeight = (m: TimedModel, calls: number): number => (m.binomial ? calls : 1);
+
+/**
+ * Reads the point at `bucket` (entered): returns the residual the detector is fed (errors for
+ * error_rate, whose calls stay as they are), and learns from the point.
+ */
+export function takePoint(c: Float64Array, o: number, m: TimedModel, bucket: number, x: number, calls: number): number {
+  if (!m.observed(x, calls)) return x;
+  const off = offsetAt(c, o + T.profile, bucket);
+  const r = m.units === 'log' ? x * Math.exp(-off) : x - off;
+  const sum = rawSum(m, r, calls);
+  const weight = rawWeight(m, calls);
+  const v = sum / weight;
+  const n = ++c[o + T.n];
+  if (n === 1) {
+    c[o + T.level] = v;
+    c[o + T.aux] = m.auxOf(r, calls, v);
+  }
+  const level = c[o + T.level]!;
+  const aux = c[o + T.aux]!;
+  const settled = n > NEAR_POINTS; // the level and its noise are known
+  if (settled) absorbPoint(c, o + T.envelope, sum, weight, level, aux);
+  const ex = m.excess(v, level, aux);
+  const step = settled && Math.abs(ex) > CLIP ? (v - level) * (CLIP / Math.abs(ex)) : v - level;
+  c[o + T.level] = level + step / Math.min(n, NEAR_POINTS);
+  const cap = settled && !m.binomial ? CLIP * aux : Infinity;
+  c[o + T.aux] = aux + (Math.min(m.auxOf(r, calls, level), cap) - aux) / Math.min(n, NOISE_POINTS);
+  learnPoint(c, o + T.profile, bucket, shapeUnits(m.units, m.binomial ? (100 * Math.min(x, calls)) / calls : x));
+  return r;
+}
+
+/** The series' level just before `bucket` (the current one once `bucket` is no longer recent), and its noise's aux. */
+export function levelBefore(c: Float64Array, o: number, bucket: number, now: number): { level: number; aux: number } {
+  const recent = now - bucket < RECENT_LEVELS && bucket <= now ? c[o + T.recent + (bucket % RECENT_LEVELS)]! : NaN;
+  return { level: recent === recent ? recent : c[o + T.level]!, aux: c[o + T.aux]! };
+}
+
+/** Carries a residual-unit mean back to raw units at a bucket, with the profile as it stands. */
+export function rawAt(c: Float64Array, o: number, m: TimedModel, bucket: number): (mean: number) => number {
+  const off = offsetAt(c, o + T.profile, bucket);
+  const f = Math.exp(off);
+  return m.units === 'log' ? (mean) => mean * f : (mean) => mean + off;
+}
