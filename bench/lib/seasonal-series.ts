@@ -66,8 +66,15 @@ function weekly(bucket: number, weekend: number): number {
   return at(day);
 }
 
-/** One series of `days` days (default three weeks, so the weekly profile comes into use). */
-export function seasonalSeries(seed: number, signal: GeneratedSignal, days = 21): GeneratedSeries {
+export interface SeasonalOptions {
+  /** Days of data (default three weeks, so the weekly profile comes into use). */
+  days?: number;
+  /** Whether to place real shifts (default true). */
+  shifts?: boolean;
+}
+
+export function seasonalSeries(seed: number, signal: GeneratedSignal, opts: SeasonalOptions = {}): GeneratedSeries {
+  const days = opts.days ?? 21;
   const r = rng(seed * 7919 + signal.length);
   const n = days * DAY;
   // Start on a random bucket of a random day in 2024 (the weekday varies with the seed).
@@ -99,6 +106,7 @@ export function seasonalSeries(seed: number, signal: GeneratedSignal, days = 21)
   }
   const shifts: GeneratedShift[] = [];
   for (let d = 3 + Math.floor(r() * 2); d < days - 1 && shifts.length < 4; d += 3 + Math.floor(r() * 3)) {
+    if (opts.shifts === false) break;
     const where = shifts.length % 2 === 0 ? 'peak' : 'trough';
     const dayStart = Math.ceil((b0 + d * DAY) / DAY) * DAY - b0; // index of that day's midnight
     const at = dayStart + (where === 'peak' ? peak : trough) - 6 + Math.floor(r() * 12);

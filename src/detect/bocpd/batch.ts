@@ -52,37 +52,40 @@ export interface BatchCore {
   timed: TimedModel;
 }
 
+/** A batch packed for one engine call: concatenated points (and calls), offsets, and the detectors' states. */
 interface Packed {
-  xs: ArrayLike<number>;
-  ns: ArrayLike<number> | undefined;
-  state: Float64Array | undefined;
+  xs: Float64Array;
+  ns: Float64Array;
+  offsets: Float64Array;
+  states: Float64Array;
 }
 
-/** Runs the packed series in one engine call: their new states (stateSize each) and the events. */
-function runEngine(core: BatchCore, params: Float64Array, items: readonly Packed[]): { states: Float64Array; events: Float64Array } {
-  const n = items.length;
+/** Packs room for series of `lengths` points, each state from `states[i]` (the detector's part) or fresh. */
+function pack(core: BatchCore, lengths: readonly number[], states: ReadonlyArray<Float64Array | undefined>): Packed {
+  const n = lengths.length;
   const ss = core.stateSize;
   const offsets = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + items[i]!.xs.length;
+  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + lengths[i]!;
   const total = offsets[n]!;
-  const xs = new Float64Array(total);
-  const ns = core.binomial ? new Float64Array(total) : new Float64Array(0);
-  const states = new Float64Array(n * ss);
+  const packed = { xs: new Float64Array(total), ns: new Float64Array(core.binomial ? total : 0), offsets, states: new Float64Array(n * ss) };
   for (let i = 0; i < n; i++) {
-    const it = items[i]!;
-    xs.set(it.xs, offsets[i]);
-    if (core.binomial) ns.set(it.ns!, offsets[i]);
-    if (it.state) states.set(it.state.subarray(0, ss), i * ss);
+    const prev = states[i];
+    if (prev) packed.states.set(prev.subarray(0, ss), i * ss);
     else {
-      states[i * ss + S.cLast] = -1;
-      states[i * ss + S.model] = core.tag;
+      packed.states[i * ss + S.cLast] = -1;
+      packed.states[i * ss + S.model] = core.tag;
     }
   }
-  const events = n ? core.engine.run({ params, xs, ns, offsets, nSeries: n, states, stateSize: ss }) : new Float64Array(0);
-  return { states, events };
+  return packed;
 }
 
-/** Checks a series' calls and its state against the detector; returns the state's detector part size plus context, if any. */
+/** One engine call over the packed batch: the states are updated in place; returns the events. */
+function runEngine(core: BatchCore, params: Float64Array, b: Packed): Float64Array {
+  const n = b.offsets.length - 1;
+  return n ? core.engine.run({ params, xs: b.xs, ns: b.ns, offsets: b.offsets, nSeries: n, states: b.states, stateSize: core.stateSize }) : new Float64Array(0);
+}
+
+/** Checks a series' calls and its state against the detector. */
 function check(core: BatchCore, i: number, s: SeriesInput, prev: Float64Array | undefined): void {
   if (core.binomial && (!s.calls || s.calls.length !== s.values.length)) {
     throw new RangeError(`bocpd: series ${i}: error_rate needs calls[] of the same length as values[]`);
@@ -98,82 +101,79 @@ function check(core: BatchCore, i: number, s: SeriesInput, prev: Float64Array | 
 /** Series without a timestamp: values straight to the engine. */
 export function runPlain(core: BatchCore, series: readonly SeriesInput[], states: ReadonlyArray<Float64Array | undefined>): RunResult[] {
   series.forEach((s, i) => check(core, i, s, states[i]));
-  const { states: st, events } = runEngine(
+  const b = pack(
     core,
-    core.params,
-    series.map((s, i) => ({ xs: s.values, ns: s.calls, state: states[i] })),
+    series.map((s) => s.values.length),
+    states,
   );
+  series.forEach((s, i) => {
+    b.xs.set(s.values, b.offsets[i]);
+    if (core.binomial) b.ns.set(s.calls!, b.offsets[i]);
+  });
+  const events = runEngine(core, core.params, b);
   const ss = core.stateSize;
-  const out: RunResult[] = series.map((_, i) => ({ changes: [], state: st.slice(i * ss, (i + 1) * ss) }));
+  const out: RunResult[] = series.map((_, i) => ({ changes: [], state: b.states.slice(i * ss, (i + 1) * ss) }));
   for (let e = 0; e < events.length; e += EVENT_W) {
     out[events[e + E.series]!]!.changes.push({ index: events[e + E.index]!, at: events[e + E.at]!, before: events[e + E.before]!, after: events[e + E.after]! });
   }
   return out;
 }
 
-/** A timestamped series between the two readings: its residuals and contexts before and after. */
+/** A timestamped series between the two readings. */
 interface Prepared {
-  /** Bucket of the first point fed (gap points included) and its index. */
+  /** Bucket of its first point fed (gap points included) and that point's index. */
   bucket: number;
   t0: number;
-  xs: Float64Array;
-  calls: Float64Array | undefined;
-  residuals: Float64Array;
+  /** Where its points are in the batch's raw input (`raw`, gap points NaN) and residuals. */
+  offset: number;
+  length: number;
+  /** The context before these points (not to be modified: it may be the caller's). */
   before: Float64Array;
-  after: Float64Array;
+  /** The new state: the context after these points in place, the detector's part filled in after the engine. */
+  state: Float64Array;
 }
 
-/** The first reading: the residuals to feed, through a copy of the context. */
-function prepare(core: BatchCore, i: number, s: SeriesInput, prev: Float64Array | undefined): Prepared {
+/** Where a timestamped series' new points start, and its context before them. */
+function locate(core: BatchCore, i: number, s: SeriesInput, prev: Float64Array | undefined): { before: Float64Array; t0: number; next: number; gap: number } {
   const ss = core.stateSize;
-  const before = new Float64Array(T.size);
-  if (prev && prev.length > ss) before.set(prev.subarray(ss));
-  else newContext(before, 0);
   const t0 = prev ? prev[S.t]! : 0;
   const first = Math.floor(s.start! / BUCKET_US);
   if (!Number.isFinite(first)) throw new RangeError(`bocpd: series ${i}: start must be a timestamp in µs`);
-  if (!(before[T.origin]! === before[T.origin])) before[T.origin] = first - t0;
+  let before: Float64Array;
+  if (prev && prev.length > ss && prev[ss + T.origin]! === prev[ss + T.origin]) before = prev.subarray(ss);
+  else {
+    before = new Float64Array(T.size);
+    if (prev && prev.length > ss) before.set(prev.subarray(ss));
+    else newContext(before, 0);
+    before[T.origin] = first - t0;
+  }
   const next = before[T.origin]! + t0;
   if (first < next) throw new RangeError(`bocpd: series ${i}: start is ${next - first} buckets before the next point the state expects`);
-  const gap = first - next;
-  const len = gap + s.values.length;
-  const xs = new Float64Array(len).fill(NaN);
-  xs.set(s.values, gap);
-  let calls: Float64Array | undefined;
-  if (core.binomial) {
-    calls = new Float64Array(len);
-    calls.set(s.calls!, gap);
-  }
-  const after = before.slice();
-  const residuals = new Float64Array(len);
-  for (let k = 0; k < len; k++) {
-    enterBucket(after, 0, core.timed, next + k);
-    residuals[k] = takePoint(after, 0, core.timed, next + k, xs[k]!, calls ? calls[k]! : 1);
-  }
-  return { bucket: next, t0, xs, calls, residuals, before, after };
+  return { before, t0, next, gap: first - next };
 }
 
 /**
  * The second reading, when the engine reported changes or one is waiting: the same steps again
  * from the context as it was, with the changes taken in at the points that reported them.
  */
-function readBack(core: BatchCore, p: Prepared, events: Float64Array, evs: readonly number[]): { changes: ChangePoint[]; context: Float64Array } {
+function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Array, events: Float64Array, evs: readonly number[]): { changes: ChangePoint[]; context: Float64Array } {
   const m = core.timed;
   const c = p.before.slice();
   const unit = m.binomial ? 100 : 1; // the engine's means of error_rate are percentages
   const changes: ChangePoint[] = [];
   const report = (index: number, at: number, before: number, after: number): void => {
-    const raw = rawAt(c, 0, m, c[T.origin]! + index);
-    changes.push({ index, at, before: raw(before), after: raw(after) });
+    const toRaw = rawAt(c, 0, m, c[T.origin]! + index);
+    changes.push({ index, at, before: toRaw(before), after: toRaw(after) });
   };
   let e = 0;
-  for (let k = 0; k < p.xs.length; k++) {
+  for (let k = 0; k < p.length; k++) {
     const bucket = p.bucket + k;
     const t = p.t0 + k;
-    const n = p.calls ? p.calls[k]! : 1;
+    const x = raw[p.offset + k]!;
+    const n = m.binomial ? ns[p.offset + k]! : 1;
     enterBucket(c, 0, m, bucket);
-    const r = takePoint(c, 0, m, bucket, p.xs[k]!, n);
-    if (m.observed(p.xs[k]!, n)) addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
+    const r = takePoint(c, 0, m, bucket, x, n);
+    if (m.observed(x, n)) addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
     if (e < evs.length && events[evs[e]! + E.at] === t) {
       const ev = evs[e++]!;
       const index = events[ev + E.index]!;
@@ -184,8 +184,7 @@ function readBack(core: BatchCore, p: Prepared, events: Float64Array, evs: reado
       if (level > before) {
         const from = levelBefore(c, 0, c[T.origin]! + index, bucket);
         hold(c, T.held, m.excess, { start: index, before, sum, weight }, from.level, from.aux, T.envelope, c[T.origin]! + index);
-      }
-      else {
+      } else {
         // the series fell back: a change waiting from a level as high ends (not on a lone low point)
         dropAtOrAbove(c, T.held, Math.max(level, (unit * rawSum(m, r, n)) / rawWeight(m, n)));
         report(index, t, before, level);
@@ -200,20 +199,39 @@ function readBack(core: BatchCore, p: Prepared, events: Float64Array, evs: reado
 /** Timestamped series: residuals to the engine (BOCPD's lag on this path), changes read back through the envelope. */
 export function runTimed(core: BatchCore, series: readonly SeriesInput[], states: ReadonlyArray<Float64Array | undefined>): RunResult[] {
   series.forEach((s, i) => check(core, i, s, states[i]));
-  const prepared = series.map((s, i) => prepare(core, i, s, states[i]));
-  const { states: st, events } = runEngine(
+  const ss = core.stateSize;
+  const where = series.map((s, i) => locate(core, i, s, states[i]));
+  const b = pack(
     core,
-    core.timedParams,
-    prepared.map((p, i) => ({ xs: p.residuals, ns: p.calls, state: states[i] })),
+    series.map((s, i) => where[i]!.gap + s.values.length),
+    states,
   );
+  const raw = new Float64Array(b.xs.length).fill(NaN);
+  // The first reading: each series' context carried forward in its new state, its residuals into the batch.
+  const prepared: Prepared[] = series.map((s, i) => {
+    const w = where[i]!;
+    const offset = b.offsets[i]!;
+    const length = b.offsets[i + 1]! - offset;
+    raw.set(s.values, offset + w.gap);
+    if (core.binomial) b.ns.set(s.calls!, offset + w.gap);
+    const state = new Float64Array(ss + T.size);
+    state.set(w.before, ss);
+    for (let k = 0; k < length; k++) {
+      const bucket = w.next + k;
+      enterBucket(state, ss, core.timed, bucket);
+      b.xs[offset + k] = takePoint(state, ss, core.timed, bucket, raw[offset + k]!, core.binomial ? b.ns[offset + k]! : 1);
+    }
+    return { bucket: w.next, t0: w.t0, offset, length, before: w.before, state };
+  });
+  const events = runEngine(core, core.timedParams, b);
   const bySeries: number[][] = prepared.map(() => []);
   for (let e = 0; e < events.length; e += EVENT_W) bySeries[events[e + E.series]!]!.push(e);
-  const ss = core.stateSize;
   return prepared.map((p, i) => {
-    const read = bySeries[i]!.length || anyHeld(p.before, T.held) ? readBack(core, p, events, bySeries[i]!) : { changes: [], context: p.after };
-    const state = new Float64Array(ss + T.size);
-    state.set(st.subarray(i * ss, (i + 1) * ss));
+    const state = p.state;
+    state.set(b.states.subarray(i * ss, (i + 1) * ss));
     state[S.timed] = 1;
+    if (!bySeries[i]!.length && !anyHeld(p.before, T.held)) return { changes: [], state };
+    const read = readBack(core, p, raw, b.ns, events, bySeries[i]!);
     state.set(read.context, ss);
     return { changes: read.changes, state };
   });

@@ -141,7 +141,7 @@ export function saveState(state: Float64Array): Uint8Array {
 }
 
 export function loadState(bytes: Uint8Array): Float64Array {
-  const copy = new Float64Array(bytes.slice().buffer);
+  const copy = new Float64Array(new Uint8Array(bytes).buffer); // a copy (a Buffer's slice() would share its pool)
   const full = new Float64Array(copy[0]!);
   const used = S.header + (copy[1 + S.nRuns]! | 0) * R.width;
   full.set(copy.subarray(1, 1 + used));

@@ -106,6 +106,20 @@ export function peakOffset(p: Float64Array, o: number): number {
 
 const clip = (x: number, lim: number): number => (x > lim ? lim : x < -lim ? -lim : x);
 
+const scratch = new Float64Array(SLOT_BUCKETS);
+
+/** The median of the n (<= SLOT_BUCKETS) values at p[o ..], without allocating (runs for every slot of every series). */
+function slotMedian(p: Float64Array, o: number, n: number): number {
+  for (let i = 0; i < n; i++) {
+    const v = p[o + i]!;
+    let j = i;
+    for (; j > 0 && scratch[j - 1]! > v; j--) scratch[j] = scratch[j - 1]!;
+    scratch[j] = v;
+  }
+  const m = n >> 1;
+  return n % 2 ? scratch[m]! : (scratch[m - 1]! + scratch[m]!) / 2;
+}
+
 function median(xs: number[]): number {
   xs.sort((a, b) => a - b);
   const m = xs.length >> 1;
@@ -119,7 +133,7 @@ function closeSlot(p: Float64Array, o: number): void {
   const days = p[o + F.days]!;
   const k = o + F.shape + (slot % SLOTS);
   const week = weeklyActive(p, o) ? p[o + F.weekly + (Math.floor(slot / SLOTS) % 7)]! : 0;
-  const miss = median(Array.from(p.subarray(o + F.points, o + F.points + Math.min(n, SLOT_BUCKETS)))) - p[o + F.level]! - week - p[k]!;
+  const miss = slotMedian(p, o + F.points, Math.min(n, SLOT_BUCKETS)) - p[o + F.level]! - week - p[k]!;
   const step = clip(miss, days >= DAILY_AFTER_DAYS ? CLIP * p[o + F.miss]! : Infinity);
   p[k] = p[k]! + step / Math.min(days + 1, K);
   p[o + F.miss] = p[o + F.miss]! + (Math.abs(step) - p[o + F.miss]!) / Math.min(Math.ceil(p[o + F.n]! / SLOT_BUCKETS), SLOTS);

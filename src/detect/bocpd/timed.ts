@@ -63,7 +63,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
       units: 'log',
       binomial: true,
       observed: (x, n) => n > 0 && n < Infinity && x >= 0,
-      excess: (mean, p, calls) => (mean - p) / Math.sqrt((Math.max(p, 1 / (calls + 1)) * (1 + calls / config.n0)) / (calls + 1)),
+      excess: (mean, p, calls) => (mean - p) / Math.sqrt((Math.max(p, 0.5 / (calls + 1)) * (1 + calls / config.n0)) / (calls + 1)),
       auxOf: (_r, calls) => calls,
     };
   }
