@@ -13,7 +13,7 @@
 // Boundary: every argument is the address of a Float64Array region the caller wrote into this
 // module's memory (one pinned buffer it allocated once and reuses); nothing is allocated here.
 
-// --- layout.ts mirror ---
+// --- layout.ts mirror (test/detect/layout.test.ts checks each against its source) ---
 const MODEL_BINOMIAL: i32 = 2;
 const MODEL_POISSON: i32 = 3;
 const MODEL_LOGNORMAL: i32 = 1;

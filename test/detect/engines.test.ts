@@ -41,7 +41,7 @@ function detector(signal: Signal, engine: 'wasm' | 'ts', s: SeriesInput): BocpdD
 }
 
 function expectSame(a: RunResult, b: RunResult): void {
-  expect(a.changes.map((c) => c.index)).toEqual(b.changes.map((c) => c.index));
+  expect(a.changes.map((c) => [c.index, c.at])).toEqual(b.changes.map((c) => [c.index, c.at]));
   for (let i = 0; i < a.changes.length; i++) {
     for (const k of ['before', 'after'] as const) {
       const x = a.changes[i]![k];
@@ -110,8 +110,8 @@ describe('incremental use', () => {
           state = res.state;
           i = j;
         }
-        // same change points at the same absolute indices, each reported once, same "before"
-        expect(pieces.map((c) => c.index)).toEqual(whole.changes.map((c) => c.index));
+        // same change points at the same absolute indices, reported at the same points, each once, same "before"
+        expect(pieces.map((c) => [c.index, c.at])).toEqual(whole.changes.map((c) => [c.index, c.at]));
         pieces.forEach((c, k) => expect(c.before).toBeCloseTo(whole.changes[k]!.before, 9));
         expect(state!.subarray(0, 8 + state![1]! * 10)).toEqual(whole.state.subarray(0, 8 + whole.state[1]! * 10));
       }

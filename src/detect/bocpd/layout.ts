@@ -1,5 +1,5 @@
 // Flat layouts shared by the TypeScript reference (reference.ts) and the AssemblyScript module
-// (assembly/bocpd.ts). Both sides read the same Float64Array offsets; change them together.
+// (assembly/bocpd.ts), which mirrors them: test/detect/layout.test.ts fails when the two differ.
 
 /** Observation models. The numeric values cross the WASM boundary. */
 export const MODEL = {

@@ -1,0 +1,22 @@
+// assembly/bocpd.ts mirrors the flat layouts of src/detect/bocpd/layout.ts (AssemblyScript cannot
+// import them): every constant it declares must equal its TypeScript source, so the two engines
+// read the same parameter, state and event slots.
+import { expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../src/core/paths.js';
+import { E, EVENT_W, MODEL, P, R, S } from '../../src/detect/bocpd/layout.js';
+
+const source = readFileSync(join(PACKAGE_ROOT, 'assembly', 'bocpd.ts'), 'utf8');
+const tables: Record<string, Record<string, number>> = { MODEL, P, S, R, E };
+
+it('every layout constant the WASM module declares equals the TypeScript one', () => {
+  const declared = [...source.matchAll(/^const (MODEL|P|S|R|E)_([A-Z0-9]+): i32 = (\d+);$/gm)];
+  expect(declared.length).toBeGreaterThan(40);
+  for (const [line, table, name, value] of declared) {
+    const key = Object.keys(tables[table!]!).find((k) => k.toUpperCase() === name);
+    expect(key, `${line}: no ${table}.${name!.toLowerCase()} in layout.ts`).toBeDefined();
+    expect(Number(value), line).toBe(tables[table!]![key!]);
+  }
+  expect(Number(/^const EVENT_W: i32 = (\d+);$/m.exec(source)?.[1])).toBe(EVENT_W);
+});
