@@ -40,13 +40,13 @@ async function main(): Promise<void> {
     const writer = createWriter(store, { flushIntervalMs: 5 });
     const reads = await openReadPool(store, { size: 4 });
     const pool = createPool(2);
-    const deps = { store, writer, reads, pool, graceS: 0 };
+    const deps = { store, writer, reads, pool, graceS: 0, cache: new Map() };
     await pool.run({ kind: 'detect', signal: 'latency_p95', series: [{ points: '[]', from: 0, length: 4, missing: 'none' }] }); // start the threads
     console.log(`store: ${OPS * 2} series (${OPS} operations × error_rate, latency_p95), ${HISTORY + 1} buckets each; ${OPS * SPANS_PER_OP} raw spans per new bucket`);
-    const p1 = await runPass(deps, (newest + 1) * BUCKET_US + 1);
+    const p1 = await runPass(deps, { asOfUs: (newest + 1) * BUCKET_US + 1 });
     console.log(`pass 1 (every series fed its whole history): ${p1.duration_ms.toFixed(0)} ms — ${p1.series_updated} series, ${p1.points_fed} points, ${p1.buckets_closed} bucket closed, ${p1.anomalies_written} anomalies`);
     await spans(newest + 1);
-    const p2 = await runPass(deps, (newest + 2) * BUCKET_US + 1);
+    const p2 = await runPass(deps, { asOfUs: (newest + 2) * BUCKET_US + 1 });
     console.log(`pass 2 (one new bucket, states resumed):     ${p2.duration_ms.toFixed(0)} ms — ${p2.series_updated} series, ${p2.points_fed} points (target: a pass over 10,000 series under 1 s)`);
     await pool.destroy();
     reads.close();

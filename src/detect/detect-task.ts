@@ -10,10 +10,14 @@ export interface DetectSeries {
   /** Bucket index of the first point to feed, and how many consecutive buckets. */
   from: number;
   length: number;
+  /** Timestamp (µs) of bucket `from`: the detector's seasonal path. */
+  start: number;
   /** An absent bucket is no observation (NaN) or a zero count. */
   missing: 'none' | 'zero';
   /** Saved detector state to resume from; absent for a new series. */
   state?: Float64Array;
+  /** The series is fed again from its first point: of `state`, only the seasonal context is kept. */
+  refeed?: boolean;
 }
 
 export interface DetectTask {
@@ -41,12 +45,13 @@ export function seriesInput(signal: SignalName, s: DetectSeries): SeriesInput {
       calls[i] = n!;
     } else values[i] = value!;
   }
-  return calls ? { values, calls } : { values };
+  return calls ? { values, calls, start: s.start } : { values, start: s.start };
 }
 
 export function runDetect(task: DetectTask): DetectOutput[] {
   let det = detectors.get(task.signal);
   if (!det) detectors.set(task.signal, (det = new BocpdDetector(task.signal)));
   const inputs = task.series.map((s) => seriesInput(task.signal, s));
-  return det.runBatch(inputs, task.series.map((s) => s.state)).map((r) => ({ changes: r.changes, state: r.state }));
+  const states = task.series.map((s) => (s.state && s.refeed ? det.refeedState(s.state, s.start) : s.state));
+  return det.runBatch(inputs, states).map((r) => ({ changes: r.changes, state: r.state }));
 }

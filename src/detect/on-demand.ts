@@ -54,13 +54,13 @@ export function closeLimit(dirty: readonly number[], asOfUs: number | undefined)
 }
 
 /**
- * One pass closing the buckets below `limit`, stamped `stampUs`. The pass takes its close limit as
- * (now − grace), so the limit is given through the grace; the middle of the limit's bucket keeps the
+ * One pass closing the buckets below `limit`, as of `stampUs`. The pass takes its close limit as
+ * (as of − grace), so the limit is given through the grace; the middle of the limit's bucket keeps the
  * floor in `runPass` clear of rounding.
  */
 function passBelow(deps: PassDeps, limit: number, stampUs: number): Promise<PassReport> {
   const limitUs = limit * BUCKET_US + BUCKET_US / 2;
-  return runPass({ ...deps, graceS: (stampUs - limitUs) / 1_000_000 }, stampUs);
+  return runPass(deps, { asOfUs: stampUs, graceUs: stampUs - limitUs });
 }
 
 async function dirtyBuckets(deps: PassDeps): Promise<number[]> {
