@@ -13,15 +13,20 @@ const SUM = 2; // raw residual sum and weight since the first point
 const WEIGHT = 3;
 const BASE = 4; // the series' level (and its noise's aux) just before the first point
 const AUX = 5;
-const RISEN = 6; // 1 when its regime was already up as a newer change began inside it
+const RISEN = 6; // its excess when a newer change began inside its regime (NaN before that)
 const AT = 7; // the envelope's levels before the first point
 const WIDTH = AT + LEVELS;
 /** With no history to judge by, a change waits for this many points after its first: BOCPD's lag without the seasonal path. */
 const NO_HISTORY_LAG = 4;
 /** A change still waiting this many points after its first (twice the largest scale) is dropped: what it found was a drift, not a shift. */
 const MAX_WAIT = 64;
-/** Excess (noise units) above which a waiting change's regime counts as already up. */
-const RISEN_EXCESS = 1;
+/**
+ * When an older waiting change clears while a newer one waits, the newer one is reported if its
+ * excess is at least this many times the older one's when it began (generated series: a marginal
+ * rise that clears only with an incident's points is not the incident's start; a burst on top of an
+ * incident is not the incident).
+ */
+const TAKEOVER = 2;
 
 export const HELD_SIZE = SLOTS * WIDTH;
 
@@ -52,14 +57,14 @@ export function hold(c: Float64Array, o: number, ex: Excess, h: Held, base: numb
   const b = slot(o, 1);
   const s = free(c, a) ? a : free(c, b) ? b : c[a + START]! < c[b + START]! ? a : b;
   const other = s === a ? b : a;
-  if (!free(c, other)) c[other + RISEN] = excess(c, other, ex) > RISEN_EXCESS ? 1 : 0;
+  if (!free(c, other)) c[other + RISEN] = excess(c, other, ex);
   c[s + START] = h.start;
   c[s + BEFORE] = h.before;
   c[s + SUM] = h.sum;
   c[s + WEIGHT] = h.weight;
   c[s + BASE] = base;
   c[s + AUX] = aux;
-  c[s + RISEN] = 0;
+  c[s + RISEN] = NaN;
   levelsBefore(c, envelope, bucket, c, s + AT);
 }
 
@@ -106,7 +111,7 @@ export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margi
     if (clears && (first === undefined || start < c[first + START]!)) first = s;
   }
   if (first === undefined) return undefined;
-  const pick = c[first + RISEN] === 1 ? first : newest!;
+  const pick = newest !== first && !(excess(c, newest!, ex) < TAKEOVER * c[first + RISEN]!) ? newest! : first;
   const out = { start: c[pick + START]!, before: c[first + BEFORE]!, sum: c[pick + SUM]!, weight: c[pick + WEIGHT]! };
   newHeld(c, o);
   return out;
