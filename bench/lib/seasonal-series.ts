@@ -3,7 +3,7 @@
 // signal's kind, missing buckets and one long gap, a daily cron burst in some series, a daily
 // amplitude that changes once, and real worsening shifts of a few hours placed at a daily peak or
 // a trough, each starting at a random moment inside its bucket.
-import { rng } from './rng.js';
+import { binomial, gauss, poisson, rng } from './rng.js';
 
 export type GeneratedSignal = 'latency_p95' | 'log_volume' | 'error_rate' | 'error_log_rate';
 
@@ -30,29 +30,6 @@ export interface GeneratedSeries {
 
 const BUCKET_US = 300_000_000;
 const DAY = 288;
-
-function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(r() + 1e-300)) * Math.cos(2 * Math.PI * r());
-}
-
-function poisson(r: () => number, mean: number): number {
-  if (mean > 50) return Math.max(0, Math.round(mean + Math.sqrt(mean) * gauss(r)));
-  const l = Math.exp(-mean);
-  let k = 0;
-  let p = 1;
-  for (;;) {
-    p *= r();
-    if (p <= l) return k;
-    k++;
-  }
-}
-
-function binomial(r: () => number, n: number, p: number): number {
-  if (n > 100) return Math.max(0, Math.min(n, Math.round(n * p + Math.sqrt(n * p * (1 - p)) * gauss(r))));
-  let k = 0;
-  for (let i = 0; i < n; i++) if (r() < p) k++;
-  return k;
-}
 
 const between = (r: () => number, a: number, b: number): number => a + (b - a) * r();
 

@@ -1,30 +1,7 @@
 // Seeded synthetic 5-minute series for the detector tests (mulberry32 + Box–Muller).
-import { rng } from '../../bench/lib/rng.js';
+import { binomial, gauss, poisson, rng } from '../../bench/lib/rng.js';
 
-export { rng };
-
-export function gauss(r: () => number): number {
-  return Math.sqrt(-2 * Math.log(r() + 1e-300)) * Math.cos(2 * Math.PI * r());
-}
-
-export function poisson(r: () => number, mean: number): number {
-  if (mean > 50) return Math.max(0, Math.round(mean + Math.sqrt(mean) * gauss(r)));
-  const l = Math.exp(-mean);
-  let k = 0;
-  let p = 1;
-  for (;;) {
-    p *= r();
-    if (p <= l) return k;
-    k++;
-  }
-}
-
-export function binomial(r: () => number, n: number, p: number): number {
-  if (n > 200) return Math.max(0, Math.min(n, Math.round(n * p + Math.sqrt(n * p * (1 - p)) * gauss(r))));
-  let k = 0;
-  for (let i = 0; i < n; i++) if (r() < p) k++;
-  return k;
-}
+export { binomial, gauss, poisson, rng };
 
 /** Error-rate series: calls per bucket around `traffic` (±20%), error probability p (p2 from `at`). */
 export function errorSeries(seed: number, n: number, traffic: number, p: number, at = n, p2 = p): { values: Float64Array; calls: Float64Array } {
