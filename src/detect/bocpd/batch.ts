@@ -24,11 +24,14 @@ export interface ChangePoint {
   index: number;
   /** The point whose arrival reported the change (absolute index). */
   at: number;
-  /** Mean of the regime before the change, raw units. */
+  /**
+   * Mean of the regime before the change, raw units; on the seasonal path, that regime's level at the
+   * time of day (and week) of the change's first point.
+   */
   before: number;
   /**
    * Mean from the change on, raw units: up to the next change or the last point of the call; on
-   * the seasonal path, up to the point that reported it.
+   * the seasonal path, up to the point that reported it, at the time of day of the change's first point.
    */
   after: number;
 }
