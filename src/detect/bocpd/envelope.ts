@@ -23,8 +23,8 @@ const DAYS = 7;
 /**
  * Regimes shorter than this (40 minutes) must rise above the highest excess of the past week (bursts
  * recur at any time); longer ones above the second-highest day's, so that an incident like one earlier
- * in the week is reported again (calibration: with the highest for every length, 60% of the generated
- * shifts were found; with the second-highest for every length, NAB showed 0.3 false rows a day).
+ * in the week is reported again (calibration: the highest for every length missed most repeated
+ * generated shifts; the second-highest for every length let NAB's bursts through).
  */
 const SHORT = 8;
 /** A bar is raised by at least this factor (calibration: NAB's bursty series, whose bursts vary in height). */

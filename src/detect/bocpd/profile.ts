@@ -15,6 +15,9 @@
 // ring's median is learnt the same way.
 import { BUCKETS_PER_DAY } from '../../core/time.js';
 
+// Not tuned on data: the memory, clipping and coverage below follow from what one incident may move
+// (a seventh of a few usual misses) and the two days and two weeks.
+
 /** Buckets per knot of the daily shape (30 minutes): fine enough for a traffic curve, 48 numbers. */
 export const SLOT_BUCKETS = 6;
 const SLOTS = BUCKETS_PER_DAY / SLOT_BUCKETS;

@@ -21,6 +21,8 @@ export const TIMED_MIN_LAG = 1;
 export const MARGIN = 1;
 /** Recent levels kept one by one, to measure a waiting change from the level just before it. */
 const RECENT_LEVELS = 16;
+// Not tuned on data unless marked: the recent level follows a regime in about an hour, its noise is a day's.
+
 /** Points of the recent level's running mean (an hour): it follows a new regime within about an hour. */
 const NEAR_POINTS = 12;
 /** Points of the noise's running mean (a day). */
