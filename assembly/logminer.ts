@@ -1,4 +1,5 @@
-// Online log template miner (WASM build). The same algorithm as src/pipeline/logminer/reference.ts,
+// Online log template miner (WASM build). The same algorithm as src/pipeline/logminer/reference.ts
+// (and the files it names: tokenize, mask, json-shape, tokens, params, state),
 // step for step, over raw memory: tokens are compared by two 32-bit hashes (64 bits) instead of by
 // string, templates live in per-service hash maps and an LRU list. Output must equal the reference's
 // for every input (test/pipeline/logminer/agree.test.ts); change both together.
@@ -7,7 +8,7 @@
 // buffers (module globals, so never collected), grows them by doubling in prepare(), and exposes
 // their addresses; the host writes UTF-8 bodies + offsets into them, calls mine(), reads the outputs.
 
-// ---- constants: keep equal to src/pipeline/logminer/core.ts ------------------------------------------
+// ---- constants: core.ts's, checked equal by test/pipeline/logminer/constants.test.ts -----------------
 const MATCH_BYTES: i32 = 4096;
 const MAX_TOKENS: i32 = 128;
 const LONG_TOKEN: i32 = 96;
@@ -171,7 +172,7 @@ function hashBytes(p: usize, len: i32): u64 {
 const WILD_KEY: u64 = 0xa5a5a5a55a5a5a5a;
 
 
-// ---- names: top-level domains and months, as packed lower-case bytes (reference.ts TLDS, MONTHS) ----
+// ---- names: top-level domains and months, as packed lower-case bytes (mask.ts TLDS, MONTHS) ----------
 const TLD_SET = new Set<u64>();
 // A 1,024-bit Bloom filter in front of TLD_SET: most dotted labels (org.apache.hadoop) are no TLD,
 // and a Set lookup for each of them made the fast path of dotted tokens slow.
@@ -191,7 +192,7 @@ function packStr(x: string): u64 {
   return v;
 }
 function initNames(): void {
-  // keep equal to reference.ts TLDS (test/pipeline/logminer/miner.cases.ts masks a host in each, in both twins)
+  // mask.ts TLDS and MONTHS (test/pipeline/logminer/constants.test.ts checks the lists are equal)
   const tlds = [
     'com', 'net', 'org', 'edu', 'gov', 'mil', 'int', 'io', 'co', 'info', 'biz', 'us', 'uk', 'de', 'fr', 'jp',
     'cn', 'hk', 'ru', 'nl', 'eu', 'au', 'ca', 'br', 'local', 'internal', 'lan', 'cloud', 'dev', 'app', 'ai',
@@ -241,7 +242,7 @@ function quoteEnd(p: usize, q: i32, end: i32): i32 {
   return -1;
 }
 @inline function isUpper(c: i32): bool { return <u32>(c - 65) <= 25; }
-/** reference.ts isRequestLine: `METHOD target [PROTO/version]` inside quotes splits into its words. */
+/** tokenize.ts isRequestLine: `METHOD target [PROTO/version]` inside quotes splits into its words. */
 function isRequestLine(p: usize, s: i32, e: i32): bool {
   let i = s;
   if (isStar(p, i, e)) i += 3;
@@ -816,11 +817,11 @@ class Tpl {
   tl: StaticArray<i32> = new StaticArray<i32>(0);
   th: StaticArray<u64> = new StaticArray<u64>(0);
   kind: StaticArray<u8> = new StaticArray<u8>(0);
-  /** 1 at positions holding the value of a `key: value` pair (reference.ts valuePositions) */
+  /** 1 at positions holding the value of a `key: value` pair (tokens.ts valuePositions) */
   kv: StaticArray<u8> = new StaticArray<u8>(0);
   /** per token, the index of the '=' of a key=value token with a non-empty key and value, else 0 */
   eqAt: StaticArray<i32> = new StaticArray<i32>(0);
-  /** reference.ts skeletonOf, hashed; 0 when not indexed (JSON, no constant or no variable) */
+  /** tokens.ts skeletonOf, hashed; 0 when not indexed (JSON, no constant or no variable) */
   skel: u64 = 0;
   used: u64 = 0;
   prev: Tpl | null = null;
@@ -831,7 +832,7 @@ class Svc {
   leaves: Map<u64, Array<Tpl>> = new Map<u64, Array<Tpl>>();
   shapes: Map<u64, Tpl> = new Map<u64, Tpl>();
   skels: Map<u64, Tpl> = new Map<u64, Tpl>();
-  /** reference.ts heads: leading-token key (headOf) → text templates of any length, the LEAF_MAX latest added */
+  /** state.ts heads: leading-token key (headOf) → text templates of any length, the LEAF_MAX latest added */
   heads: Map<u64, Array<Tpl>> = new Map<u64, Array<Tpl>>();
   head: Tpl | null = null; // least recently used
   tail: Tpl | null = null; // most recently used
@@ -975,7 +976,7 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
   }
 }
 
-/** reference.ts isWord: two or more letters and nothing else. */
+/** tokens.ts isWord: two or more letters and nothing else. */
 function isWordTok(p: usize, len: i32): bool {
   const s = len > 0 && ch(p, 0) == 34 ? 1 : 0;
   if (len - s < 2) return false;
@@ -983,7 +984,7 @@ function isWordTok(p: usize, len: i32): bool {
   return true;
 }
 
-/** reference.ts isRunToken: holds <*> and is not key=value. */
+/** tokens.ts isRunToken: holds <*> and is not key=value. */
 function isRunTok(p: usize, len: i32, kind: u8): bool {
   if (kind == 0) return false;
   for (let i = 0; i < len; i++) if (ch(p, i) == 61) return false;
@@ -991,7 +992,7 @@ function isRunTok(p: usize, len: i32, kind: u8): bool {
 }
 
 const RUN_KEY: u64 = 0x5bd1e9955bd1e995;
-/** reference.ts skeletonOf, as a hash of the constant tokens' hashes and one mark per variable run; 0 when not indexed. */
+/** tokens.ts skeletonOf, as a hash of the constant tokens' hashes and one mark per variable run; 0 when not indexed. */
 function skelHash(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArray<i32>, h: StaticArray<u64>, kinds: StaticArray<u8>): u64 {
   let k: u64 = 0x84222325cbf29ce4;
   let runs = 0;
@@ -1006,7 +1007,7 @@ function skelHash(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArr
         inRun = true;
       }
     } else {
-      // key=value by its key alone (reference.ts skeletonOf)
+      // key=value by its key alone (tokens.ts skeletonOf)
       const tp = base + <usize>unchecked(starts[i]);
       const tl = unchecked(lens[i]);
       let eq = 0;
@@ -1206,7 +1207,7 @@ function tokenize(p: usize, realEnd: i32): void {
     const s = i;
     const m0 = mpos;
     if (rest) {
-      // reference.ts isStatement: the rest of the line is one value
+      // tokenize.ts isStatement: the rest of the line is one value
       i = end;
       while (i > s && isSep(ch(p, i - 1))) i--;
       mwild();
@@ -1251,7 +1252,7 @@ function tokenize(p: usize, realEnd: i32): void {
 }
 
 const LEN_KEY: u64 = 0x9e3779b97f4a7c15;
-/** reference.ts headOf: the leaf key without its token count (0 for a template of no tokens: not listed). */
+/** tokens.ts headOf: the leaf key without its token count (0 for a template of no tokens: not listed). */
 @inline function headOf(key: u64, n: i32): u64 { return n == 0 ? 0 : key ^ (<u64>n * LEN_KEY); }
 
 /** Key of a leaf: token count and the leading tokens, each by its key alone when it is key=value. */
@@ -1276,12 +1277,12 @@ function leafKey(n: i32, base: usize, starts: StaticArray<i32>, lens: StaticArra
   return k ^ (<u64>n * LEN_KEY);
 }
 
-/** reference.ts sameKey: template token a (its '=' at k, or 0) and line token b have the same key and non-empty values. */
+/** tokens.ts sameKey: template token a (its '=' at k, or 0) and line token b have the same key and non-empty values. */
 @inline function sameKey(a: usize, k: i32, b: usize, lb: i32): bool {
   return k > 0 && k < lb - 1 && ch(b, k) == 61 && memory.compare(a, b, <usize>k) == 0;
 }
 
-/** reference.ts isKeyToken: an identifier and a colon. */
+/** tokens.ts isKeyToken: an identifier and a colon. */
 function isKeyToken(p: usize, n: i32): bool {
   if (n < 2 || ch(p, n - 1) != 58) return false;
   const c0 = ch(p, 0);
@@ -1293,7 +1294,7 @@ function isKeyToken(p: usize, n: i32): bool {
   return true;
 }
 
-/** reference.ts valuePositions, over the tokens [starts[i], starts[i] + lens[i]) of p. */
+/** tokens.ts valuePositions, over the tokens [starts[i], starts[i] + lens[i]) of p. */
 function valuePositions(n: i32, p: usize, starts: StaticArray<i32>, lens: StaticArray<i32>): StaticArray<u8> {
   const kv = new StaticArray<u8>(n);
   let prev = false; // key at i - 1
@@ -1416,7 +1417,7 @@ function addParam(slot: i32, s0: i32, e0: i32): void {
   curPc++;
 }
 
-/** reference.ts skeletonParams: the current line joined template t of another length with the same skeleton. */
+/** params.ts skeletonParams: the current line joined template t of another length with the same skeleton. */
 function skeletonParams(t: Tpl): void {
   const mb = changetype<usize>(mbuf);
   const tp = changetype<usize>(t.pat);
@@ -1445,7 +1446,7 @@ function skeletonParams(t: Tpl): void {
   }
 }
 
-/** reference.ts isPhraseWord: letters (an inner ' or - allowed), then at most one of . , ; : ! ? */
+/** tokens.ts isPhraseWord: letters (an inner ' or - allowed), then at most one of . , ; : ! ? */
 function isPhraseWordTok(p: usize, len: i32): bool {
   let n = len;
   if (n > 1) {
@@ -1459,32 +1460,32 @@ function isPhraseWordTok(p: usize, len: i32): bool {
   }
   return true;
 }
-/** reference.ts constantsAround: constant tokens of t outside [a, b). */
+/** tokens.ts constantsAround: constant tokens of t outside [a, b). */
 function constantsAround(t: Tpl, a: i32, b: i32): i32 {
   let c = 0;
   for (let i = 0; i < t.ntok; i++) if ((i < a || i >= b) && unchecked(t.kind[i]) == 0) c++;
   return c;
 }
-/** reference.ts phraseContext: two constants around the phrase, or a constant first token alone before a phrase that ends the line. */
+/** tokens.ts phraseContext: two constants around the phrase, or a constant first token alone before a phrase that ends the line. */
 function phraseContext(t: Tpl, p: i32, q: i32): bool {
   const c = constantsAround(t, p, t.ntok - q);
   return c >= 2 || (c == 1 && p == 1 && q == 0);
 }
-/** reference.ts phraseRun over template t's tokens [a, b). */
+/** tokens.ts phraseRun over template t's tokens [a, b). */
 function tplPhrase(t: Tpl, a: i32, b: i32): bool {
   if (a >= b) return false;
   const pp = changetype<usize>(t.pat);
   for (let i = a; i < b; i++) if (!isPhraseWordTok(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]))) return false;
   return true;
 }
-/** reference.ts phraseRun over the current line's tokens [a, b). */
+/** tokens.ts phraseRun over the current line's tokens [a, b). */
 function linePhrase(a: i32, b: i32): bool {
   if (a >= b) return false;
   const mb = changetype<usize>(mbuf);
   for (let i = a; i < b; i++) if (!isPhraseWordTok(mb + <usize>unchecked(lMS[i]), unchecked(lML[i]))) return false;
   return true;
 }
-/** reference.ts coversToken: template t's token i takes line token j one for one. */
+/** tokens.ts coversToken: template t's token i takes line token j one for one. */
 function coversTok(t: Tpl, i: i32, j: i32): bool {
   const kind = unchecked(t.kind[i]);
   if (kind == 1 || unchecked(t.th[i]) == unchecked(lH[j])) return true;
@@ -1494,7 +1495,7 @@ function coversTok(t: Tpl, i: i32, j: i32): bool {
   return sameKey(ta, unchecked(t.eqAt[i]), mb + <usize>unchecked(lMS[j]), unchecked(lML[j]));
 }
 
-// reference.ts runCovers: the alignment of the current line to a template whose <*> runs take one or more tokens
+// tokens.ts runCovers: the alignment of the current line to a template whose <*> runs take one or more tokens
 const rAt = new StaticArray<i32>(MAX_TOKENS + 2);
 const rEnd = new StaticArray<i32>(MAX_TOKENS + 2);
 function runCovers(t: Tpl, n: i32): bool {
@@ -1564,7 +1565,7 @@ function constantsOf(t: Tpl): i32 {
   for (let i = 0; i < t.ntok; i++) if (unchecked(t.kind[i]) != 1) c++;
   return c;
 }
-/** reference.ts tokenParam: line token j taken one for one by template t's token i (kind), reported at slot. */
+/** params.ts tokenParam: line token j taken one for one by template t's token i (kind), reported at slot. */
 function tokenParam(t: Tpl, i: i32, kind: u8, j: i32, slot: i32): void {
   if (kind == 0) return;
   const off = unchecked(lRawS[j]);
@@ -1581,7 +1582,7 @@ function tokenParam(t: Tpl, i: i32, kind: u8, j: i32, slot: i32): void {
     else addParam(slot, off, off + rl);
   }
 }
-/** reference.ts runParams over the alignment runCovers left in rAt / rEnd. */
+/** params.ts runParams over the alignment runCovers left in rAt / rEnd. */
 function runParams(t: Tpl): void {
   const n = lTrunc ? lN - 1 : lN;
   let j = 0;
@@ -1606,7 +1607,7 @@ function runParams(t: Tpl): void {
   }
 }
 
-/** reference.ts relength: template t takes the tokens in gbuf (gS / gL, n of them) and moves to the leaf of that length. */
+/** state.ts relength: template t takes the tokens in gbuf (gS / gL, n of them) and moves to the leaf of that length. */
 function relength(s: Svc, t: Tpl, n: i32): u64 {
   const old = s.leaves.get(t.key);
   old.splice(old.indexOf(t), 1);

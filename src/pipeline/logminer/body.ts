@@ -2,7 +2,7 @@
 // a JSON object with a message field, a logfmt line, a Kubernetes (klog) component line, a
 // multi-line stack trace. The event is the message; the rest (other fields, the header, the frames)
 // would only split one event into many templates by its variables, so it is kept as parameters
-// instead. (The SQL after `statement:` is one value too, but that is the engine's: reference.ts.) Shared by both engines (it runs before them), so
+// instead. (The SQL after `statement:` is one value too, but that is the engine's: tokenize.ts.) Shared by both engines (it runs before them), so
 // it cannot make them disagree. Plain one-line text, the common case, is returned as it is after a
 // few native scans.
 import { JSON_MAX_BYTES } from './core.js';

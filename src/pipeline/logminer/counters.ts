@@ -1,7 +1,7 @@
 // Numeric slot statistics of log templates and the diagnosis's `log_counters`, as pure functions.
 // A slot is a position of a template that held a number (`took <*> ms`, `retries=<*>`); its stats
 // are cumulative since the miner started (they are not persisted in svc_log_templates).
-import { splitPattern } from './reference.js';
+import { splitPattern } from './tokenize.js';
 
 /** Running statistics of one numeric template slot. */
 export interface SlotStats {

@@ -9,7 +9,8 @@ export type { BatchMeta, MineBatchResult, MinerOptions, StoredTemplateRow, Templ
 export { computeLogCounters, isPinnedZero, slotLabel, slotLabels } from './counters.js';
 export type { CounterSource, LogCounter, LogCounterOptions, SlotStats } from './counters.js';
 export { ENGINE_VERSION, FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, MAX_PARAMS } from './core.js';
-export { maskToken, jsonShape } from './reference.js';
+export { maskToken } from './mask.js';
+export { jsonShape } from './json-shape.js';
 
 export interface CreateMinerOptions extends MinerOptions {
   /** 'wasm' (default; the AssemblyScript build) or 'reference' (plain TypeScript, same output) */

@@ -4,11 +4,11 @@
 // and upserts the rows it returns into svc_log_templates; at start it calls restore() with that table.
 import { messageOf } from './body.js';
 import { FLAG_JSON, JSON_MAX_BYTES, MAX_PARAMS, type MinerCore } from './core.js';
+import { addSample, computeLogCounters, newSlotStats, slotLabels, type LogCounter, type LogCounterOptions, type SlotStats } from './counters.js';
+import { jsonSink, writeJsonAscii } from './params-json.js';
 
 /** Bytes of a body handed to the engine: one more than any rule looks at (plus a UTF-8 sequence). */
 const ENCODE_LIMIT = JSON_MAX_BYTES + 4;
-import { CsvSink } from '../../store/csv.js';
-import { addSample, computeLogCounters, newSlotStats, slotLabels, type LogCounter, type LogCounterOptions, type SlotStats } from './counters.js';
 
 /** A row shaped like svc_log_templates (src/store/schema.ts); timestamps in microseconds since the epoch. */
 export interface TemplateRow {
@@ -134,48 +134,6 @@ function toMicros(v: number | bigint | Date | string | null | undefined, dflt: n
   if (v instanceof Date) return v.getTime() * 1000;
   const t = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T') + 'Z');
   return Number.isNaN(t) ? dflt : t * 1000;
-}
-
-/** The JSON text of a batch's parameters (mineBatch's paramsJson), reused across batches. */
-const jsonSink = new CsvSink(1 << 16, 1 << 22);
-
-/** JSON's own escapes of the control characters (JSON.stringify's), by code; the rest are \u00XX. */
-const SHORT_ESCAPES: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72 };
-const HEX = '0123456789abcdef';
-
-/**
- * Writes `src[s, s + len)` as a JSON string (quotes included) when every byte is ASCII, escaped as
- * JSON.stringify escapes it; else writes nothing and returns false. Such a value decodes to the same
- * characters, one a byte, so the first `len` bytes are the first `len` characters.
- */
-function jsonAscii_(out: CsvSink, src: Uint8Array, s: number, len: number): boolean {
-  const end = s + len;
-  for (let i = s; i < end; i++) if (src[i]! >= 0x80) return false;
-  out.ensure(len * 6 + 2);
-  const b = out.b;
-  let n = out.n;
-  b[n++] = 0x22;
-  for (let i = s; i < end; i++) {
-    const c = src[i]!;
-    if (c >= 0x20 && c !== 0x22 && c !== 0x5c) b[n++] = c;
-    else if (c === 0x22 || c === 0x5c) {
-      b[n++] = 0x5c;
-      b[n++] = c;
-    } else if (SHORT_ESCAPES[c] !== undefined) {
-      b[n++] = 0x5c;
-      b[n++] = SHORT_ESCAPES[c]!;
-    } else {
-      b[n++] = 0x5c;
-      b[n++] = 0x75;
-      b[n++] = 0x30;
-      b[n++] = 0x30;
-      b[n++] = HEX.charCodeAt(c >> 4);
-      b[n++] = HEX.charCodeAt(c & 15);
-    }
-  }
-  b[n++] = 0x22;
-  out.n = n;
-  return true;
 }
 
 export class LogMiner {
@@ -356,7 +314,7 @@ export class LogMiner {
         // An ASCII value goes to the JSON text as bytes; any other is decoded and stringified.
         if (paramsJson) {
           js.byte(k ? 0x2c : 0x5b);
-          if (!jsonAscii_(js, data, s, Math.min(len, this.maxValueChars))) {
+          if (!writeJsonAscii(js, data, s, Math.min(len, this.maxValueChars))) {
             jsonAscii = false;
             js.utf8(JSON.stringify(data.toString('utf8', s, s + len).slice(0, this.maxValueChars)));
           }

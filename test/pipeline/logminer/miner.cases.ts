@@ -2,7 +2,7 @@
 // miner.reference.test.ts call it), in the spirit of hono's shared router cases.
 import { describe, expect, it } from 'vitest';
 import { createMiner, computeLogCounters, FLAG_CHANGED, FLAG_NEW, type LogMiner, type TemplateRow } from '../../../src/pipeline/logminer/index.js';
-import { TLDS } from '../../../src/pipeline/logminer/reference.js';
+import { TLDS } from '../../../src/pipeline/logminer/mask.js';
 
 export function minerSuite(impl: 'wasm' | 'reference'): void {
   const make = (opts: { maxTemplatesPerService?: number } = {}): LogMiner => createMiner({ impl, ...opts });
