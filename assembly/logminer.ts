@@ -19,9 +19,9 @@ const JSON_MAX_KEYS: i32 = 64;
 const PREFIX_TOKENS: i32 = 1;
 const LEAF_MAX: i32 = 64;
 const QUOTE_MAX: i32 = 512;
-const ENUM_MAX: i32 = 5;
 const ENUM_POSITIONS: i32 = 3;
 let simNum: i64 = 7; // of SIM_DEN; set by init()
+let enumMax: i32 = 5; // set by init()
 const SIM_DEN: i64 = 10;
 const FLAG_NEW: u8 = 1;
 const FLAG_CHANGED: u8 = 2;
@@ -846,9 +846,10 @@ const services = new Array<Svc | null>();
 const byId = new Map<u64, Tpl>();
 const pending = new Map<u64, Tpl>();
 
-export function init(maxTemplatesPerService: i32, similarityTenths: i32): void {
+export function init(maxTemplatesPerService: i32, similarityTenths: i32, enumMaxWords: i32): void {
   cap = maxTemplatesPerService < 1 ? 1 : maxTemplatesPerService;
   simNum = <i64>similarityTenths;
+  enumMax = enumMaxWords;
 }
 export function nextId(): f64 { return nextIdV; }
 export function setNextId(id: f64): void { if (id > nextIdV) nextIdV = id; }
@@ -1060,7 +1061,7 @@ function fewWords(): bool {
       for (let b = 0; b < a && !seen; b++) seen = unchecked(unchecked(fam[b]).th[p]) == h;
       if (!seen) distinct++;
     }
-    if (distinct >= ENUM_MAX) return false;
+    if (distinct >= enumMax) return false;
   }
   return true;
 }
@@ -1658,7 +1659,7 @@ function phrase(s: Svc, hl: Array<Tpl>, n: i32): Tpl | null {
     sibP.push(p);
     sibQ.push(q);
   }
-  if (sibT.length < ENUM_MAX) return null;
+  if (sibT.length < enumMax) return null;
   let p = n;
   let q = n;
   for (let k = 0; k < sibT.length; k++) {
@@ -1674,7 +1675,7 @@ function phrase(s: Svc, hl: Array<Tpl>, n: i32): Tpl | null {
     members++;
     if (sv === null || u.id < sv.id) sv = u;
   }
-  if (sv === null || members < ENUM_MAX || mergeBudget < members) return null;
+  if (sv === null || members < enumMax || mergeBudget < members) return null;
   const v: Tpl = sv;
   for (let k = 0; k < sibT.length; k++) {
     const u = unchecked(sibT[k]);

@@ -90,6 +90,8 @@ export interface CoreConfig {
   maxTemplatesPerService: number;
   /** similarity threshold in tenths (SIM_NUM / SIM_DEN by default); the leave-out evaluation varies it */
   similarityTenths?: number;
+  /** distinct words before a position is a variable (ENUM_MAX by default); the leave-out evaluation varies it */
+  enumMax?: number;
 }
 
 export interface MinerCore {

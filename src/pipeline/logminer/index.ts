@@ -17,10 +17,12 @@ export interface CreateMinerOptions extends MinerOptions {
   impl?: 'wasm' | 'reference';
   /** similarity threshold in tenths (default 7); for the leave-out evaluation, not for production */
   similarityTenths?: number;
+  /** distinct words before a position is a variable (default 5); for the leave-out evaluation, not for production */
+  enumMax?: number;
 }
 
 export function createMiner(opts: CreateMinerOptions = {}): LogMiner {
-  const cfg = { maxTemplatesPerService: opts.maxTemplatesPerService ?? 2000, similarityTenths: opts.similarityTenths };
+  const cfg = { maxTemplatesPerService: opts.maxTemplatesPerService ?? 2000, similarityTenths: opts.similarityTenths, enumMax: opts.enumMax };
   const core = opts.impl === 'reference' ? new ReferenceCore(cfg) : new WasmCore(cfg);
   return new LogMiner(core, opts);
 }

@@ -65,6 +65,7 @@ function latin1(bytes: Uint8Array, s: number, e: number): string {
 export class ReferenceCore implements MinerCore {
   readonly kind = 'reference' as const;
   private readonly simNum: number;
+  private readonly enumMax: number;
   private readonly st: TemplateStore;
   /** runCovers' alignment of the current line */
   private readonly at: number[] = [];
@@ -75,6 +76,7 @@ export class ReferenceCore implements MinerCore {
   constructor(config: CoreConfig) {
     this.st = new TemplateStore(Math.max(1, config.maxTemplatesPerService | 0));
     this.simNum = config.similarityTenths ?? SIM_NUM;
+    this.enumMax = config.enumMax ?? ENUM_MAX;
     this.out = ReferenceCore.alloc(64);
   }
 
@@ -162,8 +164,8 @@ export class ReferenceCore implements MinerCore {
   }
 
   /** Has every position of ps held fewer than ENUM_MAX distinct words in the family (an enum, still)? */
-  private static fewWords(fam: RefTemplate[], ps: number[]): boolean {
-    for (const p of ps) if (new Set(fam.map((u) => u.tokens[p]!)).size >= ENUM_MAX) return false;
+  private fewWords(fam: RefTemplate[], ps: number[]): boolean {
+    for (const p of ps) if (new Set(fam.map((u) => u.tokens[p]!)).size >= this.enumMax) return false;
     return true;
   }
 
@@ -188,7 +190,7 @@ export class ReferenceCore implements MinerCore {
       if (p < 1 || !phraseContext(u.kinds, p, q) || !phraseRun(u.tokens, p, m - q) || !phraseRun(lt, p, n - q)) continue;
       sib.push({ u, p, q });
     }
-    if (sib.length < ENUM_MAX) return undefined;
+    if (sib.length < this.enumMax) return undefined;
     let p = n;
     let q = n;
     for (const x of sib) {
@@ -203,7 +205,7 @@ export class ReferenceCore implements MinerCore {
       members++;
       if (sv === undefined || u.id < sv.id) sv = u;
     }
-    if (sv === undefined || members < ENUM_MAX || this.st.mergeBudget < members) return undefined;
+    if (sv === undefined || members < this.enumMax || this.st.mergeBudget < members) return undefined;
     for (const { u } of sib) {
       if (u === sv || !phraseRun(u.tokens, p, u.tokens.length - q)) continue;
       this.st.mergeBudget--;
@@ -404,7 +406,7 @@ export class ReferenceCore implements MinerCore {
           let family: RefTemplate[] | null = null;
           if (d.words >= 1 && d.words <= ENUM_POSITIONS) {
             family = this.family(leaf!, best, d.wordPos);
-            if (ReferenceCore.fewWords(family, d.wordPos)) {
+            if (this.fewWords(family, d.wordPos)) {
               const alt = this.sameWord(leaf!, best, line.tokens, d.wordPos);
               if (alt !== undefined) {
                 best = alt;

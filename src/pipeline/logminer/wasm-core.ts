@@ -4,10 +4,10 @@
 // only inside prepare() (doubling) or mine()/patternOf() (pattern scratch). The views below are
 // rebuilt whenever memory grew or an address changed, so callers must take views after each call.
 import { instantiateWasm } from '../../compute/wasm.js';
-import { LEAF_MAX, MAX_PARAMS, SIM_NUM, type CoreConfig, type CoreInput, type CoreOutput, type MinerCore } from './core.js';
+import { ENUM_MAX, LEAF_MAX, MAX_PARAMS, SIM_NUM, type CoreConfig, type CoreInput, type CoreOutput, type MinerCore } from './core.js';
 
 interface LogminerExports {
-  init(maxTemplatesPerService: number, similarityTenths: number): void;
+  init(maxTemplatesPerService: number, similarityTenths: number, enumMax: number): void;
   prepare(totalBytes: number, n: number): void;
   inputPtr(): number;
   inputCap(): number;
@@ -48,7 +48,7 @@ export class WasmCore implements MinerCore {
 
   constructor(config: CoreConfig) {
     this.x = instantiateWasm<LogminerExports>('logminer');
-    this.x.init(Math.max(1, config.maxTemplatesPerService | 0), config.similarityTenths ?? SIM_NUM);
+    this.x.init(Math.max(1, config.maxTemplatesPerService | 0), config.similarityTenths ?? SIM_NUM, config.enumMax ?? ENUM_MAX);
     this.x.prepare(1024, 64);
     this.views();
   }
