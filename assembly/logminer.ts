@@ -179,6 +179,19 @@ const TLD_SET = new Set<u64>();
 const TLD_BLOOM = new StaticArray<u32>(32);
 @inline function bloomBit(v: u64): i32 { return <i32>((v * 0x9e3779b97f4a7c15) >>> 54); }
 const MONTH_SET = new Set<u64>();
+/** dates.ts: weekday and month names and their three-letter abbreviations, by hashLower */
+const DATE_NAMES = new Set<u64>();
+/** FNV-1a over lower-cased ASCII letters: the names of DATE_NAMES, from a string or from bytes. */
+function hashLowerStr(x: string): u64 {
+  let h: u64 = 0xcbf29ce484222325;
+  for (let i = 0; i < x.length; i++) h = (h ^ <u64>(x.charCodeAt(i) | 32)) * 0x100000001b3;
+  return h;
+}
+function hashLower(p: usize, n: i32): u64 {
+  let h: u64 = 0xcbf29ce484222325;
+  for (let i = 0; i < n; i++) h = (h ^ <u64>(ch(p, i) | 32)) * 0x100000001b3;
+  return h;
+}
 /** Packs [s, e) (at most 8 bytes) into a u64, the first byte lowest; 0 when longer. */
 function pack(p: usize, s: i32, e: i32): u64 {
   if (e - s > 8 || e <= s) return 0;
@@ -203,8 +216,20 @@ function initNames(): void {
     const b = bloomBit(v);
     TLD_BLOOM[b >>> 5] |= 1 << (b & 31);
   }
-  const months = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-  for (let i = 0; i < months.length; i++) MONTH_SET.add(packStr(months[i]));
+  // dates.ts WEEKDAY_NAMES and MONTH_NAMES; a name is one of them or its first three letters
+  const weekdayNames = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+  const monthNames = [
+    'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+  ];
+  for (let i = 0; i < monthNames.length; i++) {
+    MONTH_SET.add(packStr(monthNames[i].substring(0, 3)));
+    DATE_NAMES.add(hashLowerStr(monthNames[i]));
+    DATE_NAMES.add(hashLowerStr(monthNames[i].substring(0, 3)));
+  }
+  for (let i = 0; i < weekdayNames.length; i++) {
+    DATE_NAMES.add(hashLowerStr(weekdayNames[i]));
+    DATE_NAMES.add(hashLowerStr(weekdayNames[i].substring(0, 3)));
+  }
 }
 initNames();
 function isTld(p: usize, s: i32, e: i32): bool {
@@ -1237,6 +1262,7 @@ function tokenize(p: usize, realEnd: i32): void {
     unchecked(lVE[lN] = gVarE);
     lN++;
   }
+  dateWords(p);
   if (lTrunc) {
     const m0 = mpos;
     mwild();
@@ -1249,6 +1275,73 @@ function tokenize(p: usize, realEnd: i32): void {
     unchecked(lVS[lN] = -1);
     unchecked(lVE[lN] = -1);
     lN++;
+  }
+}
+
+// ---- dates.ts: the words of a date written in words ------------------------------------------------
+/** Length of p[0, n) without one trailing ',' or '.'. */
+@inline function bareLen(p: usize, n: i32): i32 {
+  if (n > 1) {
+    const c = ch(p, n - 1);
+    if (c == 44 || c == 46) return n - 1;
+  }
+  return n;
+}
+function isDateName(p: usize, len: i32): bool {
+  const n = bareLen(p, len);
+  if (n < 3 || n > 9) return false;
+  for (let i = 0; i < n; i++) if (!isAlpha(ch(p, i))) return false;
+  return DATE_NAMES.has(hashLower(p, n));
+}
+function isDateNumber(p: usize, len: i32): bool {
+  const n = bareLen(p, len);
+  if (n == 0 || n > 15 || !isDigit(ch(p, 0)) || !isDigit(ch(p, n - 1))) return false;
+  let seps = 0;
+  for (let i = 0; i < n; i++) {
+    const c = ch(p, i);
+    if (c == 58 || c == 45 || c == 47 || c == 46) seps++;
+    else if (!isDigit(c)) return false;
+  }
+  return seps > 0 || n <= 2 || n == 4;
+}
+function isTime(p: usize, len: i32): bool {
+  if (!isDateNumber(p, len)) return false;
+  for (let i = 0; i < len; i++) if (ch(p, i) == 58) return true;
+  return false;
+}
+function isZone(p: usize, len: i32): bool {
+  if (len < 3 || len > 5) return false;
+  for (let i = 0; i < len; i++) if (!isUpper(ch(p, i))) return false;
+  return true;
+}
+const dateMark = new StaticArray<i32>(MAX_TOKENS + 1);
+/** dates.ts dateWords over the current line's raw tokens (body at p): each date word becomes `<*>` (and its ',' or '.'), in place in mbuf. */
+function dateWords(p: usize): void {
+  const n = lN;
+  for (let i = n - 1; i >= 0; i--) {
+    const t = p + <usize>unchecked(lRawS[i]);
+    const len = unchecked(lRawL[i]);
+    let m = 0;
+    if (isDateName(t, len)) {
+      let near = i > 0 && isDateNumber(p + <usize>unchecked(lRawS[i - 1]), unchecked(lRawL[i - 1]));
+      if (!near && i + 1 < n) near = isDateNumber(p + <usize>unchecked(lRawS[i + 1]), unchecked(lRawL[i + 1])) || unchecked(dateMark[i + 1]) > 0;
+      if (near) m = bareLen(t, len);
+    } else if (i > 0 && i + 1 < n && isZone(t, len) && isTime(p + <usize>unchecked(lRawS[i - 1]), unchecked(lRawL[i - 1])) &&
+      unchecked(lRawL[i + 1]) == 4 && isDateNumber(p + <usize>unchecked(lRawS[i + 1]), 4)) m = len;
+    unchecked(dateMark[i] = m);
+    if (m == 0) continue;
+    // the name is letters (3 bytes or more), so `<*>` and its punctuation fit where the token was
+    const mb = changetype<usize>(mbuf) + <usize>unchecked(lMS[i]);
+    store<u8>(mb, 60);
+    store<u8>(mb + 1, 42);
+    store<u8>(mb + 2, 62);
+    if (len > m) store<u8>(mb + 3, ch(t, m));
+    const ml = 3 + len - m;
+    unchecked(lML[i] = ml);
+    unchecked(lH[i] = hashBytes(mb, ml));
+    unchecked(lKind[i] = ml == 3 ? 1 : 2);
+    unchecked(lVS[i] = 0);
+    unchecked(lVE[i] = m);
   }
 }
 

@@ -9,7 +9,7 @@
 // (allocated once, grown by doubling), so nothing is copied per call apart from the UTF-8 encoding.
 
 /** Fixed algorithm constants. Changing one changes template ids for existing data: bump ENGINE_VERSION. */
-export const ENGINE_VERSION = 5;
+export const ENGINE_VERSION = 6;
 /** Bytes of a body looked at for matching; the rest is kept in the body but ignored. */
 export const MATCH_BYTES = 4096;
 /** Tokens of a body looked at for matching; a longer line ends in one synthetic `<*>` token. */

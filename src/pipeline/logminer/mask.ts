@@ -11,6 +11,7 @@
 // (port 8030. → <*>.). key=value keeps the key, quotes stay; a path after '=', '(' or ':' is masked
 // whole (shell=<*>, chdir(<*>)).
 import { LONG_TOKEN } from './core.js';
+import { MONTH_NAMES } from './dates.js';
 import {
   WILDCARD, isAlpha, isClose, isDelim, isDigit, isEmailLocal, isHex, isOpen, isPathEnd, isPathLead, isSchemeChar, isSep, isSubSep,
 } from './chars.js';
@@ -91,8 +92,8 @@ function isHostPort(t: string, s: number, e: number, tail: number): boolean {
   return dot;
 }
 
-/** Month abbreviations a date recogniser knows (wholeRunEnd); assembly/logminer.ts packs the same list. */
-export const MONTHS = new Set(['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']);
+/** Month abbreviations a date inside one token may hold (wholeRunEnd). */
+const MONTHS = new Set(MONTH_NAMES.map((m) => m.slice(0, 3)));
 /** Is [k, k + 3) a month abbreviation (any case) not followed by a letter? */
 function isMonth(t: string, k: number, e: number): boolean {
   if (k + 3 > e || (k + 3 < e && isAlpha(t.charCodeAt(k + 3)))) return false;

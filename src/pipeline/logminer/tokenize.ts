@@ -3,9 +3,11 @@
 // tokens are looked at, and a longer line ends in one synthetic `<*>` token. A double-quoted string
 // with spaces at a value position is one token (quoteEnd), so a quoted message or User-Agent of any
 // length keeps the token count fixed; a quoted request line at a token's start splits into its words
-// (isRequestLine), so its method is a word. After `statement:` the rest of the line is one value.
+// (isRequestLine), so its method is a word. After `statement:` the rest of the line is one value. The
+// weekday and month names of a date written in words are variables (dates.ts).
 import { MATCH_BYTES, MAX_TOKENS, QUOTE_MAX } from './core.js';
 import { WILDCARD, isAlpha, isSep, isUpper, isWild } from './chars.js';
+import { dateWords } from './dates.js';
 import { maskToken, type Masked } from './mask.js';
 
 /**
@@ -153,6 +155,13 @@ export function tokenizeLine(body: string): Line {
     line.offs.push(s);
     line.varStart.push(m.varStart);
     line.varEnd.push(m.varEnd);
+  }
+  const dw = dateWords(line.raw);
+  for (let k = 0; k < dw.length; k++) {
+    if (dw[k] === 0) continue;
+    line.tokens[k] = WILDCARD + line.raw[k]!.slice(dw[k]);
+    line.varStart[k] = 0;
+    line.varEnd[k] = dw[k]!;
   }
   if (line.truncated) {
     line.tokens.push(WILDCARD);

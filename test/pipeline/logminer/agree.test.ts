@@ -123,6 +123,8 @@ describe('WASM and reference agree on generated hostile input', () => {
     // quoted strings with spaces, addresses, dates, host names (the rules that see across bytes)
     '"a b"', 'm="x 1 y"', 'k:"p q"', '"open', 'end"', '\\"', '"\n"', 'fe80::1', '[::1]:80', '::', 'aa:bb:cc:dd:ee:0f', '2001:db8::',
     '10/Oct/2000:13:55:36', '5-Jan-2024', 'Jan', 'api.example.com', 'x.io', 'a.com:443', '.com', 'b-1.internal',
+    // the words of dates written in words
+    ' Sun ', ' July, ', ' 17 ', ' 2005 ', ' 23:21:54 ', ' PDT ', ' wednesday. ', ' MAY ',
   ];
   const line = (): Uint8Array => {
     const kind = rnd(10);

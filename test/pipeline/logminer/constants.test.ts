@@ -1,5 +1,5 @@
 // The constants and name lists the WASM engine (assembly/logminer.ts) shares with the TypeScript side
-// (core.ts, mask.ts, chars.ts) are written twice, once per language: this test reads the
+// (core.ts, mask.ts, dates.ts, chars.ts) are written twice, once per language: this test reads the
 // AssemblyScript source and fails when a value, a list or a byte class differs, or when the
 // AssemblyScript side declares a constant the TypeScript side does not have.
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../../src/core/paths.js';
 import * as core from '../../../src/pipeline/logminer/core.js';
 import { isDelim } from '../../../src/pipeline/logminer/chars.js';
-import { MONTHS, TLDS } from '../../../src/pipeline/logminer/mask.js';
+import { MONTH_NAMES, WEEKDAY_NAMES } from '../../../src/pipeline/logminer/dates.js';
+import { TLDS } from '../../../src/pipeline/logminer/mask.js';
 
 const as = readFileSync(join(PACKAGE_ROOT, 'assembly', 'logminer.ts'), 'utf8');
 
@@ -40,9 +41,10 @@ describe('the log miner constants agree between assembly/logminer.ts and the Typ
     expect(Number(/^let enumMax: i32 = (\d+);/m.exec(as)?.[1])).toBe(core.ENUM_MAX);
   });
 
-  it('the top-level domains and month names are the same lists', () => {
+  it('the top-level domains and the weekday and month names are the same lists', () => {
     expect(asList('tlds')).toEqual([...TLDS]);
-    expect(asList('months')).toEqual([...MONTHS]);
+    expect(asList('monthNames')).toEqual(MONTH_NAMES);
+    expect(asList('weekdayNames')).toEqual(WEEKDAY_NAMES);
   });
 
   it('the delimiter bytes are the same', () => {

@@ -37,10 +37,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '60ef6d1525706c5e'
   },
   BGL: {
-    templates: 117,
-    ga: 0.982,
+    templates: 114,
+    ga: 0.9845,
     pa: 0.9375,
-    sha256: 'c61a50cff2724ff8'
+    sha256: '68a124188fd9d0fc'
   },
   HPC: {
     templates: 44,

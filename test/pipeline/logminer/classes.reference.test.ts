@@ -1,0 +1,3 @@
+import { classesSuite } from './classes.cases.js';
+
+classesSuite('reference');
