@@ -1701,6 +1701,122 @@ function runParams(t: Tpl): void {
   }
 }
 
+// tokens.ts looseCovers, of template t against the current line (u null) or against template u
+@inline function kindU(u: Tpl | null, j: i32): u8 { return u !== null ? unchecked(u.kind[j]) : unchecked(lKind[j]); }
+@inline function hashU(u: Tpl | null, j: i32): u64 { return u !== null ? unchecked(u.th[j]) : unchecked(lH[j]); }
+@inline function addrU(u: Tpl | null, j: i32): usize {
+  return u !== null ? changetype<usize>(u.pat) + <usize>unchecked(u.ts[j]) : changetype<usize>(mbuf) + <usize>unchecked(lMS[j]);
+}
+@inline function lenU(u: Tpl | null, j: i32): i32 { return u !== null ? unchecked(u.tl[j]) : unchecked(lML[j]); }
+/** tokens.ts isLooseValue: token j of u (the current line when null) is a variable that is no key=value, or a constant without a letter. */
+function isLooseValue(u: Tpl | null, j: i32): bool {
+  const p = addrU(u, j);
+  const n = lenU(u, j);
+  if (kindU(u, j) != 0) {
+    for (let i = 0; i < n; i++) if (ch(p, i) == 61) return false;
+    return true;
+  }
+  for (let i = 0; i < n; i++) if (isAlpha(ch(p, i))) return false;
+  return true;
+}
+/** tokens.ts decorated over tokens [a, b) of u (the current line when null): their values, 0 when empty, -1 when no value with its decoration. */
+function decorated(u: Tpl | null, a: i32, b: i32): i32 {
+  if (a == b) return 0;
+  let vals = 0;
+  let prev = false;
+  let v = false;
+  for (let i = a; i < b; i++) {
+    v = isLooseValue(u, i);
+    if (v) vals++;
+    else {
+      const c = ch(addrU(u, i), lenU(u, i) - 1);
+      if (!prev || kindU(u, i) != 0 || c == 58 || c == 61) return -1;
+    }
+    prev = v;
+  }
+  return vals == b - a || !v ? vals : -1;
+}
+/** tokens.ts looseSegment: template t's tokens [a, b) against u's (the current line's) [c, d); slots into rAt. */
+function looseSegment(t: Tpl, a: i32, b: i32, u: Tpl | null, c: i32, d: i32): bool {
+  const tv = decorated(t, a, b);
+  const lv = decorated(u, c, d);
+  if (tv < 0 || lv < 0) return false;
+  if (b - a - tv + d - c - lv > 0) {
+    let same = tv == lv;
+    let j = c;
+    for (let i = a; same && i < b; i++) {
+      if (!isLooseValue(t, i)) continue;
+      while (!isLooseValue(u, j)) j++;
+      same = unchecked(t.th[i]) == hashU(u, j);
+      j++;
+    }
+    if (same) return false;
+  }
+  let i = a;
+  let last = -1;
+  for (let j = c; j < d; j++) {
+    if (kindU(u, j) == 0) {
+      unchecked(rAt[j] = -1);
+      continue;
+    }
+    while (i < b && unchecked(t.kind[i]) == 0) i++;
+    if (i < b) last = i++;
+    unchecked(rAt[j] = last);
+  }
+  return true;
+}
+/** tokens.ts looseCovers: template t against u (n tokens, lineVars variables; the current line when null); the number of constants matched, else 0; slots into rAt. */
+function looseCovers(t: Tpl, u: Tpl | null, n: i32, lineVars: i32): i32 {
+  const m = t.ntok;
+  let vars = 0;
+  for (let i = 0; i < m; i++) if (unchecked(t.kind[i]) != 0) vars++;
+  if (vars + lineVars == 0) return 0;
+  const tp = changetype<usize>(t.pat);
+  let pi = -1;
+  let pj = -1;
+  let anchors = 0;
+  while (true) {
+    let ni = pi + 1;
+    let nj = n;
+    let skipped = 0;
+    for (; ni < m; ni++) {
+      if (unchecked(t.kind[ni]) != 0) continue;
+      const th = unchecked(t.th[ni]);
+      const ta = tp + <usize>unchecked(t.ts[ni]);
+      const ek = unchecked(t.eqAt[ni]);
+      let q = pj + 1;
+      while (q < n && !(kindU(u, q) == 0 && (hashU(u, q) == th || sameKey(ta, ek, addrU(u, q), lenU(u, q))))) q++;
+      if (q < n) {
+        nj = q;
+        break;
+      }
+      if (++skipped > vars) return 0;
+    }
+    if (!looseSegment(t, pi + 1, ni, u, pj + 1, nj)) return 0;
+    if (ni == m) break;
+    unchecked(rAt[nj] = -1);
+    anchors++;
+    pi = ni;
+    pj = nj;
+  }
+  return anchors >= 2 ? anchors : 0;
+}
+/** reference.ts looseMerge: after tpl generalised, a template of another length under its leading token that it now takes merges into it. */
+function looseMerge(s: Svc, tpl: Tpl): void {
+  const h = headOf(tpl.key, tpl.ntok);
+  if (h == 0 || !s.heads.has(h)) return;
+  const hl = s.heads.get(h);
+  for (let k = hl.length - 1; k >= 0 && mergeBudget > 0; k--) {
+    const u = unchecked(hl[k]);
+    if (u === tpl || u.ntok == tpl.ntok) continue;
+    let uv = 0;
+    for (let i = 0; i < u.ntok; i++) if (unchecked(u.kind[i]) != 0) uv++;
+    if (looseCovers(tpl, u, u.ntok, uv) == 0) continue;
+    mergeBudget--;
+    retire(s, u, true, tpl.id);
+  }
+}
+
 /** state.ts relength: template t takes the tokens in gbuf (gS / gL, n of them) and moves to the leaf of that length. */
 function relength(s: Svc, t: Tpl, n: i32): u64 {
   const old = s.leaves.get(t.key);
@@ -1973,6 +2089,7 @@ export function mine(svc: i32, n: i32): void {
             }
             absorb(s, bt);
             reskeleton(s, bt, nt.skel);
+            looseMerge(s, bt);
           }
           touch(s, bt);
         }
@@ -2008,15 +2125,43 @@ export function mine(svc: i32, n: i32): void {
             }
           }
           if (found === null) {
-            found = phrase(s, hl, ntok);
-            if (found !== null) flags |= FLAG_CHANGED;
-          }
-          if (found !== null) {
+            // reference.ts: a template of any length that differs from the line by an optional part inside a variable
+            let lineVars = 0;
+            for (let j = 0; j < ntok; j++) if (unchecked(lKind[j]) != 0) lineVars++;
+            let bestA = 0;
+            for (let k = 0; k < hl.length; k++) {
+              const u = unchecked(hl[k]);
+              const a = looseCovers(u, null, ntok, lineVars);
+              if (a > bestA || (a == bestA && a > 0 && u.id < changetype<Tpl>(found).id)) {
+                found = u;
+                bestA = a;
+              }
+            }
+            if (found !== null) {
+              const f: Tpl = found;
+              byRun = true;
+              touch(s, f);
+              looseCovers(f, null, ntok, lineVars);
+              const last = lTrunc ? ntok - 1 : ntok;
+              for (let j = 0; j < last; j++) if (unchecked(rAt[j]) >= 0) tokenParam(f, 0, 1, j, unchecked(rAt[j]));
+            }
+          } else {
             const f: Tpl = found;
             byRun = true;
             touch(s, f);
             runCovers(f, ntok);
             runParams(f);
+          }
+          if (found === null) {
+            found = phrase(s, hl, ntok);
+            if (found !== null) {
+              const f: Tpl = found;
+              flags |= FLAG_CHANGED;
+              byRun = true;
+              touch(s, f);
+              runCovers(f, ntok);
+              runParams(f);
+            }
           }
         }
       }

@@ -49,13 +49,12 @@ import {
 } from './core.js';
 import { WILDCARD, isWs } from './chars.js';
 import { jsonShape } from './json-shape.js';
-import { parseNumber, runParams, skeletonParams } from './params.js';
+import { parseNumber, runParams, skeletonParams, tokenParam } from './params.js';
 import { jsonTemplate, textTemplate, TemplateStore, type RefService, type RefTemplate } from './state.js';
 import { splitPattern, tokenizeLine } from './tokenize.js';
 import {
-  constantsOf, coversToken, generalize, globMatch, headOf, isWord, leafKeyOf, literalPrefix, literalSuffix, phraseContext, phraseRun,
-  runCovers, sameKey,
-  skeletonOf, tokenKind, valuePositions,
+  constantsOf, coversToken, generalize, globMatch, headOf, isWord, leafKeyOf, literalPrefix, literalSuffix, looseCovers, phraseContext,
+  phraseRun, runCovers, sameKey, skeletonOf, tokenKind, valuePositions,
 } from './tokens.js';
 
 function latin1(bytes: Uint8Array, s: number, e: number): string {
@@ -311,6 +310,24 @@ export class ReferenceCore implements MinerCore {
     if (!s.skels.has(sk)) s.skels.set(sk, tpl);
   }
 
+  /**
+   * After tpl generalised: a template of another length under its leading token that tpl now takes
+   * with an optional part inside a variable (looseCovers) is the same event, kept apart only because
+   * its line came before tpl's variable was one (`lifetime -` before `lifetime <*>`): it merges into
+   * tpl, which keeps its id.
+   */
+  private looseMerge(s: RefService, tpl: RefTemplate, out: CoreOutput): void {
+    const hl = s.heads.get(headOf(tpl.leafKey));
+    if (hl === undefined) return;
+    for (let k = hl.length - 1; k >= 0 && this.st.mergeBudget > 0; k--) {
+      const u = hl[k]!;
+      if (u === tpl || u.tokens.length === tpl.tokens.length) continue;
+      if (looseCovers(tpl.tokens, tpl.kinds, u.tokens, u.kinds, this.at, u.kinds.filter((k) => k !== 0).length) === 0) continue;
+      this.st.mergeBudget--;
+      this.st.retire(s, u, out, tpl.id);
+    }
+  }
+
   restore(svc: number, id: number, pattern: Uint8Array): void {
     const s = this.st.service(svc);
     const text = latin1(pattern, 0, pattern.length);
@@ -444,6 +461,7 @@ export class ReferenceCore implements MinerCore {
               }
               this.absorb(s, tpl, out);
               this.reskeleton(s, tpl, out);
+              this.looseMerge(s, tpl, out);
             }
             this.st.touch(s, tpl);
           }
@@ -476,14 +494,40 @@ export class ReferenceCore implements MinerCore {
               }
             }
             if (tpl === undefined) {
-              tpl = this.phrase(s, hl, line.tokens, out);
-              if (tpl !== undefined) flags |= FLAG_CHANGED;
-            }
-            if (tpl !== undefined) {
+              // a template, of any length, that differs from the line by an optional part inside a
+              // variable (the most constants matched, then the oldest)
+              const lk = line.tokens.map(tokenKind);
+              const lineVars = lk.filter((k) => k !== 0).length;
+              let bestA = 0;
+              for (const u of hl) {
+                const a = looseCovers(u.tokens, u.kinds, line.tokens, lk, this.at, lineVars);
+                if (a > bestA || (a === bestA && a > 0 && u.id < tpl!.id)) {
+                  tpl = u;
+                  bestA = a;
+                }
+              }
+              if (tpl !== undefined) {
+                byRun = true;
+                this.st.touch(s, tpl);
+                looseCovers(tpl.tokens, tpl.kinds, line.tokens, lk, this.at, lineVars);
+                const last = line.truncated ? ntok - 1 : ntok;
+                for (let j = 0; j < last; j++) if (this.at[j]! >= 0) tokenParam(WILDCARD, 1, line, j, this.at[j]!, addParam);
+              }
+            } else {
               byRun = true;
               this.st.touch(s, tpl);
               runCovers(tpl.tokens, tpl.kinds, line.tokens, this.at, this.runEnd);
               runParams(tpl.tokens, tpl.kinds, line, this.at, this.runEnd, addParam);
+            }
+            if (tpl === undefined) {
+              tpl = this.phrase(s, hl, line.tokens, out);
+              if (tpl !== undefined) {
+                flags |= FLAG_CHANGED;
+                byRun = true;
+                this.st.touch(s, tpl);
+                runCovers(tpl.tokens, tpl.kinds, line.tokens, this.at, this.runEnd);
+                runParams(tpl.tokens, tpl.kinds, line, this.at, this.runEnd, addParam);
+              }
             }
           }
         }

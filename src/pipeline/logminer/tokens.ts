@@ -250,3 +250,110 @@ export function constantsOf(kinds: number[]): number {
   for (const k of kinds) if (k !== 1) c++;
   return c;
 }
+
+/** A value in a loose segment: a variable that is no key=value (a key names a field), or a constant without a letter (`-`, `()`: a value left out). */
+function isLooseValue(t: string, k: number): boolean {
+  if (k !== 0) return t.indexOf('=') < 0;
+  for (let i = 0; i < t.length; i++) if (isAlpha(t.charCodeAt(i))) return false;
+  return true;
+}
+
+/**
+ * The values of tokens [a, b) (isLooseValue) when they are a value with its decoration, 0 when empty,
+ * else -1: a value first, each other token right after a value (a unit: `<*> KB)`, `<*> min <*>
+ * sec`), none a key (`src:`, `user=<*>`), and when there are others the last token is one.
+ */
+function decorated(t: string[], k: number[], a: number, b: number): number {
+  if (a === b) return 0;
+  let vals = 0;
+  let prev = false;
+  let v = false;
+  for (let i = a; i < b; i++) {
+    v = isLooseValue(t[i]!, k[i]!);
+    if (v) vals++;
+    else {
+      const c = t[i]!.charCodeAt(t[i]!.length - 1);
+      if (!prev || k[i] !== 0 || c === 58 || c === 61) return -1;
+    }
+    prev = v;
+  }
+  return vals === b - a || !v ? vals : -1;
+}
+
+/**
+ * Do tokens [a, b) of t (kinds tk) and [c, d) of l (kinds lk), the part of each between two constants
+ * they share, say the same thing, one of them with an optional part inside a variable? Each side is
+ * empty or a value with its decoration (decorated: `(<*> KB)`, `<<*> sec`; not `src: <*>`, not
+ * `<*> from <*>`), and when either side has a constant the two differ in their variables too (the
+ * value changed form; a word next to a value that did not, `<*> not` against `<*>`, names another
+ * event). Sets slot[j] for the line tokens j in [c, d): the position of the template variable the
+ * j-th variable of the line takes (in order, the last one beyond), else -1.
+ */
+function looseSegment(tt: string[], tk: number[], a: number, b: number, lt: string[], lk: number[], c: number, d: number, slot: number[]): boolean {
+  const tv = decorated(tt, tk, a, b);
+  const lv = decorated(lt, lk, c, d);
+  if (tv < 0 || lv < 0) return false;
+  if (b - a - tv + d - c - lv > 0) {
+    let same = tv === lv;
+    for (let i = a, j = c; same && i < b; i++) {
+      if (!isLooseValue(tt[i]!, tk[i]!)) continue;
+      while (!isLooseValue(lt[j]!, lk[j]!)) j++;
+      same = tt[i] === lt[j++];
+    }
+    if (same) return false;
+  }
+  let i = a;
+  let last = -1;
+  for (let j = c; j < d; j++) {
+    if (lk[j] === 0) {
+      slot[j] = -1;
+      continue;
+    }
+    while (i < b && tk[i] === 0) i++;
+    if (i < b) last = i++;
+    slot[j] = last;
+  }
+  return true;
+}
+
+/**
+ * Does template tt (kinds tk) take line lt (kinds lk), of any length, when a variable may come with an
+ * optional part (`<*> bytes sent` and `<*> bytes (<*> KB) sent`; `lifetime <*>:<*>` and `lifetime
+ * <<*> sec`)? The template's constants are matched in order to equal line constants (key=value by
+ * its key), each to the first one after the last match, and what lies between two matches must
+ * agree as looseSegment says. Needs two matched constants and a variable (lineVars: the line's). Returns
+ * their number, else 0; on success slot[j] is the template position line token j's value goes to, or -1.
+ */
+export function looseCovers(tt: string[], tk: number[], lt: string[], lk: number[], slot: number[], lineVars: number): number {
+  const m = tt.length;
+  const n = lt.length;
+  let vars = 0;
+  for (let i = 0; i < m; i++) if (tk[i] !== 0) vars++;
+  if (vars + lineVars === 0) return 0;
+  let pi = -1;
+  let pj = -1;
+  let anchors = 0;
+  for (;;) {
+    // the next template constant the line holds after the last match; the ones skipped must be decoration
+    let ni = pi + 1;
+    let nj = n;
+    let skipped = 0;
+    for (; ni < m; ni++) {
+      if (tk[ni] !== 0) continue;
+      let q = pj + 1;
+      while (q < n && !(lk[q] === 0 && (lt[q] === tt[ni] || sameKey(tt[ni]!, lt[q]!)))) q++;
+      if (q < n) {
+        nj = q;
+        break;
+      }
+      if (++skipped > vars) return 0;
+    }
+    if (!looseSegment(tt, tk, pi + 1, ni, lt, lk, pj + 1, nj, slot)) return 0;
+    if (ni === m) break;
+    slot[nj] = -1;
+    anchors++;
+    pi = ni;
+    pj = nj;
+  }
+  return anchors >= 2 ? anchors : 0;
+}
