@@ -1002,11 +1002,33 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
   }
 }
 
-/** tokens.ts isWord: two or more letters and nothing else. */
+/** tokens.ts isWord: two letters, then letters, digits, _ or -, ending in a letter or digit, and at most one trailing . , ; : ! ? */
 function isWordTok(p: usize, len: i32): bool {
   const s = len > 0 && ch(p, 0) == 34 ? 1 : 0;
-  if (len - s < 2) return false;
-  for (let i = s; i < len; i++) if (!isAlpha(ch(p, i))) return false;
+  let e = len;
+  if (e - s > 2) {
+    const c = ch(p, e - 1);
+    if (c == 46 || c == 44 || c == 59 || c == 58 || c == 33 || c == 63) e--;
+  }
+  if (e - s < 2 || !isAlpha(ch(p, s)) || !isAlpha(ch(p, s + 1))) return false;
+  const z = ch(p, e - 1);
+  if (!isAlpha(z) && !isDigit(z)) return false;
+  for (let i = s + 2; i < e; i++) {
+    const c = ch(p, i);
+    if (!isAlpha(c) && !isDigit(c) && c != 95 && c != 45) return false;
+  }
+  return true;
+}
+/** tokens.ts wordsDiffer: do a[0, la) and b[0, lb) differ in more than their digits? */
+function wordsDiffer(a: usize, la: i32, b: usize, lb: i32): bool {
+  let i = 0;
+  let j = 0;
+  while (true) {
+    while (i < la && isDigit(ch(a, i))) i++;
+    while (j < lb && isDigit(ch(b, j))) j++;
+    if (i == la || j == lb) return i != la || j != lb;
+    if (ch(a, i++) != ch(b, j++)) return true;
+  }
   return true;
 }
 
@@ -1139,7 +1161,7 @@ function diffsOf(t: Tpl, ntok: i32): void {
     dN++;
     if (isWordTok(ta, unchecked(t.tl[i]))) {
       unchecked(dTplPos[dTplN++] = i);
-      if (isWordTok(la, unchecked(lML[i]))) unchecked(dPos[dWords++] = i);
+      if (isWordTok(la, unchecked(lML[i])) && wordsDiffer(ta, unchecked(t.tl[i]), la, unchecked(lML[i]))) unchecked(dPos[dWords++] = i);
     }
   }
 }

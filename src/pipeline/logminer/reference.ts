@@ -54,7 +54,7 @@ import { jsonTemplate, textTemplate, TemplateStore, type RefService, type RefTem
 import { splitPattern, tokenizeLine } from './tokenize.js';
 import {
   constantsOf, coversToken, generalize, globMatch, headOf, isWord, leafKeyOf, literalPrefix, literalSuffix, looseCovers, phraseContext,
-  phraseRun, runCovers, sameKey, skeletonOf, tokenKind, valuePositions,
+  phraseRun, runCovers, sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
 } from './tokens.js';
 
 function latin1(bytes: Uint8Array, s: number, e: number): string {
@@ -246,7 +246,8 @@ export class ReferenceCore implements MinerCore {
 
   /**
    * The positions template t does not cover yet in line tokens lt: how many, those holding a word in
-   * both (wordPos), and those where t holds a word whatever the line holds (tplWordPos).
+   * both that differ in more than digits (wordPos), and those where t holds a word whatever the line
+   * holds (tplWordPos).
    */
   private diffs(t: RefTemplate, lt: string[]): { n: number; words: number; wordPos: number[]; tplWordPos: number[] } {
     let n = 0;
@@ -259,7 +260,7 @@ export class ReferenceCore implements MinerCore {
       n++;
       if (isWord(tt)) {
         tplWordPos.push(i);
-        if (isWord(lt[i]!)) wordPos.push(i);
+        if (isWord(lt[i]!) && wordsDiffer(tt, lt[i]!)) wordPos.push(i);
       }
     }
     return { n, words: wordPos.length, wordPos, tplWordPos };

@@ -12,13 +12,40 @@ export function tokenKind(t: string): number {
   return t.includes(WILDCARD) ? 2 : 0;
 }
 
-/** A word: two or more letters and nothing else (Started, create; "GET): what an enum-like position holds. */
+/**
+ * A word: what an enum-like position holds (Started, create, initialization., SOCKS5, TASK_ABORT;
+ * "GET): two letters, then letters, digits, `_` or `-`, ending in a letter or digit, and at most one
+ * trailing . , ; : ! or ?.
+ */
 export function isWord(t: string): boolean {
   // the method of a quoted request line keeps its opening quote ("GET, "POST: isRequestLine)
   const s = t.length > 0 && t.charCodeAt(0) === 34 ? 1 : 0;
-  if (t.length - s < 2) return false;
-  for (let i = s; i < t.length; i++) if (!isAlpha(t.charCodeAt(i))) return false;
+  let e = t.length;
+  if (e - s > 2 && isEndMark(t.charCodeAt(e - 1))) e--;
+  if (e - s < 2 || !isAlpha(t.charCodeAt(s)) || !isAlpha(t.charCodeAt(s + 1)) || !isAlnum(t.charCodeAt(e - 1))) return false;
+  for (let i = s + 2; i < e; i++) {
+    const c = t.charCodeAt(i);
+    if (!isAlnum(c) && c !== 95 && c !== 45) return false;
+  }
   return true;
+}
+const isAlnum = (c: number): boolean => isAlpha(c) || isDigit(c);
+/** . , ; : ! ? */
+const isEndMark = (c: number): boolean => c === 46 || c === 44 || c === 59 || c === 58 || c === 33 || c === 63;
+
+/**
+ * Do two words name different things: do they differ in more than their digits? `HTTPS` / `SOCKS5`,
+ * `ee0` / `alt0` do; `eth0` / `eth1`, `node1` / `node12` are one name numbered (a variable).
+ */
+export function wordsDiffer(a: string, b: string): boolean {
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < a.length && isDigit(a.charCodeAt(i))) i++;
+    while (j < b.length && isDigit(b.charCodeAt(j))) j++;
+    if (i === a.length || j === b.length) return i !== a.length || j !== b.length;
+    if (a.charCodeAt(i++) !== b.charCodeAt(j++)) return true;
+  }
 }
 
 /** Is a token part of a variable run: it holds `<*>` and is not key=value (whose key is a constant word)? */

@@ -182,7 +182,7 @@ describe('WASM and reference agree on generated hostile input', () => {
   });
   it('words in two or three positions, non-word values where words were, phrases after a lone word', () => {
     const few = ['queued', 'running', 'done', 'failed'];
-    const many = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'red', 'blue', 'green', 'north', 'south', 'notes.txt', 'q1', 'a_b', '42'];
+    const many = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'red', 'blue', 'green', 'north', 'south', 'notes.txt', 'q1', 'a_b', '42', 'eth0', 'eth1', 'SOCKS5', 'init.', 'TASK_ABORT', 'x-y'];
     const phraseWords = ['metrics', 'system', 'shuffle', 'handler', 'the', 'block', 'scanner', 'web', 'server', 'lease', 'monitor'];
     const pick = (xs: string[]): string => xs[rnd(xs.length)]!;
     const shapes = [

@@ -99,4 +99,28 @@ export function classesSuite(impl: 'wasm' | 'reference'): void {
       ]);
     });
   });
+
+  describe(`log events (${impl}), class 3: events that differ in one word stay apart`, () => {
+    it('words with a trailing full stop, with digits, with underscores are words', () => {
+      for (const batch of [1000, 1]) golden([
+        { pattern: 'Launching loader initialization.', lines: ['Launching loader initialization.', 'Launching loader initialization.'] },
+        { pattern: 'Launching loader finalization.', lines: ['Launching loader finalization.', 'Launching loader finalization.'] },
+        { pattern: 'conn <*>:<*> via gateway <*>:<*> HTTPS', lines: ['conn 10.1.1.6:443 via gateway gw.example.com:8080 HTTPS', 'conn 10.1.1.8:443 via gateway gw.example.com:8080 HTTPS'] },
+        { pattern: 'conn <*>:<*> via gateway <*>:<*> SOCKS5', lines: ['conn 10.1.1.7:443 via gateway gw.example.com:8080 SOCKS5', 'conn 10.1.1.9:80 via gateway gw.example.com:1080 SOCKS5'] },
+        { pattern: 'dispatching event kind: TASK_ABORT', lines: ['dispatching event kind: TASK_ABORT', 'dispatching event kind: TASK_ABORT'] },
+        { pattern: 'dispatching event kind: JOB_SETUP', lines: ['dispatching event kind: JOB_SETUP'] },
+        { pattern: 'feature flag <*> set to enable', lines: ['feature flag 12 set to enable', 'feature flag 3 set to enable'] },
+        { pattern: 'feature flag <*> set to disable', lines: ['feature flag 12 set to disable'] },
+      ], batch);
+    });
+
+    it('one name numbered differently is a variable, not another word', () => {
+      golden([
+        {
+          pattern: 'carrier up on <*> after <*> ms',
+          lines: ['carrier up on eth0 after 12 ms', 'carrier up on eth1 after 3 ms', 'carrier up on eth12 after 40 ms', 'carrier up on eth0 after 9 ms'],
+        },
+      ]);
+    });
+  });
 }

@@ -19,10 +19,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: 'eed19d04c45a79a6'
   },
   Hadoop: {
-    templates: 117,
-    ga: 0.9825,
-    pa: 0.908,
-    sha256: 'b8e9944bcf40246f'
+    templates: 123,
+    ga: 0.989,
+    pa: 0.9085,
+    sha256: '867698fbd98016d7'
   },
   Spark: {
     templates: 35,
@@ -43,10 +43,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '68a124188fd9d0fc'
   },
   HPC: {
-    templates: 44,
-    ga: 0.9075,
-    pa: 0.9025,
-    sha256: 'da9ee3da835b7f23'
+    templates: 46,
+    ga: 0.953,
+    pa: 0.948,
+    sha256: '2b43a7b7812c8d16'
   },
   Apache: {
     templates: 6,
@@ -55,10 +55,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '6882eeff2fa539e4'
   },
   OpenSSH: {
-    templates: 26,
-    ga: 0.9945,
-    pa: 0.991,
-    sha256: '8d399b3b9402bb0a'
+    templates: 27,
+    ga: 0.9985,
+    pa: 0.995,
+    sha256: 'd6c0c7e239698772'
   }
 };
 
