@@ -859,6 +859,8 @@ class Svc {
   skels: Map<u64, Tpl> = new Map<u64, Tpl>();
   /** state.ts heads: leading-token key (headOf) → text templates of any length, the LEAF_MAX latest added */
   heads: Map<u64, Array<Tpl>> = new Map<u64, Array<Tpl>>();
+  /** state.ts fields: field name hash (fieldHash) → tokens of live templates that write it as key=value */
+  fields: Map<u64, i32> = new Map<u64, i32>();
   head: Tpl | null = null; // least recently used
   tail: Tpl | null = null; // most recently used
   count: i32 = 0;
@@ -916,6 +918,50 @@ function touch(s: Svc, t: Tpl): void {
   linkTail(s, t);
 }
 
+/** A field name's hash, never 0 (0: no field). */
+@inline function nameHash(p: usize, n: i32): u64 {
+  const h = hashBytes(p, n);
+  return h == 0 ? 1 : h;
+}
+/** tokens.ts fieldKey over p[0, n): the hash of the field a key=value token writes, or 0. */
+function fieldHash(p: usize, n: i32): u64 {
+  let k = -1;
+  for (let i = 0; i < n; i++) {
+    if (ch(p, i) == 61) {
+      k = i;
+      break;
+    }
+  }
+  if (k <= 0) return 0;
+  let a = 0;
+  while (a < k && !isAlpha(ch(p, a))) a++;
+  if (a == k) return 0;
+  for (let i = a; i < k; i++) {
+    const c = ch(p, i);
+    if (!isAlpha(c) && !isDigit(c) && c != 95 && c != 45 && c != 46) return 0;
+  }
+  return nameHash(p + <usize>a, k - a);
+}
+/** state.ts countFields: counts (delta 1) or uncounts (-1) the fields text template t writes. */
+function countFields(s: Svc, t: Tpl, delta: i32): void {
+  const pp = changetype<usize>(t.pat);
+  for (let i = 0; i < t.ntok; i++) {
+    const h = fieldHash(pp + <usize>unchecked(t.ts[i]), unchecked(t.tl[i]));
+    if (h == 0) continue;
+    const n = (s.fields.has(h) ? s.fields.get(h) : 0) + delta;
+    if (n > 0) s.fields.set(h, n);
+    else s.fields.delete(h);
+  }
+}
+/** tokens.ts fieldBefore: is template t's token i - 1 a constant naming a field the service writes as key=value? */
+function afterField(s: Svc, t: Tpl, i: i32): bool {
+  if (i == 0 || unchecked(t.kind[i - 1]) != 0) return false;
+  const p = changetype<usize>(t.pat) + <usize>unchecked(t.ts[i - 1]);
+  let n = unchecked(t.tl[i - 1]);
+  if (n > 1 && ch(p, n - 1) == 58) n--;
+  return s.fields.has(nameHash(p, n));
+}
+
 /** Removes a live template, reported as evicted (into = 0) or as merged into template `into`. */
 function retire(s: Svc, victim: Tpl, report: bool, into: f64): void {
   unlink(s, victim);
@@ -927,6 +973,7 @@ function retire(s: Svc, victim: Tpl, report: bool, into: f64): void {
     const k = leaf.indexOf(victim);
     leaf.splice(k, 1);
     if (leaf.length == 0) s.leaves.delete(victim.key);
+    countFields(s, victim, -1);
     if (victim.skel != 0 && s.skels.has(victim.skel) && s.skels.get(victim.skel) === victim) s.skels.delete(victim.skel);
     const h = headOf(victim.key, victim.ntok);
     if (h != 0 && s.heads.has(h)) {
@@ -991,6 +1038,7 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
       leaf.push(t);
       s.leaves.set(t.key, leaf);
     }
+    countFields(s, t, 1);
     if (t.skel != 0 && !s.skels.has(t.skel)) s.skels.set(t.skel, t);
     const h = headOf(t.key, t.ntok);
     if (h != 0) {
@@ -1146,7 +1194,7 @@ const dPos = new StaticArray<i32>(MAX_TOKENS + 1);
 /** reference.ts diffs' tplWordPos: differing positions where t holds a word, whatever the line holds (dTplN of them). */
 const dTplPos = new StaticArray<i32>(MAX_TOKENS + 1);
 let dTplN: i32 = 0;
-function diffsOf(t: Tpl, ntok: i32): void {
+function diffsOf(s: Svc, t: Tpl, ntok: i32): void {
   const mb = changetype<usize>(mbuf);
   const pp = changetype<usize>(t.pat);
   dN = 0;
@@ -1161,13 +1209,13 @@ function diffsOf(t: Tpl, ntok: i32): void {
     dN++;
     if (isWordTok(ta, unchecked(t.tl[i]))) {
       unchecked(dTplPos[dTplN++] = i);
-      if (isWordTok(la, unchecked(lML[i])) && wordsDiffer(ta, unchecked(t.tl[i]), la, unchecked(lML[i]))) unchecked(dPos[dWords++] = i);
+      if (!afterField(s, t, i) && isWordTok(la, unchecked(lML[i])) && wordsDiffer(ta, unchecked(t.tl[i]), la, unchecked(lML[i]))) unchecked(dPos[dWords++] = i);
     }
   }
 }
 
 /** reference.ts sameWord: the leaf's template (not best) with the line's words at enumPos that accepts the line and differs in no word. */
-function sameWord(leaf: Array<Tpl>, best: Tpl, ntok: i32): Tpl | null {
+function sameWord(s: Svc, leaf: Array<Tpl>, best: Tpl, ntok: i32): Tpl | null {
   let alt: Tpl | null = null;
   let aEq: i64 = 0;
   let aDen: i64 = 1;
@@ -1186,7 +1234,7 @@ function sameWord(leaf: Array<Tpl>, best: Tpl, ntok: i32): Tpl | null {
     const den = sDen;
     const wild = sWild;
     if (!accepts(eq, den)) continue;
-    diffsOf(u, ntok);
+    diffsOf(s, u, ntok);
     if (dWords > 0) continue;
     const lhs = eq * aDen;
     const rhs = aEq * den;
@@ -1743,27 +1791,30 @@ function isLooseValue(u: Tpl | null, j: i32): bool {
 }
 /** tokens.ts decorated over tokens [a, b) of u (the current line when null): their values, 0 when empty, -1 when no value with its decoration. */
 function decorated(u: Tpl | null, a: i32, b: i32): i32 {
-  if (a == b) return 0;
   let vals = 0;
   let prev = false;
-  let v = false;
   for (let i = a; i < b; i++) {
-    v = isLooseValue(u, i);
+    const v = isLooseValue(u, i);
     if (v) vals++;
-    else {
-      const c = ch(addrU(u, i), lenU(u, i) - 1);
-      if (!prev || kindU(u, i) != 0 || c == 58 || c == 61) return -1;
-    }
+    else if (!prev || !isUnit(addrU(u, i), lenU(u, i))) return -1;
     prev = v;
   }
-  return vals == b - a || !v ? vals : -1;
+  return vals;
+}
+/** tokens.ts isUnit: p[0, n) has at most three letters and is no key. */
+function isUnit(p: usize, n: i32): bool {
+  const c = ch(p, n - 1);
+  if (c == 58 || c == 61) return false;
+  let letters = 0;
+  for (let i = 0; i < n; i++) if (isAlpha(ch(p, i))) letters++;
+  return letters <= 3;
 }
 /** tokens.ts looseSegment: template t's tokens [a, b) against u's (the current line's) [c, d); slots into rAt. */
 function looseSegment(t: Tpl, a: i32, b: i32, u: Tpl | null, c: i32, d: i32): bool {
   const tv = decorated(t, a, b);
   const lv = decorated(u, c, d);
   if (tv < 0 || lv < 0) return false;
-  if (b - a - tv + d - c - lv > 0) {
+  if ((b - a - tv == 0) != (d - c - lv == 0)) {
     let same = tv == lv;
     let j = c;
     for (let i = a; same && i < b; i++) {
@@ -1823,6 +1874,24 @@ function looseCovers(t: Tpl, u: Tpl | null, n: i32, lineVars: i32): i32 {
   }
   return anchors >= 2 ? anchors : 0;
 }
+/** reference.ts looseIn: the template of head h that takes the current line with an optional part inside a variable (the most constants matched, looseAnchors, then the oldest), its slots in rAt; else null. */
+let looseAnchors: i32 = 0;
+function looseIn(s: Svc, h: u64, n: i32, lineVars: i32): Tpl | null {
+  looseAnchors = 0;
+  if (h == 0 || !s.heads.has(h)) return null;
+  const hl = s.heads.get(h);
+  let found: Tpl | null = null;
+  for (let k = 0; k < hl.length; k++) {
+    const u = unchecked(hl[k]);
+    const a = looseCovers(u, null, n, lineVars);
+    if (a > looseAnchors || (a == looseAnchors && a > 0 && u.id < changetype<Tpl>(found).id)) {
+      found = u;
+      looseAnchors = a;
+    }
+  }
+  if (found !== null) looseCovers(found, null, n, lineVars);
+  return found;
+}
 /** reference.ts looseMerge: after tpl generalised, a template of another length under its leading token that it now takes merges into it. */
 function looseMerge(s: Svc, tpl: Tpl): void {
   const h = headOf(tpl.key, tpl.ntok);
@@ -1846,6 +1915,7 @@ function relength(s: Svc, t: Tpl, n: i32): u64 {
   if (old.length == 0) s.leaves.delete(t.key);
   const head = headOf(t.key, t.ntok);
   const nt = makeText(t.id, t.svc, n, changetype<usize>(gbuf), gS, gL);
+  countFields(s, t, -1);
   t.ntok = n;
   t.pat = nt.pat;
   t.ts = nt.ts;
@@ -1855,6 +1925,7 @@ function relength(s: Svc, t: Tpl, n: i32): u64 {
   t.kv = nt.kv;
   t.eqAt = nt.eqAt;
   t.key = head ^ (<u64>n * LEN_KEY);
+  countFields(s, t, 1);
   if (!s.leaves.has(t.key)) s.leaves.set(t.key, new Array<Tpl>());
   let leaf = s.leaves.get(t.key);
   if (leaf.length >= LEAF_MAX && mergeBudget > 0) {
@@ -2038,11 +2109,14 @@ export function mine(svc: i32, n: i32): void {
       }
       let splitFrom: f64 = 0;
       let found: Tpl | null = null;
+      let byLoose = false;
+      let lineVars = 0;
+      for (let j = 0; j < ntok; j++) if (unchecked(lKind[j]) != 0) lineVars++;
       if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
         let bt: Tpl = best;
         // reference.ts: words in both at one to ENUM_POSITIONS differing positions are enum-like
         // constants, unless a template holding the line's words there takes the line
-        diffsOf(bt, ntok);
+        diffsOf(s, bt, ntok);
         let hasFamily = false;
         if (dWords >= 1 && dWords <= ENUM_POSITIONS) {
           enumN = dWords;
@@ -2050,17 +2124,29 @@ export function mine(svc: i32, n: i32): void {
           family(s.leaves.get(key), bt);
           hasFamily = true;
           if (fewWords()) {
-            const alt = sameWord(s.leaves.get(key), bt, ntok);
+            const alt = sameWord(s, s.leaves.get(key), bt, ntok);
             if (alt !== null) {
               bt = alt;
-              diffsOf(bt, ntok);
+              diffsOf(s, bt, ntok);
               hasFamily = false;
             } else splitFrom = bt.id;
           }
         }
         const bp = changetype<usize>(bt.pat);
         const nd = dN;
-        if (splitFrom == 0) {
+        if (splitFrom != 0 || nd > 0) {
+          // reference.ts: a template of the leading token that takes the line as it is, with more of its constants in place
+          const lo = looseIn(s, headOf(key, ntok), ntok, lineVars);
+          if (lo !== null) {
+            simOf(bt, ntok);
+            if (<i64>looseAnchors > sEq) {
+              found = lo;
+              splitFrom = 0;
+              byLoose = true;
+            }
+          }
+        }
+        if (splitFrom == 0 && !byLoose) {
           found = bt;
           if (nd > 0) {
             // reference.ts: a value that is no word where bt holds one makes the position a variable: bt's family merges
@@ -2093,6 +2179,7 @@ export function mine(svc: i32, n: i32): void {
             }
             const nt = makeText(bt.id, svc, ntok, gb, gS, gL);
             // swap the new token data into the existing template object (keeps leaf/LRU links)
+            countFields(s, bt, -1);
             bt.pat = nt.pat;
             bt.ts = nt.ts;
             bt.tl = nt.tl;
@@ -2100,6 +2187,7 @@ export function mine(svc: i32, n: i32): void {
             bt.kind = nt.kind;
             bt.kv = nt.kv;
             bt.eqAt = nt.eqAt;
+            countFields(s, bt, 1);
             flags |= FLAG_CHANGED;
             if (hasFamily) {
               for (let k = fam.length - 1; k >= 0 && mergeBudget > 0; k--) {
@@ -2148,25 +2236,8 @@ export function mine(svc: i32, n: i32): void {
           }
           if (found === null) {
             // reference.ts: a template of any length that differs from the line by an optional part inside a variable
-            let lineVars = 0;
-            for (let j = 0; j < ntok; j++) if (unchecked(lKind[j]) != 0) lineVars++;
-            let bestA = 0;
-            for (let k = 0; k < hl.length; k++) {
-              const u = unchecked(hl[k]);
-              const a = looseCovers(u, null, ntok, lineVars);
-              if (a > bestA || (a == bestA && a > 0 && u.id < changetype<Tpl>(found).id)) {
-                found = u;
-                bestA = a;
-              }
-            }
-            if (found !== null) {
-              const f: Tpl = found;
-              byRun = true;
-              touch(s, f);
-              looseCovers(f, null, ntok, lineVars);
-              const last = lTrunc ? ntok - 1 : ntok;
-              for (let j = 0; j < last; j++) if (unchecked(rAt[j]) >= 0) tokenParam(f, 0, 1, j, unchecked(rAt[j]));
-            }
+            found = looseIn(s, head, ntok, lineVars);
+            byLoose = found !== null;
           } else {
             const f: Tpl = found;
             byRun = true;
@@ -2196,6 +2267,12 @@ export function mine(svc: i32, n: i32): void {
         found = nt;
       }
       tpl = found;
+      if (byLoose) {
+        byRun = true;
+        touch(s, tpl);
+        const last = lTrunc ? ntok - 1 : ntok;
+        for (let j = 0; j < last; j++) if (unchecked(rAt[j]) >= 0) tokenParam(tpl, 0, 1, j, unchecked(rAt[j]));
+      }
       if (!byLength && !byRun) {
         const last = lTrunc ? ntok - 1 : ntok;
         const tp = changetype<usize>(tpl.pat);

@@ -54,7 +54,7 @@ import { jsonTemplate, textTemplate, TemplateStore, type RefService, type RefTem
 import { splitPattern, tokenizeLine } from './tokenize.js';
 import {
   constantsOf, coversToken, generalize, globMatch, headOf, isWord, leafKeyOf, literalPrefix, literalSuffix, looseCovers, phraseContext,
-  phraseRun, runCovers, sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
+  fieldBefore, phraseRun, runCovers, sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
 } from './tokens.js';
 
 function latin1(bytes: Uint8Array, s: number, e: number): string {
@@ -247,9 +247,11 @@ export class ReferenceCore implements MinerCore {
   /**
    * The positions template t does not cover yet in line tokens lt: how many, those holding a word in
    * both that differ in more than digits (wordPos), and those where t holds a word whatever the line
-   * holds (tplWordPos).
+   * holds (tplWordPos). A position right after the name of a field the service writes as key=value
+   * elsewhere (`for user root` beside `user=root`: fields) holds that field's value, never a constant
+   * word: it is not in wordPos, so the templates split off there merge (the family of tplWordPos).
    */
-  private diffs(t: RefTemplate, lt: string[]): { n: number; words: number; wordPos: number[]; tplWordPos: number[] } {
+  private diffs(t: RefTemplate, lt: string[], fields: Map<string, number>): { n: number; words: number; wordPos: number[]; tplWordPos: number[] } {
     let n = 0;
     const wordPos: number[] = [];
     const tplWordPos: number[] = [];
@@ -260,7 +262,8 @@ export class ReferenceCore implements MinerCore {
       n++;
       if (isWord(tt)) {
         tplWordPos.push(i);
-        if (isWord(lt[i]!) && wordsDiffer(tt, lt[i]!)) wordPos.push(i);
+        const field = i > 0 && t.kinds[i - 1] === 0 && fields.has(fieldBefore(t.tokens[i - 1]!));
+        if (!field && isWord(lt[i]!) && wordsDiffer(tt, lt[i]!)) wordPos.push(i);
       }
     }
     return { n, words: wordPos.length, wordPos, tplWordPos };
@@ -271,7 +274,7 @@ export class ReferenceCore implements MinerCore {
    * and differs from it in no other word: the event the line's words name. The most similar one
    * (then more wildcards, then the older one), or undefined.
    */
-  private sameWord(leaf: RefTemplate[], best: RefTemplate, lt: string[], ps: number[]): RefTemplate | undefined {
+  private sameWord(leaf: RefTemplate[], best: RefTemplate, lt: string[], ps: number[], fields: Map<string, number>): RefTemplate | undefined {
     let alt: RefTemplate | undefined;
     let aEq = 0;
     let aDen = 1;
@@ -279,7 +282,7 @@ export class ReferenceCore implements MinerCore {
     for (const u of leaf) {
       if (u === best || !ps.every((p) => u.tokens[p] === lt[p])) continue;
       const [eq, den, wild] = this.similarity(u, lt);
-      if (!this.accepts(eq, den) || this.diffs(u, lt).words > 0) continue;
+      if (!this.accepts(eq, den) || this.diffs(u, lt, fields).words > 0) continue;
       const lhs = eq * aDen;
       const rhs = aEq * den;
       if (alt === undefined || lhs > rhs || (lhs === rhs && wild > aWild)) {
@@ -309,6 +312,27 @@ export class ReferenceCore implements MinerCore {
       this.st.retire(s, u, out, tpl.id);
     }
     if (!s.skels.has(sk)) s.skels.set(sk, tpl);
+  }
+
+  /**
+   * The template of head list hl that takes line lt (kinds lk, lineVars variables) with an optional
+   * part inside a variable (looseCovers): the most constants matched, then the oldest. this.at holds
+   * its slots for the line.
+   */
+  private looseIn(hl: RefTemplate[] | undefined, lt: string[], lk: number[], lineVars: number): { tpl: RefTemplate; anchors: number } | undefined {
+    if (hl === undefined) return undefined;
+    let tpl: RefTemplate | undefined;
+    let best = 0;
+    for (const u of hl) {
+      const a = looseCovers(u.tokens, u.kinds, lt, lk, this.at, lineVars);
+      if (a > best || (a === best && a > 0 && u.id < tpl!.id)) {
+        tpl = u;
+        best = a;
+      }
+    }
+    if (tpl === undefined) return undefined;
+    looseCovers(tpl.tokens, tpl.kinds, lt, lk, this.at, lineVars);
+    return { tpl, anchors: best };
   }
 
   /**
@@ -415,32 +439,48 @@ export class ReferenceCore implements MinerCore {
         }
         // accept at simNum/SIM_DEN, or when a single position differs and at least two agree
         let splitFrom = 0;
+        let byLoose = false;
+        const lk = line.tokens.map(tokenKind);
+        let lineVars = 0;
+        for (const k of lk) if (k !== 0) lineVars++;
         if (best !== undefined && (bestEq * SIM_DEN >= this.simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
           // one position holds a different word in both (among any other differences): a constant
           // of an enum-like position (its own template) until the position has held more than
           // ENUM_MAX words, then a variable that merges them all. A template of the leaf that holds
           // the line's word there and accepts the line takes it instead (the same event).
-          let d = this.diffs(best, line.tokens);
+          let d = this.diffs(best, line.tokens, s.fields);
           let family: RefTemplate[] | null = null;
           if (d.words >= 1 && d.words <= ENUM_POSITIONS) {
             family = this.family(leaf!, best, d.wordPos);
             if (this.fewWords(family, d.wordPos)) {
-              const alt = this.sameWord(leaf!, best, line.tokens, d.wordPos);
+              const alt = this.sameWord(leaf!, best, line.tokens, d.wordPos, s.fields);
               if (alt !== undefined) {
                 best = alt;
-                d = this.diffs(alt, line.tokens);
+                d = this.diffs(alt, line.tokens, s.fields);
                 family = null;
               } else splitFrom = best.id;
             }
           }
           const nd = d.n;
-          if (splitFrom === 0) {
+          if (splitFrom !== 0 || nd > 0) {
+            // a line that would split off or change its template, that a template of its leading
+            // token takes as it is with more of its constants in place (an optional part shifted its
+            // tokens: looseCovers), is that template's event
+            const lo = this.looseIn(s.heads.get(headOf(key)), line.tokens, lk, lineVars);
+            if (lo !== undefined && lo.anchors > this.similarity(best, line.tokens)[0]) {
+              tpl = lo.tpl;
+              splitFrom = 0;
+              byLoose = true;
+            }
+          }
+          if (splitFrom === 0 && !byLoose) {
             tpl = best;
             if (nd > 0) {
               // a value that is no word where the template holds one (`notes.txt` after `alpha`,
               // `gamma`): the position is a variable, so the templates split off there by their
               // words (the family) merge into this one as it generalises
               if (family === null && d.tplWordPos.length >= 1 && d.tplWordPos.length <= ENUM_POSITIONS) family = this.family(leaf!, tpl, d.tplWordPos);
+              this.st.countFields(s, tpl, -1);
               for (let i = 0; i < ntok; i++) {
                 const tt = tpl.tokens[i]!;
                 const kind = tpl.kinds[i]!;
@@ -452,6 +492,7 @@ export class ReferenceCore implements MinerCore {
               }
               tpl.pattern = tpl.tokens.join(' ');
               tpl.values = valuePositions(tpl.tokens);
+              this.st.countFields(s, tpl, 1);
               flags |= FLAG_CHANGED;
               if (family) {
                 for (let k = family.length - 1; k >= 0 && this.st.mergeBudget > 0; k--) {
@@ -497,22 +538,10 @@ export class ReferenceCore implements MinerCore {
             if (tpl === undefined) {
               // a template, of any length, that differs from the line by an optional part inside a
               // variable (the most constants matched, then the oldest)
-              const lk = line.tokens.map(tokenKind);
-              const lineVars = lk.filter((k) => k !== 0).length;
-              let bestA = 0;
-              for (const u of hl) {
-                const a = looseCovers(u.tokens, u.kinds, line.tokens, lk, this.at, lineVars);
-                if (a > bestA || (a === bestA && a > 0 && u.id < tpl!.id)) {
-                  tpl = u;
-                  bestA = a;
-                }
-              }
-              if (tpl !== undefined) {
-                byRun = true;
-                this.st.touch(s, tpl);
-                looseCovers(tpl.tokens, tpl.kinds, line.tokens, lk, this.at, lineVars);
-                const last = line.truncated ? ntok - 1 : ntok;
-                for (let j = 0; j < last; j++) if (this.at[j]! >= 0) tokenParam(WILDCARD, 1, line, j, this.at[j]!, addParam);
+              const lo = this.looseIn(hl, line.tokens, lk, lineVars);
+              if (lo !== undefined) {
+                tpl = lo.tpl;
+                byLoose = true;
               }
             } else {
               byRun = true;
@@ -537,6 +566,12 @@ export class ReferenceCore implements MinerCore {
           this.st.add(s, tpl, out);
           flags |= FLAG_NEW;
           newFrom = splitFrom;
+        }
+        if (byLoose) {
+          byRun = true;
+          this.st.touch(s, tpl);
+          const last = line.truncated ? ntok - 1 : ntok;
+          for (let j = 0; j < last; j++) if (this.at[j]! >= 0) tokenParam(WILDCARD, 1, line, j, this.at[j]!, addParam);
         }
         if (!byLength && !byRun) {
           const last = line.truncated ? ntok - 1 : ntok;

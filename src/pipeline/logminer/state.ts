@@ -2,9 +2,10 @@
 // token), the JSON shapes, the skeleton and leading-token indexes that find templates of other
 // lengths, and the least-recently-used order; ids from one counter, never reused. Adding a template
 // to a full leaf or a service at its cap evicts the least recently used one; retiring one reports it
-// as evicted or merged. assembly/logminer.ts keeps the same state in hash maps and a linked list.
+// as evicted or merged. The fields its templates write as key=value are counted (a word after such a
+// field's name is its value). assembly/logminer.ts keeps the same state in hash maps and a linked list.
 import { LEAF_MAX, type CoreOutput } from './core.js';
-import { headOf, skeletonOf, tokenKind, valuePositions, leafKeyOf } from './tokens.js';
+import { fieldKey, headOf, skeletonOf, tokenKind, valuePositions, leafKeyOf } from './tokens.js';
 
 export interface RefTemplate {
   id: number;
@@ -31,8 +32,9 @@ export interface RefService {
   skels: Map<string, RefTemplate>;
   /** leading-token key (headOf) → the text templates of any length under it, the LEAF_MAX latest added */
   heads: Map<string, RefTemplate[]>;
+  /** field name (fieldKey) → how many tokens of live templates write it as key=value */
+  fields: Map<string, number>;
 }
-
 
 /** A text template of tokens (kinds, value positions, pattern, leaf and skeleton derived from them). */
 export function textTemplate(id: number, svc: number, tokens: string[], leafKey = leafKeyOf(tokens)): RefTemplate {
@@ -67,7 +69,7 @@ export class TemplateStore {
   service(svc: number): RefService {
     let s = this.services[svc];
     if (!s) {
-      s = { leaves: new Map(), shapes: new Map(), lru: new Map(), skels: new Map(), heads: new Map() };
+      s = { leaves: new Map(), shapes: new Map(), lru: new Map(), skels: new Map(), heads: new Map(), fields: new Map() };
       this.services[svc] = s;
     }
     return s;
@@ -76,6 +78,17 @@ export class TemplateStore {
 
   liveCount(svc: number): number {
     return this.services[svc]?.lru.size ?? 0;
+  }
+
+  /** Counts (delta 1) or uncounts (-1) the fields text template t writes as key=value: around every change of its tokens. */
+  countFields(s: RefService, t: RefTemplate, delta: number): void {
+    for (const tok of t.tokens) {
+      const f = fieldKey(tok);
+      if (f === '') continue;
+      const n = (s.fields.get(f) ?? 0) + delta;
+      if (n > 0) s.fields.set(f, n);
+      else s.fields.delete(f);
+    }
   }
 
   touch(s: RefService, t: RefTemplate): void {
@@ -108,6 +121,7 @@ export class TemplateStore {
         s.leaves.set(t.leafKey, leaf);
       }
       leaf.push(t);
+      this.countFields(s, t, 1);
       if (t.skel !== '' && !s.skels.has(t.skel)) s.skels.set(t.skel, t);
       const h = headOf(t.leafKey);
       if (h !== '') {
@@ -122,7 +136,6 @@ export class TemplateStore {
     }
   }
 
-
   /** Removes a live template; it is reported as evicted, or as merged into template `into` (> 0). */
   retire(s: RefService, victim: RefTemplate, out: CoreOutput | null, into: number): void {
     s.lru.delete(victim.id);
@@ -132,6 +145,7 @@ export class TemplateStore {
       const leaf = s.leaves.get(victim.leafKey)!;
       leaf.splice(leaf.indexOf(victim), 1);
       if (leaf.length === 0) s.leaves.delete(victim.leafKey);
+      this.countFields(s, victim, -1);
       if (victim.skel !== '' && s.skels.get(victim.skel) === victim) s.skels.delete(victim.skel);
       const hl = s.heads.get(headOf(victim.leafKey));
       const k = hl ? hl.indexOf(victim) : -1;
@@ -147,17 +161,18 @@ export class TemplateStore {
     }
   }
 
-
   /** Gives template t other tokens of another length: it moves to that leaf (a full leaf loses its least recently used template). */
   relength(s: RefService, t: RefTemplate, tokens: string[], out: CoreOutput): void {
     const old = s.leaves.get(t.leafKey)!;
     old.splice(old.indexOf(t), 1);
     if (old.length === 0) s.leaves.delete(t.leafKey);
+    this.countFields(s, t, -1);
     t.tokens = tokens;
     t.kinds = tokens.map(tokenKind);
     t.values = valuePositions(tokens);
     t.pattern = tokens.join(' ');
     t.leafKey = String(tokens.length) + headOf(t.leafKey);
+    this.countFields(s, t, 1);
     let leaf = s.leaves.get(t.leafKey);
     if (!leaf) {
       leaf = [];

@@ -287,40 +287,44 @@ function isLooseValue(t: string, k: number): boolean {
 
 /**
  * The values of tokens [a, b) (isLooseValue) when they are a value with its decoration, 0 when empty,
- * else -1: a value first, each other token right after a value (a unit: `<*> KB)`, `<*> min <*>
- * sec`), none a key (`src:`, `user=<*>`), and when there are others the last token is one.
+ * else -1: a value first, and every other token a unit right after a value: three letters at most,
+ * and no key (`<*> KB)`, `<*> min <*> sec`; not `src: <*>`, not `<*> from <*>`, not `user=<*>`).
  */
 function decorated(t: string[], k: number[], a: number, b: number): number {
-  if (a === b) return 0;
   let vals = 0;
   let prev = false;
-  let v = false;
   for (let i = a; i < b; i++) {
-    v = isLooseValue(t[i]!, k[i]!);
+    const v = isLooseValue(t[i]!, k[i]!);
     if (v) vals++;
-    else {
-      const c = t[i]!.charCodeAt(t[i]!.length - 1);
-      if (!prev || k[i] !== 0 || c === 58 || c === 61) return -1;
-    }
+    else if (!prev || !isUnit(t[i]!)) return -1;
     prev = v;
   }
-  return vals === b - a || !v ? vals : -1;
+  return vals;
+}
+
+/** A unit after a value: a constant of at most three letters that is no key (`KB)`, `sec`, `ms,`). */
+function isUnit(t: string): boolean {
+  const c = t.charCodeAt(t.length - 1);
+  if (c === 58 || c === 61) return false;
+  let letters = 0;
+  for (let i = 0; i < t.length; i++) if (isAlpha(t.charCodeAt(i))) letters++;
+  return letters <= 3;
 }
 
 /**
  * Do tokens [a, b) of t (kinds tk) and [c, d) of l (kinds lk), the part of each between two constants
  * they share, say the same thing, one of them with an optional part inside a variable? Each side is
- * empty or a value with its decoration (decorated: `(<*> KB)`, `<<*> sec`; not `src: <*>`, not
- * `<*> from <*>`), and when either side has a constant the two differ in their variables too (the
- * value changed form; a word next to a value that did not, `<*> not` against `<*>`, names another
- * event). Sets slot[j] for the line tokens j in [c, d): the position of the template variable the
- * j-th variable of the line takes (in order, the last one beyond), else -1.
+ * empty or a value with its decoration (decorated: `(<*> KB)`, `<<*> sec`), and when only one side
+ * has a unit the two differ in their values too (the value changed form; a word next to a value
+ * that did not, `<*> not` against `<*>`, names another event; a unit that changed, `<*> KB)`
+ * against `<*> MB)`, does not). Sets slot[j] for the line tokens j in [c, d): the position of the
+ * template variable the j-th variable of the line takes (in order, the last one beyond), else -1.
  */
 function looseSegment(tt: string[], tk: number[], a: number, b: number, lt: string[], lk: number[], c: number, d: number, slot: number[]): boolean {
   const tv = decorated(tt, tk, a, b);
   const lv = decorated(lt, lk, c, d);
   if (tv < 0 || lv < 0) return false;
-  if (b - a - tv + d - c - lv > 0) {
+  if ((b - a - tv === 0) !== (d - c - lv === 0)) {
     let same = tv === lv;
     for (let i = a, j = c; same && i < b; i++) {
       if (!isLooseValue(tt[i]!, tk[i]!)) continue;
@@ -384,3 +388,27 @@ export function looseCovers(tt: string[], tk: number[], lt: string[], lk: number
   }
   return anchors >= 2 ? anchors : 0;
 }
+
+/**
+ * The name of the field a key=value token writes (`user=root`, `(uid=<*>)`, `ruser=`: user, uid,
+ * ruser): its bytes before the first '=' from the first letter on, when they are letters, digits,
+ * `_`, `-` or `.`; else ''.
+ */
+export function fieldKey(t: string): string {
+  const k = t.indexOf('=');
+  if (k <= 0) return '';
+  let a = 0;
+  while (a < k && !isAlpha(t.charCodeAt(a))) a++;
+  if (a === k) return '';
+  for (let i = a; i < k; i++) {
+    const c = t.charCodeAt(i);
+    if (!isAlpha(c) && !isDigit(c) && c !== 95 && c !== 45 && c !== 46) return '';
+  }
+  return t.slice(a, k);
+}
+
+/** The field a word position is the value of, when the token before it names one: that token without one trailing ':'. */
+export function fieldBefore(t: string): string {
+  return t.length > 1 && t.charCodeAt(t.length - 1) === 58 ? t.slice(0, -1) : t;
+}
+

@@ -191,6 +191,8 @@ describe('WASM and reference agree on generated hostile input', () => {
       () => `sync of volume vol-${rnd(9)} failed: ${pick(many)} is ${pick(rnd(2) ? few : many)} now`,
       () => `copy ${pick(few)} ${pick(many)} ${pick(few)} done for tenant ${rnd(9)} in region eu`,
       () => `Starting ${Array.from({ length: 1 + rnd(4) }, () => pick(phraseWords)).join(' ')}`,
+      // a field written as key=value makes the word after its name a value
+      () => (rnd(3) ? `session for user ${pick(few)} ${pick(few)} from 10.0.0.${rnd(9)}` : `auth failure; uid=${rnd(9)} ${pick(['user', 'state', 'x'])}=${pick(few)}`),
     ];
     const batches = Array.from({ length: 30 }, (_, i) => ({ svc: i % 2, bodies: Array.from({ length: 40 }, () => enc.encode(shapes[rnd(shapes.length)]!())) }));
     agree(batches, 2000);

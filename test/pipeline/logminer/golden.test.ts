@@ -58,7 +58,7 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     templates: 27,
     ga: 0.9985,
     pa: 0.995,
-    sha256: 'd6c0c7e239698772'
+    sha256: '7ab5c431599c9fe3'
   }
 };
 
