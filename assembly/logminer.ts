@@ -1858,12 +1858,15 @@ function looseCovers(t: Tpl, u: Tpl | null, n: i32, lineVars: i32): i32 {
       const ta = tp + <usize>unchecked(t.ts[ni]);
       const ek = unchecked(t.eqAt[ni]);
       let q = pj + 1;
-      while (q < n && !(kindU(u, q) == 0 && (hashU(u, q) == th || sameKey(ta, ek, addrU(u, q), lenU(u, q))))) q++;
+      while (q < n && !(kindU(u, q) == 0 && (hashU(u, q) == th || sameKey(ta, ek, addrU(u, q), lenU(u, q))))) {
+        if (!isLooseValue(u, q) && !isUnit(addrU(u, q), lenU(u, q))) q = n;
+        else q++;
+      }
       if (q < n) {
         nj = q;
         break;
       }
-      if (++skipped > vars) return 0;
+      if (++skipped > vars || (!isLooseValue(t, ni) && !isUnit(ta, unchecked(t.tl[ni])))) return 0;
     }
     if (!looseSegment(t, pi + 1, ni, u, pj + 1, nj)) return 0;
     if (ni == m) break;

@@ -371,13 +371,17 @@ export function looseCovers(tt: string[], tk: number[], lt: string[], lk: number
     let skipped = 0;
     for (; ni < m; ni++) {
       if (tk[ni] !== 0) continue;
+      // the search passes values and units only: past another constant the line's part would be no decoration
       let q = pj + 1;
-      while (q < n && !(lk[q] === 0 && (lt[q] === tt[ni] || sameKey(tt[ni]!, lt[q]!)))) q++;
+      while (q < n && !(lk[q] === 0 && (lt[q] === tt[ni] || sameKey(tt[ni]!, lt[q]!)))) {
+        if (!isLooseValue(lt[q]!, lk[q]!) && !isUnit(lt[q]!)) q = n;
+        else q++;
+      }
       if (q < n) {
         nj = q;
         break;
       }
-      if (++skipped > vars) return 0;
+      if (++skipped > vars || (!isLooseValue(tt[ni]!, 0) && !isUnit(tt[ni]!))) return 0;
     }
     if (!looseSegment(tt, tk, pi + 1, ni, lt, lk, pj + 1, nj, slot)) return 0;
     if (ni === m) break;

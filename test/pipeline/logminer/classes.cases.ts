@@ -101,6 +101,9 @@ export function classesSuite(impl: 'wasm' | 'reference'): void {
       const r = m.mineBatch('svc', ['tunnel 10.1.1.10:443 finished, 3 bytes out, 4 bytes in, lasted 1 min 47 sec', 'tunnel 10.1.1.11:443 finished, 3 bytes out, 7741 bytes (78.7 KB) in, lasted <1 sec']);
       expect(r.templateIds[1]).toBe(r.templateIds[0]);
       expect(m.template(r.templateIds[0]!)!.pattern).toBe('tunnel <*>:<*> finished, <*> bytes out, <*> bytes in, lasted <*> min <*> sec');
+      // the template's first unit (`KB)` after `out`) is no anchor for the line's second one
+      const r2 = make().mineBatch('svc', ['tunnel 10.1.1.12:80 finished, 1190 bytes (1.16 KB) out, 1671 bytes (1.63 KB) in, lasted 00:02', 'tunnel 10.1.1.13:80 finished, 403 bytes out, 2342 bytes (2.28 KB) in, lasted 00:01']);
+      expect(r2.templateIds[1]).toBe(r2.templateIds[0]);
     });
 
     it('the variants seen first join the one that came later once its variable is one (a merge)', () => {
