@@ -1050,7 +1050,7 @@ function addTpl(s: Svc, t: Tpl, report: bool): void {
   }
 }
 
-/** tokens.ts isWord: two letters, then letters, digits, _ or -, ending in a letter or digit, and at most one trailing . , ; : ! ? */
+/** tokens.ts isWord: two or more letters, or a name in capitals (then capitals, digits, _ or -, ending in a capital or digit), and at most one trailing . , ; : ! ? */
 function isWordTok(p: usize, len: i32): bool {
   const s = len > 0 && ch(p, 0) == 34 ? 1 : 0;
   let e = len;
@@ -1058,14 +1058,16 @@ function isWordTok(p: usize, len: i32): bool {
     const c = ch(p, e - 1);
     if (c == 46 || c == 44 || c == 59 || c == 58 || c == 33 || c == 63) e--;
   }
-  if (e - s < 2 || !isAlpha(ch(p, s)) || !isAlpha(ch(p, s + 1))) return false;
-  const z = ch(p, e - 1);
-  if (!isAlpha(z) && !isDigit(z)) return false;
-  for (let i = s + 2; i < e; i++) {
+  if (e - s < 2) return false;
+  let letters = true;
+  let caps = true;
+  for (let i = s; i < e; i++) {
     const c = ch(p, i);
-    if (!isAlpha(c) && !isDigit(c) && c != 95 && c != 45) return false;
+    if (!isAlpha(c)) letters = false;
+    if (!(isUpper(c) || ((isDigit(c) || c == 95 || c == 45) && i >= s + 2))) caps = false;
   }
-  return true;
+  const z = ch(p, e - 1);
+  return letters || (caps && (isUpper(z) || isDigit(z)));
 }
 /** tokens.ts wordsDiffer: do a[0, la) and b[0, lb) differ in more than their digits? */
 function wordsDiffer(a: usize, la: i32, b: usize, lb: i32): bool {

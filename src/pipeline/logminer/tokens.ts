@@ -4,7 +4,7 @@
 // token, the leaf key that routes a line, and the run covers and phrases of plain words that join a
 // line to a template of another length.
 import { PREFIX_TOKENS } from './core.js';
-import { WILDCARD, isAlpha, isDigit, isGenDelim } from './chars.js';
+import { WILDCARD, isAlpha, isDigit, isGenDelim, isUpper } from './chars.js';
 
 /** 0: constant, 1: exactly `<*>`, 2: contains `<*>` */
 export function tokenKind(t: string): number {
@@ -13,29 +13,34 @@ export function tokenKind(t: string): number {
 }
 
 /**
- * A word: what an enum-like position holds (Started, create, initialization., SOCKS5, TASK_ABORT;
- * "GET): two letters, then letters, digits, `_` or `-`, ending in a letter or digit, and at most one
- * trailing . , ; : ! or ?.
+ * A word: what an enum-like position holds (Started, create, initialization., TASK_ABORT, SOCKS5;
+ * "GET): two or more letters, or a name in capitals (two capitals, then capitals, digits, `_` or `-`,
+ * ending in a capital or digit, as constants are written), and at most one trailing . , ; : ! or ?.
+ * A lower-case name with digits, `_` or `-` (`ops-admin1`, `backup_daily`, `eth0`) names a thing: a
+ * value, not a word.
  */
 export function isWord(t: string): boolean {
   // the method of a quoted request line keeps its opening quote ("GET, "POST: isRequestLine)
   const s = t.length > 0 && t.charCodeAt(0) === 34 ? 1 : 0;
   let e = t.length;
   if (e - s > 2 && isEndMark(t.charCodeAt(e - 1))) e--;
-  if (e - s < 2 || !isAlpha(t.charCodeAt(s)) || !isAlpha(t.charCodeAt(s + 1)) || !isAlnum(t.charCodeAt(e - 1))) return false;
-  for (let i = s + 2; i < e; i++) {
+  if (e - s < 2) return false;
+  let letters = true;
+  let caps = true;
+  for (let i = s; i < e; i++) {
     const c = t.charCodeAt(i);
-    if (!isAlnum(c) && c !== 95 && c !== 45) return false;
+    if (!isAlpha(c)) letters = false;
+    if (!(isUpper(c) || ((isDigit(c) || c === 95 || c === 45) && i >= s + 2))) caps = false;
   }
-  return true;
+  const z = t.charCodeAt(e - 1);
+  return letters || (caps && (isUpper(z) || isDigit(z)));
 }
-const isAlnum = (c: number): boolean => isAlpha(c) || isDigit(c);
 /** . , ; : ! ? */
 const isEndMark = (c: number): boolean => c === 46 || c === 44 || c === 59 || c === 58 || c === 33 || c === 63;
 
 /**
- * Do two words name different things: do they differ in more than their digits? `HTTPS` / `SOCKS5`,
- * `ee0` / `alt0` do; `eth0` / `eth1`, `node1` / `node12` are one name numbered (a variable).
+ * Do two words name different things: do they differ in more than their digits? `HTTPS` / `SOCKS5`
+ * do; `NODE1` / `NODE12` are one name numbered (a variable).
  */
 export function wordsDiffer(a: string, b: string): boolean {
   let i = 0;

@@ -67,6 +67,14 @@ export function classesSuite(impl: 'wasm' | 'reference'): void {
       expect(m2.template(resolve(r2.templateIds[0]!))!.pattern).toBe('login session ended for user <*>');
     });
 
+    it('a lower-case name with digits, `_` or `-` (a job, a device, an account) is a value', () => {
+      for (const batch of [1000, 1]) golden([
+        { pattern: 'cron job <*> started', lines: ['cron job backup_daily started', 'cron job cleanup_tmp started', 'cron job backup_daily started', 'cron job rotate-logs started'] },
+        { pattern: 'cron job backup_daily finished', lines: ['cron job backup_daily finished'] },
+        { pattern: 'carrier up on <*> after <*> ms', lines: ['carrier up on eth0 after 12 ms', 'carrier up on wlan1 after 3 ms'] },
+      ], batch);
+    });
+
     it('a weekday or month name outside a date stays a word', () => {
       const m = make();
       const r = m.mineBatch('svc', ['cache may be stale for key 17', 'cache may be stale for key 18', 'rotation due on Sunday for key 3']);
@@ -156,11 +164,11 @@ export function classesSuite(impl: 'wasm' | 'reference'): void {
       ], batch);
     });
 
-    it('one name numbered differently is a variable, not another word', () => {
+    it('one name in capitals numbered differently is a variable, not another word', () => {
       golden([
         {
-          pattern: 'carrier up on <*> after <*> ms',
-          lines: ['carrier up on eth0 after 12 ms', 'carrier up on eth1 after 3 ms', 'carrier up on eth12 after 40 ms', 'carrier up on eth0 after 9 ms'],
+          pattern: 'replica <*> is in sync',
+          lines: ['replica NODE1 is in sync', 'replica NODE2 is in sync', 'replica NODE12 is in sync', 'replica NODE1 is in sync'],
         },
       ]);
     });

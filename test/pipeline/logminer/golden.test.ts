@@ -19,10 +19,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: 'eed19d04c45a79a6'
   },
   Hadoop: {
-    templates: 123,
-    ga: 0.989,
-    pa: 0.9085,
-    sha256: '867698fbd98016d7'
+    templates: 122,
+    ga: 0.988,
+    pa: 0.9075,
+    sha256: '5487a48a86a2a7b0'
   },
   Spark: {
     templates: 35,
@@ -43,10 +43,10 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     sha256: '68a124188fd9d0fc'
   },
   HPC: {
-    templates: 46,
-    ga: 0.953,
-    pa: 0.948,
-    sha256: '2b43a7b7812c8d16'
+    templates: 44,
+    ga: 0.9075,
+    pa: 0.9025,
+    sha256: 'da9ee3da835b7f23'
   },
   Apache: {
     templates: 6,
@@ -58,7 +58,7 @@ const GOLDEN: Record<string, { templates: number; ga: number; pa: number; sha256
     templates: 27,
     ga: 0.9985,
     pa: 0.995,
-    sha256: '7ab5c431599c9fe3'
+    sha256: '954626341970e79e'
   }
 };
 
