@@ -181,11 +181,17 @@ const TLD_BLOOM = new StaticArray<u32>(32);
 const MONTH_SET = new Set<u64>();
 /** dates.ts: weekday and month names and their three-letter abbreviations, by hashLower */
 const DATE_NAMES = new Set<u64>();
+/** A 64-bit filter of the names' first three letters (lower-cased): most words next to a number are no name and stop here. */
+let DATE_PREFIX: u64 = 0;
 /** FNV-1a over lower-cased ASCII letters: the names of DATE_NAMES, from a string or from bytes. */
 function hashLowerStr(x: string): u64 {
   let h: u64 = 0xcbf29ce484222325;
   for (let i = 0; i < x.length; i++) h = (h ^ <u64>(x.charCodeAt(i) | 32)) * 0x100000001b3;
   return h;
+}
+function prefixBitStr(x: string): u64 {
+  const v = (<u32>(x.charCodeAt(0) | 32) << 16) | (<u32>(x.charCodeAt(1) | 32) << 8) | <u32>(x.charCodeAt(2) | 32);
+  return <u64>1 << <u64>((v * 0x9e3779b1) >>> 26);
 }
 function hashLower(p: usize, n: i32): u64 {
   let h: u64 = 0xcbf29ce484222325;
@@ -221,6 +227,8 @@ function initNames(): void {
   const monthNames = [
     'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
   ];
+  for (let i = 0; i < 7; i++) DATE_PREFIX |= prefixBitStr(weekdayNames[i]);
+  for (let i = 0; i < 12; i++) DATE_PREFIX |= prefixBitStr(monthNames[i]);
   for (let i = 0; i < monthNames.length; i++) {
     MONTH_SET.add(packStr(monthNames[i].substring(0, 3)));
     DATE_NAMES.add(hashLowerStr(monthNames[i]));
@@ -1298,6 +1306,7 @@ function tokenize(p: usize, realEnd: i32): void {
   let i = 0;
   const mb = changetype<usize>(mbuf);
   let rest = false;
+  let dates = false;
   while (i < end) {
     while (i < end && isSep(ch(p, i))) i++;
     if (i >= end) break;
@@ -1332,9 +1341,13 @@ function tokenize(p: usize, realEnd: i32): void {
     }
     unchecked(lVS[lN] = gVarS);
     unchecked(lVE[lN] = gVarE);
+    // a date number has a digit, so it took the slow path (dates.ts isDateNumber)
+    const dn = !gFast && i - s <= 16 && isDigit(ch(p, s)) && isDateNumber(p + <usize>s, i - s);
+    unchecked(lDateNum[lN] = dn);
+    if (dn) dates = true;
     lN++;
   }
-  dateWords(p);
+  if (dates) dateWords(p);
   if (lTrunc) {
     const m0 = mpos;
     mwild();
@@ -1359,9 +1372,13 @@ function tokenize(p: usize, realEnd: i32): void {
   }
   return n;
 }
+@inline function prefixBit(p: usize): u64 {
+  const v = (<u32>(ch(p, 0) | 32) << 16) | (<u32>(ch(p, 1) | 32) << 8) | <u32>(ch(p, 2) | 32);
+  return <u64>1 << <u64>((v * 0x9e3779b1) >>> 26);
+}
 function isDateName(p: usize, len: i32): bool {
   const n = bareLen(p, len);
-  if (n < 3 || n > 9) return false;
+  if (n < 3 || n > 9 || (DATE_PREFIX & prefixBit(p)) == 0) return false;
   for (let i = 0; i < n; i++) if (!isAlpha(ch(p, i))) return false;
   return DATE_NAMES.has(hashLower(p, n));
 }
@@ -1387,19 +1404,24 @@ function isZone(p: usize, len: i32): bool {
   return true;
 }
 const dateMark = new StaticArray<i32>(MAX_TOKENS + 1);
+/** per token of the current line: is it a date number (dates.ts isDateNumber)? */
+const lDateNum = new StaticArray<bool>(MAX_TOKENS + 1);
 /** dates.ts dateWords over the current line's raw tokens (body at p): each date word becomes `<*>` (and its ',' or '.'), in place in mbuf. */
 function dateWords(p: usize): void {
   const n = lN;
   for (let i = n - 1; i >= 0; i--) {
+    unchecked(dateMark[i] = 0);
+    // a name or a zone is a constant next to a masked date number (or a marked name): cheap tests first
+    if (unchecked(lKind[i]) != 0) continue;
     const t = p + <usize>unchecked(lRawS[i]);
     const len = unchecked(lRawL[i]);
+    const prevNum = i > 0 && unchecked(lDateNum[i - 1]);
     let m = 0;
-    if (isDateName(t, len)) {
-      let near = i > 0 && isDateNumber(p + <usize>unchecked(lRawS[i - 1]), unchecked(lRawL[i - 1]));
-      if (!near && i + 1 < n) near = isDateNumber(p + <usize>unchecked(lRawS[i + 1]), unchecked(lRawL[i + 1])) || unchecked(dateMark[i + 1]) > 0;
-      if (near) m = bareLen(t, len);
-    } else if (i > 0 && i + 1 < n && isZone(t, len) && isTime(p + <usize>unchecked(lRawS[i - 1]), unchecked(lRawL[i - 1])) &&
-      unchecked(lRawL[i + 1]) == 4 && isDateNumber(p + <usize>unchecked(lRawS[i + 1]), 4)) m = len;
+    if (prevNum || (i + 1 < n && (unchecked(dateMark[i + 1]) > 0 || unchecked(lDateNum[i + 1])))) {
+      if (isDateName(t, len)) m = bareLen(t, len);
+    }
+    if (m == 0 && prevNum && i + 1 < n && isZone(t, len) && isTime(p + <usize>unchecked(lRawS[i - 1]), unchecked(lRawL[i - 1])) &&
+      unchecked(lRawL[i + 1]) == 4 && unchecked(lDateNum[i + 1])) m = len;
     unchecked(dateMark[i] = m);
     if (m == 0) continue;
     // the name is letters (3 bytes or more), so `<*>` and its punctuation fit where the token was
@@ -1897,6 +1919,12 @@ function looseIn(s: Svc, h: u64, n: i32, lineVars: i32): Tpl | null {
   if (found !== null) looseCovers(found, null, n, lineVars);
   return found;
 }
+/** The current line's variables among its first n tokens. */
+function lineVarCount(n: i32): i32 {
+  let v = 0;
+  for (let j = 0; j < n; j++) if (unchecked(lKind[j]) != 0) v++;
+  return v;
+}
 /** reference.ts looseMerge: after tpl generalised, a template of another length under its leading token that it now takes merges into it. */
 function looseMerge(s: Svc, tpl: Tpl): void {
   const h = headOf(tpl.key, tpl.ntok);
@@ -2115,8 +2143,6 @@ export function mine(svc: i32, n: i32): void {
       let splitFrom: f64 = 0;
       let found: Tpl | null = null;
       let byLoose = false;
-      let lineVars = 0;
-      for (let j = 0; j < ntok; j++) if (unchecked(lKind[j]) != 0) lineVars++;
       if (best !== null && (bestEq * SIM_DEN >= simNum * bestDen || (bestDen - bestEq <= 1 && bestEq >= 2))) {
         let bt: Tpl = best;
         // reference.ts: words in both at one to ENUM_POSITIONS differing positions are enum-like
@@ -2141,7 +2167,7 @@ export function mine(svc: i32, n: i32): void {
         const nd = dN;
         if (splitFrom != 0 || nd > 0) {
           // reference.ts: a template of the leading token that takes the line as it is, with more of its constants in place
-          const lo = looseIn(s, headOf(key, ntok), ntok, lineVars);
+          const lo = looseIn(s, headOf(key, ntok), ntok, lineVarCount(ntok));
           if (lo !== null) {
             simOf(bt, ntok);
             if (<i64>looseAnchors > sEq) {
@@ -2241,7 +2267,7 @@ export function mine(svc: i32, n: i32): void {
           }
           if (found === null) {
             // reference.ts: a template of any length that differs from the line by an optional part inside a variable
-            found = looseIn(s, head, ntok, lineVars);
+            found = looseIn(s, head, ntok, lineVarCount(ntok));
             byLoose = found !== null;
           } else {
             const f: Tpl = found;
