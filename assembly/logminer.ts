@@ -72,7 +72,7 @@ export function prepare(totalBytes: i32, n: i32): void {
     oNum = new StaticArray<f64>(c * MAX_PARAMS);
     oChanged = new StaticArray<f64>(c);
     oSplit = new StaticArray<f64>(c);
-    // retired per batch: at most n evictions and n + LEAF_MAX merges (reference.ts absorb)
+    // retired per batch: at most n evictions and n + LEAF_MAX merges (merges.ts absorb)
     oEvicted = new StaticArray<f64>(2 * c + LEAF_MAX);
     oEvictedInto = new StaticArray<f64>(2 * c + LEAF_MAX);
   }
@@ -1258,7 +1258,7 @@ function sameWord(s: Svc, leaf: Array<Tpl>, best: Tpl, ntok: i32): Tpl | null {
   return alt;
 }
 
-/** reference.ts reskeleton: tpl's skeleton became sk; a template that already holds it merges into tpl. */
+/** merges.ts reskeleton: tpl's skeleton became sk; a template that already holds it merges into tpl. */
 function reskeleton(s: Svc, tpl: Tpl, sk: u64): void {
   if (sk == tpl.skel) return;
   if (tpl.skel != 0 && s.skels.has(tpl.skel) && s.skels.get(tpl.skel) === tpl) s.skels.delete(tpl.skel);
@@ -1925,7 +1925,7 @@ function lineVarCount(n: i32): i32 {
   for (let j = 0; j < n; j++) if (unchecked(lKind[j]) != 0) v++;
   return v;
 }
-/** reference.ts looseMerge: after tpl generalised, a template of another length under its leading token that it now takes merges into it. */
+/** merges.ts looseMerge: after tpl generalised, a template of another length under its leading token that it now takes merges into it. */
 function looseMerge(s: Svc, tpl: Tpl): void {
   const h = headOf(tpl.key, tpl.ntok);
   if (h == 0 || !s.heads.has(h)) return;
@@ -1973,7 +1973,7 @@ function relength(s: Svc, t: Tpl, n: i32): u64 {
   return nt.skel;
 }
 
-// reference.ts phrase: siblings of the current line in its head list
+// merges.ts phrase: siblings of the current line in its head list
 const sibT = new Array<Tpl>();
 const sibP = new Array<i32>();
 const sibQ = new Array<i32>();

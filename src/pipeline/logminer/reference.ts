@@ -38,7 +38,8 @@
 //  6. Still none: a template of another length under the same leading token whose `<*>` runs take
 //     the line's tokens, whatever they are (runCovers); else, when ENUM_MAX templates there share
 //     the line's leading and trailing tokens and differ from it in a run of plain words, the phrase
-//     is a variable: the oldest becomes those tokens around one `<*>` and the others merge (phrase).
+//     is a variable: the oldest becomes those tokens around one `<*>` and the others merge (phrase;
+//     the merges are merges.ts).
 //  7. Parameters: each variable value's byte range, slot and number (params.ts).
 //  8. Bounded state: a leaf holds at most LEAF_MAX templates (bounding the comparisons per line) and
 //     a service at most maxTemplatesPerService; beyond either, the least recently used template (of
@@ -49,12 +50,13 @@ import {
 } from './core.js';
 import { WILDCARD, isWs } from './chars.js';
 import { jsonShape } from './json-shape.js';
+import { absorb, looseMerge, phrase, reskeleton } from './merges.js';
 import { parseNumber, runParams, skeletonParams, tokenParam } from './params.js';
-import { jsonTemplate, textTemplate, TemplateStore, type RefService, type RefTemplate } from './state.js';
+import { jsonTemplate, textTemplate, TemplateStore, type RefTemplate } from './state.js';
 import { splitPattern, tokenizeLine } from './tokenize.js';
 import {
-  constantsOf, coversToken, generalize, globMatch, headOf, isWord, leafKeyOf, literalPrefix, literalSuffix, looseCovers, phraseContext,
-  fieldBefore, phraseRun, runCovers, sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
+  constantsOf, fieldBefore, generalize, globMatch, headOf, isWord, leafKeyOf, literalPrefix, literalSuffix, looseCovers, runCovers,
+  sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
 } from './tokens.js';
 
 function latin1(bytes: Uint8Array, s: number, e: number): string {
@@ -124,30 +126,6 @@ export class ReferenceCore implements MinerCore {
   }
 
   /**
-   * After tpl generalised: another template of its leaf with the same constant tokens, whose
-   * variables tpl's now cover (`"curl/<*>"` under `"<*>"`), is the same event split in two by the
-   * order lines came in, so it merges into tpl: tpl keeps its id and the other is retired, reported
-   * with `into`. A template that differs in a constant word stays (Transitioned from NEW to
-   * UNASSIGNED is not Transitioned from <*> to <*>: merging those cost Hadoop 0.01 GA). At most
-   * n + LEAF_MAX merges per batch (the size of the output arrays).
-   */
-  private absorb(s: RefService, tpl: RefTemplate, out: CoreOutput): void {
-    const leaf = s.leaves.get(tpl.leafKey)!;
-    for (let k = leaf.length - 1; k >= 0 && this.st.mergeBudget > 0; k--) {
-      const u = leaf[k]!;
-      if (u === tpl) continue;
-      let covered = true;
-      for (let i = 0; i < tpl.tokens.length && covered; i++) {
-        const kind = tpl.kinds[i]!;
-        covered = tpl.tokens[i] === u.tokens[i] || (u.kinds[i] !== 0 && (kind === 1 || (kind === 2 && globMatch(tpl.tokens[i]!, u.tokens[i]!))));
-      }
-      if (!covered) continue;
-      this.st.mergeBudget--;
-      this.st.retire(s, u, out, tpl.id);
-    }
-  }
-
-  /**
    * The templates of tpl's leaf that differ from it only by the words at positions ps (tpl included):
    * the values enum-like positions have taken, one template per combination.
    */
@@ -166,64 +144,6 @@ export class ReferenceCore implements MinerCore {
   private fewWords(fam: RefTemplate[], ps: number[]): boolean {
     for (const p of ps) if (new Set(fam.map((u) => u.tokens[p]!)).size >= this.enumMax) return false;
     return true;
-  }
-
-  /**
-   * A line no template takes, that shares its leading and trailing tokens with templates of its head
-   * and differs from each in a run of plain words (`connect failed: connection reset by peer`, `...
-   * no route to host`): those phrases are values of one variable once ENUM_MAX templates hold one
-   * each (a few stay constants, as enum-like words do). Then the oldest of them becomes the shared
-   * tokens around one `<*>` (keeping its id; it moves to the leaf of its new length), the others
-   * merge into it, and it is returned; else undefined.
-   */
-  private phrase(s: RefService, hl: RefTemplate[], lt: string[], out: CoreOutput): RefTemplate | undefined {
-    const n = lt.length;
-    const sib: { u: RefTemplate; p: number; q: number }[] = [];
-    for (const u of hl) {
-      const m = u.tokens.length;
-      const lim = (m < n ? m : n) - 1;
-      let p = 0;
-      while (p < lim && coversToken(u.tokens[p]!, u.kinds[p]!, lt[p]!)) p++;
-      let q = 0;
-      while (p + q < lim && coversToken(u.tokens[m - 1 - q]!, u.kinds[m - 1 - q]!, lt[n - 1 - q]!)) q++;
-      if (p < 1 || !phraseContext(u.kinds, p, q) || !phraseRun(u.tokens, p, m - q) || !phraseRun(lt, p, n - q)) continue;
-      sib.push({ u, p, q });
-    }
-    if (sib.length < this.enumMax) return undefined;
-    let p = n;
-    let q = n;
-    for (const x of sib) {
-      if (x.p < p) p = x.p;
-      if (x.q < q) q = x.q;
-    }
-    if (!phraseRun(lt, p, n - q)) return undefined;
-    let sv: RefTemplate | undefined;
-    let members = 0;
-    for (const { u } of sib) {
-      if (!phraseRun(u.tokens, p, u.tokens.length - q)) continue;
-      members++;
-      if (sv === undefined || u.id < sv.id) sv = u;
-    }
-    if (sv === undefined || members < this.enumMax || this.st.mergeBudget < members) return undefined;
-    for (const { u } of sib) {
-      if (u === sv || !phraseRun(u.tokens, p, u.tokens.length - q)) continue;
-      this.st.mergeBudget--;
-      this.st.retire(s, u, out, sv.id);
-    }
-    const m = sv.tokens.length;
-    this.st.relength(s, sv, [...sv.tokens.slice(0, p), WILDCARD, ...sv.tokens.slice(m - q)], out);
-    this.absorb(s, sv, out);
-    // templates of other lengths under the head that its run now covers (`failed: <*> is <*>`, two
-    // phrases Drain joined before) are the same event. Only here: doing so whenever a template
-    // generalises merged OpenSSH's `for invalid user <*>` into `for <*>` (GA 0.99 → 0.74).
-    for (let k = hl.length - 1; k >= 0 && this.st.mergeBudget > 0; k--) {
-      const u = hl[k]!;
-      if (u === sv || u.tokens.length === sv.tokens.length || !runCovers(sv.tokens, sv.kinds, u.tokens, this.at, this.runEnd)) continue;
-      this.st.mergeBudget--;
-      this.st.retire(s, u, out, sv.id);
-    }
-    this.reskeleton(s, sv, out);
-    return sv;
   }
 
   /** Similarity of template t to line tokens lt as the leaf search computes it: [equal, non-wildcard, wildcards]. */
@@ -296,25 +216,6 @@ export class ReferenceCore implements MinerCore {
   }
 
   /**
-   * After tpl generalised, its skeleton may have changed: when a template of another length already
-   * holds the new one, they are one event, so that one merges into tpl (tpl keeps its id, as in
-   * absorb). Templates of one length are absorb's to merge: they are compared token by token.
-   */
-  private reskeleton(s: RefService, tpl: RefTemplate, out: CoreOutput): void {
-    const sk = skeletonOf(tpl.tokens, tpl.kinds);
-    if (sk === tpl.skel) return;
-    if (tpl.skel !== '' && s.skels.get(tpl.skel) === tpl) s.skels.delete(tpl.skel);
-    tpl.skel = sk;
-    if (sk === '') return;
-    const u = s.skels.get(sk);
-    if (u !== undefined && u.tokens.length !== tpl.tokens.length && this.st.mergeBudget > 0) {
-      this.st.mergeBudget--;
-      this.st.retire(s, u, out, tpl.id);
-    }
-    if (!s.skels.has(sk)) s.skels.set(sk, tpl);
-  }
-
-  /**
    * The template of head list hl that takes line lt (kinds lk, lineVars variables) with an optional
    * part inside a variable (looseCovers): the most constants matched, then the oldest. this.at holds
    * its slots for the line.
@@ -333,24 +234,6 @@ export class ReferenceCore implements MinerCore {
     if (tpl === undefined) return undefined;
     looseCovers(tpl.tokens, tpl.kinds, lt, lk, this.at, lineVars);
     return { tpl, anchors: best };
-  }
-
-  /**
-   * After tpl generalised: a template of another length under its leading token that tpl now takes
-   * with an optional part inside a variable (looseCovers) is the same event, kept apart only because
-   * its line came before tpl's variable was one (`lifetime -` before `lifetime <*>`): it merges into
-   * tpl, which keeps its id.
-   */
-  private looseMerge(s: RefService, tpl: RefTemplate, out: CoreOutput): void {
-    const hl = s.heads.get(headOf(tpl.leafKey));
-    if (hl === undefined) return;
-    for (let k = hl.length - 1; k >= 0 && this.st.mergeBudget > 0; k--) {
-      const u = hl[k]!;
-      if (u === tpl || u.tokens.length === tpl.tokens.length) continue;
-      if (looseCovers(tpl.tokens, tpl.kinds, u.tokens, u.kinds, this.at, u.kinds.filter((k) => k !== 0).length) === 0) continue;
-      this.st.mergeBudget--;
-      this.st.retire(s, u, out, tpl.id);
-    }
   }
 
   restore(svc: number, id: number, pattern: Uint8Array): void {
@@ -501,9 +384,9 @@ export class ReferenceCore implements MinerCore {
                   this.st.retire(s, family[k]!, out, tpl.id);
                 }
               }
-              this.absorb(s, tpl, out);
-              this.reskeleton(s, tpl, out);
-              this.looseMerge(s, tpl, out);
+              absorb(this.st, s, tpl, out);
+              reskeleton(this.st, s, tpl, out);
+              looseMerge(this.st, s, tpl, out, this.at);
             }
             this.st.touch(s, tpl);
           }
@@ -550,7 +433,7 @@ export class ReferenceCore implements MinerCore {
               runParams(tpl.tokens, tpl.kinds, line, this.at, this.runEnd, addParam);
             }
             if (tpl === undefined) {
-              tpl = this.phrase(s, hl, line.tokens, out);
+              tpl = phrase(this.st, s, hl, line.tokens, out, this.enumMax, this.at, this.runEnd);
               if (tpl !== undefined) {
                 flags |= FLAG_CHANGED;
                 byRun = true;
