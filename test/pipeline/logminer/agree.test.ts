@@ -75,9 +75,9 @@ function splitsAndMerges(batches: { svc: number; bodies: Uint8Array[] }[]): { sp
   return { splits, merges };
 }
 
-function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number, similarityTenths?: number): void {
-  const w = new WasmCore({ maxTemplatesPerService: cap, similarityTenths });
-  const r = new ReferenceCore({ maxTemplatesPerService: cap, similarityTenths });
+function agree(batches: { svc: number; bodies: Uint8Array[] }[], cap: number, similarityTenths?: number, enumMax?: number): void {
+  const w = new WasmCore({ maxTemplatesPerService: cap, similarityTenths, enumMax });
+  const r = new ReferenceCore({ maxTemplatesPerService: cap, similarityTenths, enumMax });
   batches.forEach(({ svc, bodies }, bi) => expectSame(run(w, svc, bodies), run(r, svc, bodies), bodies, `batch ${bi} svc ${svc}`));
   expect(w.nextId()).toBe(r.nextId());
 }
@@ -98,6 +98,10 @@ describe.skipIf(!HAVE_LOGHUB)('WASM and reference agree on every Loghub line', (
   it('at the other similarity thresholds eval:logs tries (0.5, 0.9)', () => {
     agree(batches(2000), 2000, 5);
     agree(batches(2000), 2000, 9);
+  });
+  it('at the extreme distinct-word bounds eval:logs tries (3, 8)', () => {
+    agree(batches(2000), 2000, undefined, 3);
+    agree(batches(2000), 2000, undefined, 8);
   });
 });
 
