@@ -55,7 +55,7 @@ import { parseNumber, runParams, skeletonParams, tokenParam } from './params.js'
 import { jsonTemplate, textTemplate, TemplateStore, type RefTemplate } from './state.js';
 import { splitPattern, tokenizeLine } from './tokenize.js';
 import {
-  constantsOf, fieldBefore, generalize, globMatch, headOf, isWord, leafKeyOf, literalPrefix, literalSuffix, looseCovers, runCovers,
+  constantsOf, fieldBefore, generalize, globMatch, headOf, isWord, leafKeyOf, looseCovers, runCovers,
   sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
 } from './tokens.js';
 
@@ -458,21 +458,7 @@ export class ReferenceCore implements MinerCore {
         }
         if (!byLength && !byRun) {
           const last = line.truncated ? ntok - 1 : ntok;
-          for (let i = 0; i < last && pc < MAX_PARAMS; i++) {
-            const kind = tpl.kinds[i]!;
-            if (kind === 0) continue;
-            const off = line.offs[i]!;
-            const raw = line.raw[i]!;
-            if (line.varStart[i]! >= 0) addParam(i, off + line.varStart[i]!, off + line.varEnd[i]!);
-            else if (kind === 1) addParam(i, off, off + raw.length);
-            else {
-              const tt = tpl.tokens[i]!;
-              const lp = literalPrefix(tt);
-              const ls = literalSuffix(tt);
-              if (lp + ls < raw.length) addParam(i, off + lp, off + raw.length - ls);
-              else addParam(i, off, off + raw.length);
-            }
-          }
+          for (let i = 0; i < last && pc < MAX_PARAMS; i++) tokenParam(tpl.tokens[i]!, tpl.kinds[i]!, line, i, i, addParam);
         }
       }
       out.ids[li] = tpl.id;
