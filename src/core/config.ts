@@ -1,6 +1,6 @@
 // Configuration from the environment, validated before anything starts. Each setting is declared once
 // here with its default and meaning; docs/configuration.md is generated from this list
-// (`npm run docs:config`, core/settings-doc.ts) and README.md's table mirrors it; tests check both.
+// (`npm run docs:config`, core/settings-doc.ts), and a test fails when it is stale.
 import { availableParallelism } from 'node:os';
 
 export interface Config {

@@ -29,7 +29,7 @@ export interface Finding {
 /** Findings kept per block (the rest are counted in `findings_total`). */
 export const MAX_FINDINGS = 20;
 
-/** Severity bands of a score; the README defines each. */
+/** Severity bands of a score; docs/diagnose.md defines each. */
 export function severityOf(score: number): Severity {
   if (score >= 0.85) return 'critical';
   if (score >= 0.65) return 'high';
