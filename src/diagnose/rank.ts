@@ -31,17 +31,8 @@ const tieRank = (k: EvidenceKind) => TIE_ORDER.indexOf(k) >= 0 ? TIE_ORDER.index
  * The diagnosed service's world: services its calls reach (the window's call graph and the call
  * tree's components, downstream of it) and services sharing a pod with one of them.
  */
-export function scopeOf(x: Pick<EvidenceInputs, 'root' | 'model' | 'tree' | 'deployments'>): Set<string> {
-  const callees = directCallees(x);
-  const scope = new Set<string>([x.root]);
-  const queue = [x.root];
-  while (queue.length) {
-    for (const c of callees.get(queue.shift()!) ?? []) {
-      if (scope.has(c)) continue;
-      scope.add(c);
-      queue.push(c);
-    }
-  }
+export function scopeOf(x: Pick<EvidenceInputs, 'root' | 'model' | 'tree' | 'deployments'>, callees: ReadonlyMap<string, ReadonlySet<string>> = directCallees(x)): Set<string> {
+  const scope = reachable(callees, x.root).add(x.root);
   // Downstream in the model as well (external peers are blamed on their callers, who are in it).
   for (const n of downstream(x.model, x.root)) scope.add(n.service);
   const podsOf = new Map<string, Set<string>>();
@@ -94,19 +85,18 @@ export interface Ranked {
   candidates: Candidate[];
 }
 
-/** Whether `a` reaches `b` through its calls (directly or further down). */
-function reaches(callees: ReadonlyMap<string, ReadonlySet<string>>, a: string, b: string): boolean {
-  const seen = new Set([a]);
-  const queue = [a];
+/** The services `from` reaches through its calls, directly or further down. */
+function reachable(callees: ReadonlyMap<string, ReadonlySet<string>>, from: string): Set<string> {
+  const seen = new Set<string>();
+  const queue = [from];
   while (queue.length) {
     for (const c of callees.get(queue.shift()!) ?? []) {
-      if (c === b) return true;
       if (seen.has(c)) continue;
       seen.add(c);
       queue.push(c);
     }
   }
-  return false;
+  return seen;
 }
 
 /**
@@ -139,7 +129,8 @@ export function rankServices(candidates: readonly Candidate[], scope: ReadonlySe
     }
     out.push({ service, surprise: combined(kinds), strongest: Math.max(...ordered.filter((c) => c.evidence !== 'changes').map((c) => c.surprise)), candidates: ordered });
   }
-  const below = (a: Ranked, b: Ranked) => (reaches(callees, b.service, a.service) ? -1 : reaches(callees, a.service, b.service) ? 1 : 0);
+  const reach = new Map(out.map((r) => [r.service, reachable(callees, r.service)]));
+  const below = (a: Ranked, b: Ranked) => (reach.get(b.service)!.has(a.service) ? -1 : reach.get(a.service)!.has(b.service) ? 1 : 0);
   return out.sort((a, b) => b.surprise - a.surprise || below(a, b) || b.strongest - a.strongest || a.service.localeCompare(b.service));
 }
 
@@ -158,9 +149,9 @@ const toFinding = (c: Candidate, score: number): Finding => ({
 
 /** The block's findings: ranked services' evidence, symptoms along the path, incidents, the coverage gap. */
 export function rankFindings(x: EvidenceInputs, candidates: readonly Candidate[], coverage: { spans: boolean; logs: boolean; metrics: boolean; profiles: boolean }): { findings: Finding[]; total: number; scope: Set<string> } {
-  const scope = scopeOf(x);
-  const out: Finding[] = [];
   const callees = directCallees(x);
+  const scope = scopeOf(x, callees);
+  const out: Finding[] = [];
   candidates = markEchoes(candidates, callees);
   const ranked = rankServices(candidates, scope, callees);
   const place = new Map(ranked.map((r, i) => [r.service, i]));
