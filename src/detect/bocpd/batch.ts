@@ -4,7 +4,7 @@
 import { BUCKET_US } from '../../core/time.js';
 import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
-import { MARGIN, T, enterBucket, levelBefore, newContext, rawAt, rawSum, rawWeight, takePoint, type TimedModel } from './timed.js';
+import { MARGIN, T, enterBucket, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, takePoint, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropAtOrAbove, hold } from './held.js';
 
 export interface SeriesInput {
@@ -186,15 +186,19 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       const level = (unit * sum) / weight;
       if (level > before) {
         const from = levelBefore(c, 0, c[T.origin]! + index, bucket);
-        hold(c, T.held, m.excess, { start: index, before, sum, weight }, from.level, from.aux, T.envelope, c[T.origin]! + index);
+        hold(c, T.held, m.excess, { start: index, before, sum, weight }, riseBase(c, 0, from.level), from.aux, T.envelope, c[T.origin]! + index);
       } else {
         // the series fell back: a change waiting from a level as high ends (not on a lone low point)
         dropAtOrAbove(c, T.held, Math.max(level, (unit * rawSum(m, r, n)) / rawWeight(m, n)));
+        noteFall(c, 0, before / unit, level / unit);
         report(index, t, before, level);
       }
     }
     const h = cleared(c, T.held, m.excess, t, MARGIN);
-    if (h) report(h.start, t, h.before, (unit * h.sum) / h.weight);
+    if (h) {
+      c[T.raised] = 1;
+      report(h.start, t, h.before, (unit * h.sum) / h.weight);
+    }
   }
   return { changes, context: c };
 }

@@ -21,12 +21,13 @@ export const LEVELS = 2 * SCALES;
 const RECENT = 12;
 const DAYS = 7;
 /**
- * Regimes shorter than this (40 minutes) must rise above the highest excess of the past week (bursts
- * recur at any time); longer ones above the second-highest day's, so that an incident like one earlier
- * in the week is reported again (calibration: the highest for every length missed most repeated
- * generated shifts; the second-highest for every length let NAB's bursts through).
+ * A regime of one point must rise above the highest excess of the past week (a lone burst recurs at
+ * any time); longer ones above the second-highest day's, so that an incident like one earlier in the
+ * week is reported again, and at once (calibration: with the highest up to 40 minutes, every repeated
+ * generated shift waited 40 minutes behind the one before it; the second-highest for a lone point let
+ * NAB's bursts through).
  */
-const SHORT = 8;
+const SHORT = 2;
 /** A bar is raised by at least this factor (calibration: NAB's bursty series, whose bursts vary in height). */
 const RELATIVE = 1.25;
 /** A regime's excess must be at least this many noise units (calibration: slow drifts of the residual cleared lower bars). */

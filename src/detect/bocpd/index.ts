@@ -142,9 +142,12 @@ export function saveState(state: Float64Array): Uint8Array {
 
 export function loadState(bytes: Uint8Array): Float64Array {
   const copy = new Float64Array(new Uint8Array(bytes).buffer); // a copy (a Buffer's slice() would share its pool)
-  const full = new Float64Array(copy[0]!);
   const used = S.header + (copy[1 + S.nRuns]! | 0) * R.width;
+  const context = copy.length - 1 - used;
+  // a context of another layout (saved by an older version) is dropped: the series resumes with a fresh one
+  const full = new Float64Array(copy[0]! - (context === T.size ? 0 : context));
   full.set(copy.subarray(1, 1 + used));
+  if (full[S.timed] === 1 && context !== T.size) full[S.timed] = 0;
   if (full[S.timed] === 1) full.set(copy.subarray(1 + used), full.length - T.size);
   return full;
 }

@@ -15,8 +15,18 @@ import { V, absorbPoint, advanceEnvelope, newEnvelope, rewindEnvelope, type Exce
 import { HELD_SIZE, newHeld } from './held.js';
 import { F, advanceProfile, learnPoint, newProfile, offsetAt, rewindProfile, shapeUnits, type ShapeUnits } from './profile.js';
 
-/** BOCPD's lag on the seasonal path: the envelope decides persistence, so a change is proposed after 2 points. */
-export const TIMED_MIN_LAG = 1;
+/**
+ * BOCPD's lag on the seasonal path: the envelope decides persistence, so a change is proposed on its
+ * first point when the evidence is strong (calibration: the onset's row within 10 minutes).
+ */
+export const TIMED_MIN_LAG = 0;
+/**
+ * A fall to below this share of the level before it (an outage, a silence) makes the next rise a
+ * recovery: that rise is measured from the level before the fall, not from the trough (calibration:
+ * returns from the generated gaps and from a missing bucket's zero were most false shifts of the count
+ * series; a shallower fall, 0.5, also took real shifts that followed noise dips).
+ */
+export const FALL_SHARE = 0.3;
 /** A regime must rise above its bar by this many noise units of a mean over the bar's blocks (calibration). */
 export const MARGIN = 1;
 /** Recent levels kept one by one, to measure a waiting change from the level just before it. */
@@ -36,11 +46,13 @@ export const T = {
   n: 1, // points seen
   level: 2, // the recent level of the residuals (raw units; errors per call for error_rate)
   aux: 3, // what the noise is made from (see TimedModel.auxOf)
-  recent: 4, // RECENT_LEVELS: the level before each recent bucket, by bucket mod RECENT_LEVELS; NaN when unknown
-  held: 4 + RECENT_LEVELS, // the worsening changes waiting (held.ts)
-  profile: 4 + RECENT_LEVELS + HELD_SIZE,
-  envelope: 4 + RECENT_LEVELS + HELD_SIZE + F.size,
-  size: 4 + RECENT_LEVELS + HELD_SIZE + F.size + V.size,
+  fell: 4, // the level before the last fall below FALL_SHARE of it, until the next rise (NaN: none)
+  raised: 5, // 1 once a worsening was reported, until the series falls back: that fall ends it, it is no outage
+  recent: 6, // RECENT_LEVELS: the level before each recent bucket, by bucket mod RECENT_LEVELS; NaN when unknown
+  held: 6 + RECENT_LEVELS, // the worsening changes waiting (held.ts)
+  profile: 6 + RECENT_LEVELS + HELD_SIZE,
+  envelope: 6 + RECENT_LEVELS + HELD_SIZE + F.size,
+  size: 6 + RECENT_LEVELS + HELD_SIZE + F.size + V.size,
 } as const;
 
 export interface TimedModel {
@@ -99,6 +111,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
 export function newContext(c: Float64Array, o: number): void {
   c.fill(0, o, o + T.size);
   c[o + T.origin] = NaN;
+  c[o + T.fell] = NaN;
   c.fill(NaN, o + T.recent, o + T.recent + RECENT_LEVELS);
   newHeld(c, o + T.held);
   newProfile(c, o + T.profile);
@@ -108,6 +121,8 @@ export function newContext(c: Float64Array, o: number): void {
 /** The context of a series fed again from `bucket` with a fresh detector: the profile, the noise and the older levels are kept. */
 export function rewindContext(c: Float64Array, o: number, bucket: number): void {
   c[o + T.origin] = NaN;
+  c[o + T.fell] = NaN;
+  c[o + T.raised] = 0;
   c.fill(NaN, o + T.recent, o + T.recent + RECENT_LEVELS);
   newHeld(c, o + T.held);
   rewindProfile(c, o + T.profile);
@@ -152,6 +167,22 @@ export function takePoint(c: Float64Array, o: number, m: TimedModel, bucket: num
   c[o + T.aux] = aux + (Math.min(m.auxOf(r, calls, level), cap) - aux) / Math.min(n, NOISE_POINTS);
   learnPoint(c, o + T.profile, bucket, shapeUnits(m.units, m.binomial ? (100 * Math.min(x, calls)) / calls : x));
   return r;
+}
+
+/**
+ * The series fell from `from` to `to` (raw residual units): after an outage or a silence the next rise
+ * is a recovery, measured from `from`; the fall that ends a reported worsening is no outage.
+ */
+export function noteFall(c: Float64Array, o: number, from: number, to: number): void {
+  c[o + T.fell] = c[o + T.raised] === 1 || !(to < FALL_SHARE * from) ? NaN : from;
+  c[o + T.raised] = 0;
+}
+
+/** The level a rise is measured from: the level before it, or before the outage it recovers from (then forgotten). */
+export function riseBase(c: Float64Array, o: number, level: number): number {
+  const fell = c[o + T.fell]!;
+  c[o + T.fell] = NaN;
+  return fell > level ? fell : level;
 }
 
 /** The series' level just before `bucket` (the current one once `bucket` is no longer recent), and its noise's aux. */
