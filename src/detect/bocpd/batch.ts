@@ -6,6 +6,7 @@ import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
 import { MARGIN, T, enterBucket, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, takePoint, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropAtOrAbove, hold } from './held.js';
+import { dailyActive } from './profile.js';
 
 export interface SeriesInput {
   /** One value per point; NaN for a missing point. error_rate: errors per bucket. */
@@ -176,7 +177,12 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
     const n = m.binomial ? ns[p.offset + k]! : 1;
     enterBucket(c, 0, m, bucket);
     const r = takePoint(c, 0, m, bucket, x, n);
-    if (m.observed(x, n)) addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
+    if (m.observed(x, n)) {
+      addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
+      // a fall reported on its first point is read with the point after it: a lone low point (a
+      // missing bucket's zero) is no fall
+      if (c[T.downFrom]! === c[T.downFrom]) fallBack(c, unit, c[T.downFrom]!, Math.max(c[T.downTo]!, (unit * rawSum(m, r, n)) / rawWeight(m, n)), c[T.downTo]!);
+    }
     if (e < evs.length && events[evs[e]! + E.at] === t) {
       const ev = evs[e++]!;
       const index = events[ev + E.index]!;
@@ -188,19 +194,31 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
         const from = levelBefore(c, 0, c[T.origin]! + index, bucket);
         hold(c, T.held, m.excess, { start: index, before, sum, weight }, riseBase(c, 0, from.level), from.aux, T.envelope, c[T.origin]! + index);
       } else {
-        // the series fell back: a change waiting from a level as high ends (not on a lone low point)
-        dropAtOrAbove(c, T.held, Math.max(level, (unit * rawSum(m, r, n)) / rawWeight(m, n)));
-        noteFall(c, 0, before / unit, level / unit);
+        if (index === t) {
+          c[T.downFrom] = before;
+          c[T.downTo] = level;
+        } else fallBack(c, unit, before, Math.max(level, (unit * rawSum(m, r, n)) / rawWeight(m, n)), level);
         report(index, t, before, level);
       }
     }
-    const h = cleared(c, T.held, m.excess, t, MARGIN);
+    const h = cleared(c, T.held, m.excess, t, MARGIN, dailyActive(c, T.profile));
     if (h) {
       c[T.raised] = 1;
       report(h.start, t, h.before, (unit * h.sum) / h.weight);
     }
   }
   return { changes, context: c };
+}
+
+/**
+ * The series fell back from `before` to `level`, `low` at its lowest (the engine's units; `level` at
+ * least the latest point, so that a lone low point is not taken for the end of a change): a change
+ * waiting from a level as high ends, and a deep fall makes the next rise a recovery (noteFall).
+ */
+function fallBack(c: Float64Array, unit: number, before: number, level: number, low: number): void {
+  c[T.downFrom] = c[T.downTo] = NaN;
+  dropAtOrAbove(c, T.held, level);
+  noteFall(c, 0, before / unit, low / unit);
 }
 
 /** Timestamped series: residuals to the engine (BOCPD's lag on this path), changes read back through the envelope. */
@@ -237,7 +255,7 @@ export function runTimed(core: BatchCore, series: readonly SeriesInput[], states
     const state = p.state;
     state.set(b.states.subarray(i * ss, (i + 1) * ss));
     state[S.timed] = 1;
-    if (!bySeries[i]!.length && !anyHeld(p.before, T.held)) return { changes: [], state };
+    if (!bySeries[i]!.length && !anyHeld(p.before, T.held) && !(p.before[T.downFrom]! === p.before[T.downFrom])) return { changes: [], state };
     const read = readBack(core, p, raw, b.ns, events, bySeries[i]!);
     state.set(read.context, ss);
     return { changes: read.changes, state };

@@ -21,6 +21,12 @@ const NO_HISTORY_LAG = 4;
 /** A change still waiting this many points after its first (twice the largest scale) is dropped: what it found was a drift, not a shift. */
 const MAX_WAIT = 64;
 /**
+ * Before the daily profile is in use a change waits at most this many points (an hour): a slower rise
+ * may be the day's own cycle (calibration: the generated series' first two days, where changes that
+ * cleared after hours of waiting were the morning's rise).
+ */
+const UNLEARNT_WAIT = 12;
+/**
  * When an older waiting change clears while a newer one waits, the newer one is reported if its
  * excess is at least this many times the older one's when it began (generated series: a marginal
  * rise that clears only with an incident's points is not the incident's start; a burst on top of an
@@ -92,21 +98,22 @@ export function dropAtOrAbove(c: Float64Array, o: number, level: number): void {
  * the older one is reported if its regime was already up when the newer began (an incident with a
  * burst on top), else the newer one's start, from the older one's old level (the older regime rose
  * only with the newer one's points). Every change waiting then stops; so do those waiting longer
- * than MAX_WAIT.
+ * than MAX_WAIT. `learnt`: whether the series' daily profile is in use (see UNLEARNT_WAIT and barFor).
  */
-export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number): Held | undefined {
+export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number, learnt: boolean): Held | undefined {
+  const maxWait = learnt ? MAX_WAIT : UNLEARNT_WAIT;
   let first: number | undefined;
   let newest: number | undefined;
   for (let k = 0; k < SLOTS; k++) {
     const s = slot(o, k);
     if (free(c, s)) continue;
     const start = c[s + START]!;
-    if (t - start >= MAX_WAIT) {
+    if (t - start >= maxWait) {
       c[s + START] = NaN;
       continue;
     }
     if (newest === undefined || start > c[newest + START]!) newest = s;
-    const bar = barFor(c, s + AT, t - start + 1, margin);
+    const bar = barFor(c, s + AT, t - start + 1, margin, learnt);
     const clears = bar === -Infinity ? t - start >= NO_HISTORY_LAG : excess(c, s, ex) > bar;
     if (clears && (first === undefined || start < c[first + START]!)) first = s;
   }

@@ -48,11 +48,13 @@ export const T = {
   aux: 3, // what the noise is made from (see TimedModel.auxOf)
   fell: 4, // the level before the last fall below FALL_SHARE of it, until the next rise (NaN: none)
   raised: 5, // 1 once a worsening was reported, until the series falls back: that fall ends it, it is no outage
-  recent: 6, // RECENT_LEVELS: the level before each recent bucket, by bucket mod RECENT_LEVELS; NaN when unknown
-  held: 6 + RECENT_LEVELS, // the worsening changes waiting (held.ts)
-  profile: 6 + RECENT_LEVELS + HELD_SIZE,
-  envelope: 6 + RECENT_LEVELS + HELD_SIZE + F.size,
-  size: 6 + RECENT_LEVELS + HELD_SIZE + F.size + V.size,
+  downFrom: 6, // a fall the engine reported on its first point, settled at the next observed point: its old level (engine units; NaN: none)
+  downTo: 7, // and its new one
+  recent: 8, // RECENT_LEVELS: the level before each recent bucket, by bucket mod RECENT_LEVELS; NaN when unknown
+  held: 8 + RECENT_LEVELS, // the worsening changes waiting (held.ts)
+  profile: 8 + RECENT_LEVELS + HELD_SIZE,
+  envelope: 8 + RECENT_LEVELS + HELD_SIZE + F.size,
+  size: 8 + RECENT_LEVELS + HELD_SIZE + F.size + V.size,
 } as const;
 
 export interface TimedModel {
@@ -111,7 +113,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
 export function newContext(c: Float64Array, o: number): void {
   c.fill(0, o, o + T.size);
   c[o + T.origin] = NaN;
-  c[o + T.fell] = NaN;
+  c[o + T.fell] = c[o + T.downFrom] = c[o + T.downTo] = NaN;
   c.fill(NaN, o + T.recent, o + T.recent + RECENT_LEVELS);
   newHeld(c, o + T.held);
   newProfile(c, o + T.profile);
@@ -121,7 +123,7 @@ export function newContext(c: Float64Array, o: number): void {
 /** The context of a series fed again from `bucket` with a fresh detector: the profile, the noise and the older levels are kept. */
 export function rewindContext(c: Float64Array, o: number, bucket: number): void {
   c[o + T.origin] = NaN;
-  c[o + T.fell] = NaN;
+  c[o + T.fell] = c[o + T.downFrom] = c[o + T.downTo] = NaN;
   c[o + T.raised] = 0;
   c.fill(NaN, o + T.recent, o + T.recent + RECENT_LEVELS);
   newHeld(c, o + T.held);
