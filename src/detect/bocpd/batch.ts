@@ -177,11 +177,12 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
     const n = m.binomial ? ns[p.offset + k]! : 1;
     enterBucket(c, 0, m, bucket);
     const r = takePoint(c, 0, m, bucket, x, n);
+    const point = (unit * rawSum(m, r, n)) / rawWeight(m, n); // the point in the engine's units
     if (m.observed(x, n)) {
       addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
       // a fall reported on its first point is read with the point after it: a lone low point (a
-      // missing bucket's zero) is no fall
-      if (c[T.downFrom]! === c[T.downFrom]) fallBack(c, unit, c[T.downFrom]!, Math.max(c[T.downTo]!, (unit * rawSum(m, r, n)) / rawWeight(m, n)), c[T.downTo]!);
+      // missing bucket's zero) does not end a waiting change
+      if (c[T.downFrom]! === c[T.downFrom]) fallBack(c, unit, c[T.downFrom]!, Math.max(c[T.downTo]!, point), c[T.downTo]!);
     }
     if (e < evs.length && events[evs[e]! + E.at] === t) {
       const ev = evs[e++]!;
@@ -197,7 +198,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
         if (index === t) {
           c[T.downFrom] = before;
           c[T.downTo] = level;
-        } else fallBack(c, unit, before, Math.max(level, (unit * rawSum(m, r, n)) / rawWeight(m, n)), level);
+        } else fallBack(c, unit, before, Math.max(level, point), level);
         report(index, t, before, level);
       }
     }

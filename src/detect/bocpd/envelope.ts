@@ -161,8 +161,9 @@ export function levelsBefore(e: Float64Array, o: number, bucket: number, out: Fl
  * The bar a regime of `points` buckets must clear, at the largest scale of at most half its length
  * (blocks aligned on the grid only approximate a regime's own span), or a smaller one when that one
  * has no block yet: the level (see SHORT; the highest until the series' daily profile is `learnt`,
- * as a day or two of history, partial days among them, do not say which rises recur daily) plus `margin` noise units of a mean over a block of that
- * scale, at least RELATIVE times the level and FLOOR noise units. -Infinity with no history.
+ * as a day or two of history, partial days among them, do not say which rises recur daily) plus
+ * `margin` noise units of a mean over a block of that scale, at least RELATIVE times the level and
+ * FLOOR noise units. -Infinity with no history.
  */
 export function barFor(levels: Float64Array, oo: number, points: number, margin: number, learnt: boolean): number {
   const k = points < SHORT || !learnt ? 0 : SCALES;
