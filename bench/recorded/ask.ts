@@ -5,8 +5,10 @@ import type { RecordedFault } from './recording.js';
 export const CALL_STYLES = ['from_injection', 'last_15m', 'ten_services'] as const;
 export type CallStyle = (typeof CALL_STYLES)[number];
 
-/** How long after the injection an agent asks (the window's end in every style). */
-export const AFTER_US = 3 * 60e6;
+/** How long after the injection an agent asks (the window's end in every style); EVAL_AFTER_S varies it while developing. */
+export const AFTER_US = Number(process.env['EVAL_AFTER_S'] ?? 180) * 1e6;
+/** The length of the last_15m style's window; EVAL_LAST_MIN varies it while developing (stress on the tuned day). */
+const LAST_US = Number(process.env['EVAL_LAST_MIN'] ?? 15) * 60e6;
 
 export interface Answer {
   /** Services of the findings, in the answer's order (repeats kept: AS@3 is "one of the first three findings"). */
@@ -32,7 +34,7 @@ interface Body {
 /** The window of a style, in the store's clock. */
 export function windowOf(style: CallStyle, fault: RecordedFault, shiftUs: number): { fromUs: number; toUs: number } {
   const inj = fault.injectUs + shiftUs;
-  return style === 'last_15m' ? { fromUs: inj + AFTER_US - 15 * 60e6, toUs: inj + AFTER_US } : { fromUs: inj, toUs: inj + AFTER_US };
+  return style === 'last_15m' ? { fromUs: inj + AFTER_US - LAST_US, toUs: inj + AFTER_US } : { fromUs: inj, toUs: inj + AFTER_US };
 }
 
 async function post(api: string, body: unknown): Promise<{ status: number; body: Body | null; text: string; ms: number }> {

@@ -14,7 +14,8 @@ import { openStore } from '../../src/store/db.js';
 import { openReadPool, readServiceSpans } from '../../src/store/readers.js';
 import { explain } from '../../src/diagnose/index.js';
 import { rankServices } from '../../src/diagnose/rank.js';
-import { binsOf, componentSplit, levelRise, splitSeries } from '../../src/diagnose/calltree.js';
+import { binsOf, coarsen, componentSplit, levelRise, splitSeries } from '../../src/diagnose/calltree.js';
+import { segmentSeries } from '../../src/diagnose/onset.js';
 import { readNezha } from './nezha.js';
 import { windowOf, type CallStyle } from './ask.js';
 import type { Loaded } from './replay.js';
@@ -40,6 +41,8 @@ async function explainOne(kept: string, service: string, w: { fromUs: number; to
       if (a!.startsWith('root:')) {
         const sp = splitSeries(binsOf(e.inputs.tree.entries.get(a!.slice(5)) ?? new Map(), 'd'), w.fromUs, w.toUs);
         console.log(`  ${want}: ${sp ? `onset ${rel(sp.onset)} s found=${sp.found} before ${sp.before.length} after ${sp.after.length}` : 'no split'}`);
+        const segs = segmentSeries(coarsen(binsOf(e.inputs.tree.entries.get(a!.slice(5)) ?? new Map(), 'd').filter((b) => b.n > 0 && b.t < w.toUs)));
+        console.log(`    segments: ${segs.map((s) => `${rel(s.from)}..${rel(s.to)} ${Math.round(Math.exp(s.meanLog) / 1000)}ms`).join(' | ')}`);
         continue;
       }
       const c = e.inputs.tree.comps.get(b ? `wire\u0000${a}\u0000${b}` : `self\u0000${a}`);

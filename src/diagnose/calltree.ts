@@ -11,7 +11,7 @@
 // and the bucket grid do not matter, and a short history is still a baseline. An agent that names a
 // reference stretch (`baseline_from_ts`/`baseline_to_ts`) replaces that choice: the reference is the
 // baseline, the window the rest.
-import { segmentSeries, compareSegments, type Bin } from './onset.js';
+import { segmentSeries, compareSegments, type Bin, type Segment } from './onset.js';
 import { FINE_BIN_US } from '../core/time.js';
 import { tSurprise } from './stats.js';
 import type { CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow } from './reads/index.js';
@@ -70,10 +70,15 @@ export const binsOf = (m: ReadonlyMap<number, Agg>, value: 'x' | 'd'): Bin[] =>
 export function splitSeries(bins: readonly Bin[], from: number, to: number): Split | null {
   const observed = bins.filter((b) => b.n > 0 && b.t < to);
   if (!observed.length) return null;
-  const segs = segmentSeries(coarsen(observed));
-  // The first worsening since the window began (a fault on one pod of several leaves its series
-  // uneven, so later boundaries are the same episode).
-  const onsetIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
+  const coarse = coarsen(observed);
+  const segs = segmentSeries(coarse);
+  // The first worsening since the window began that has not ended (a fault on one pod of several
+  // leaves its series uneven, so later boundaries are the same episode; an episode that returned to
+  // its baseline is an earlier incident in a long window, not the current one).
+  const width = coarse.length > 1 ? coarse[1]!.t - coarse[0]!.t : FINE_BIN_US;
+  const worsenings = segs.map((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
+  // When every one ended, none is the current regime: the window is judged as a whole.
+  const onsetIdx = worsenings.findIndex((w, i) => w && !episodeEnded(segs, i, width));
   const onset = onsetIdx > 0 ? segs[onsetIdx]!.from : from;
   // The baseline: the segment holding the last bin before the onset, and the earlier ones like it.
   const last = onsetIdx > 0 ? onsetIdx - 1 : segs.findLastIndex((s) => s.from < onset);
@@ -88,6 +93,35 @@ export function splitSeries(bins: readonly Bin[], from: number, to: number): Spl
     after: observed.filter((b) => b.t >= onset).map((b) => b.t),
     found: onsetIdx > 0,
   };
+}
+
+/**
+ * A stretch at least this long back at (or below) the level before a worsening ends its episode; a
+ * shorter one is the episode's own unevenness. Chosen on nezha-ob 2022-08-22 with 25- and 30-minute
+ * windows, which hold two or three earlier faults (bench/recorded, EVAL_LAST_MIN).
+ */
+const RECOVERED_US = 60_000_000;
+
+/**
+ * Whether the worsening that starts segment i ended: from some later segment on, everything to the
+ * window's end, pooled, is back at (or below) the level before it, for long enough. Pooled, so a
+ * fault on one pod of several, whose series alternates, has not ended at its first clean stretch.
+ */
+function episodeEnded(segs: readonly Segment[], i: number, width: number): boolean {
+  const ref = segs[i - 1]!;
+  const end = segs[segs.length - 1]!.to + width;
+  let n = 0;
+  let errors = 0;
+  let sumLog = 0;
+  for (let j = segs.length - 1; j > i; j--) {
+    const s = segs[j]!;
+    n += s.n;
+    errors += s.errors;
+    sumLog += s.meanLog * s.n;
+    const pooled = { ...s, n, errors, meanLog: n ? sumLog / n : 0, errorRate: n ? errors / n : 0 };
+    if (end - s.from >= RECOVERED_US && !compareSegments(ref, pooled).worse) return true;
+  }
+  return false;
 }
 
 /** Bins with this many observations or more are segmented as they are; sparser series in wider bins. */

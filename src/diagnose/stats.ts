@@ -227,6 +227,20 @@ export function dispersion(counts: readonly number[], expected: readonly number[
 }
 
 /**
+ * Surprise of a count `ka` over exposure `ea` against a count `kb` over exposure `eb`, either way,
+ * with overdispersion `phi`: given both counts' total, `ka` is binomial with the exposures' share
+ * (the conditional test of two Poisson rates). Unlike a count against an expectation, a baseline of
+ * a few events cannot make a window's count look certain: its own uncertainty is in the test.
+ */
+export function rateRatioSurprise(ka: number, ea: number, kb: number, eb: number, phi: number): { rise: number; fall: number } {
+  const f = Math.max(1, phi);
+  const n = (ka + kb) / f;
+  const p = ea / (ea + eb);
+  if (!(n > 0) || !(p > 0 && p < 1)) return { rise: 0, fall: 0 };
+  return { rise: binomialSurprise(ka / f, n, p), fall: binomialSurprise(kb / f, n, 1 - p) };
+}
+
+/**
  * Surprise of a count against its expectation with overdispersion `phi` (quasi-Poisson), either
  * way. The expectation should carry its own prior (a rate of zero would make any count infinitely
  * surprising); a fall to zero is judged as half an event.

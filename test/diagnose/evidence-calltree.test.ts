@@ -488,5 +488,33 @@ describe('splitSeries', () => {
   it('returns null without observed bins', () => {
     expect(splitSeries([], FROM, TO)).toBeNull();
   });
+
+  // A long window (the last half hour) with an earlier incident that has ended in it.
+  const LONG_FROM = TO - 30 * MIN;
+  const earlier = (t: number) => t >= LONG_FROM + 5 * MIN && t < LONG_FROM + 10 * MIN;
+
+  it('skips an incident that ended in the window for the one still going on', () => {
+    const later = TO - 3 * MIN;
+    const s = splitSeries(series((t) => (earlier(t) || t >= later ? Math.log(3000) : Math.log(1000))), LONG_FROM, TO)!;
+    expect(s.found).toBe(true);
+    expect(s.onset).toBe(later);
+    expect(Math.max(...s.before)).toBeLessThan(later);
+  });
+
+  it('judges the window as a whole when its only incident has ended', () => {
+    const s = splitSeries(series((t) => (earlier(t) ? Math.log(3000) : Math.log(1000))), LONG_FROM, TO)!;
+    expect(s.found).toBe(false);
+    expect(s.onset).toBe(LONG_FROM);
+    expect(s.after.length).toBe((TO - LONG_FROM) / BIN);
+  });
+
+  it('keeps an incident whose series alternates (one pod of several): a clean stretch followed by slow ones has not ended', () => {
+    // Two minutes slow, two clean, from 21 minutes before the end: it ends slow.
+    const onset = TO - 21 * MIN;
+    const slow = (t: number) => t >= onset && Math.floor((t - onset) / (2 * MIN)) % 2 === 0;
+    const s = splitSeries(series((t) => (slow(t) ? Math.log(3000) : Math.log(1000))), LONG_FROM, TO)!;
+    expect(s.found).toBe(true);
+    expect(s.onset).toBe(onset);
+  });
 });
 

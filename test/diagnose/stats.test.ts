@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { binomialSurprise, dispersion, errorShift, exceedanceShift, fisherSurprise, lnGamma, poissonSurprise, quasiPoissonSurprise, tSurprise, weightedMedian } from '../../src/diagnose/stats.js';
+import { binomialSurprise, dispersion, errorShift, exceedanceShift, fisherSurprise, lnGamma, poissonSurprise, quasiPoissonSurprise, rateRatioSurprise, tSurprise, weightedMedian } from '../../src/diagnose/stats.js';
 import { rng } from '../../bench/lib/rng.js';
 
 /** -log10 P(X ≥ k), X ~ Binomial(n, p), summed term by term in log space. */
@@ -124,5 +124,20 @@ describe('the tests behind the one scale', () => {
     expect(plain.rise).toBeGreaterThan(wide.rise);
     expect(plain.fall).toBe(0);
     expect(quasiPoissonSurprise(0, 20, 1).fall).toBeGreaterThan(quasiPoissonSurprise(0, 20, 4).fall);
+  });
+
+  it('rate ratio: a baseline of a few events cannot make a window count certain, a long one can', () => {
+    // The same rates (1 per request before, 3 after, 100 requests after): from 2 requests before, then 2000.
+    const short = rateRatioSurprise(300, 100, 2, 2, 1);
+    const long = rateRatioSurprise(300, 100, 2000, 2000, 1);
+    expect(short.rise).toBeLessThan(3);
+    expect(long.rise).toBeGreaterThan(50);
+    // With a long baseline it is the count against a known rate.
+    expect(rateRatioSurprise(40, 20, 100_000, 100_000, 1).rise).toBeCloseTo(poissonSurprise(40, 20), 0);
+    // Either way, and equal rates are no news.
+    expect(rateRatioSurprise(2, 100, 200, 100, 1).fall).toBeGreaterThan(20);
+    expect(rateRatioSurprise(2, 100, 200, 100, 1).rise).toBe(0);
+    expect(rateRatioSurprise(100, 100, 100, 100, 1).rise).toBeLessThan(0.5);
+    expect(rateRatioSurprise(300, 100, 2000, 2000, 4).rise).toBeLessThan(long.rise);
   });
 });

@@ -5,7 +5,7 @@
 // value leaves its service's spans flat and shows only there. Counts are judged against their own
 // bin-to-bin variation in the baseline (quasi-Poisson), so a bursty edge's swings are not news.
 import { END, START, sumOver, type Agg, type Component, type PreparedStructure, type Split } from '../calltree.js';
-import { dispersion, poissonSurprise, quasiPoissonSurprise } from '../stats.js';
+import { dispersion, poissonSurprise, rateRatioSurprise } from '../stats.js';
 import { LEADS } from '../leads.js';
 import { SIGNIFICANT, getOrMake, round, type Candidate } from './candidate.js';
 import type { EvidenceInputs } from './inputs.js';
@@ -127,7 +127,9 @@ export function callEvidence(x: EvidenceInputs): Candidate[] {
     // Its own variation: the edge's calls per bin of the baseline against the caller's traffic then.
     const intoBins = c.service === x.root ? ch.bins : null;
     const phi = intoBins ? dispersion(split.before.map((t) => c.bins.get(t)?.n ?? 0), split.before.map((t) => perCall * (intoBins.get(t)?.n ?? 0))) : 1;
-    const { rise: up, fall: down } = quasiPoissonSurprise(na, Math.max(expected, 0.5), phi);
+    // Judged against the edge's own count before, not an expectation taken as exact: a baseline of
+    // a few calls says little about the rate it stands for.
+    const { rise: up, fall: down } = rateRatioSurprise(na, into.na * (common.get(c.service) ?? 1), nb, into.nb, phi);
     const rise = na > expected;
     const surprise = rise ? up : down;
     if (surprise < SIGNIFICANT || Math.abs(na - expected) < 5 || Math.abs(Math.log2((na + 0.5) / (expected + 0.5))) < PRACTICAL_LOG2) continue;
