@@ -4,7 +4,9 @@
 // port (not part of the description) and from other test servers (no uWebSockets header) pass.
 // The hosted variant's description is used: it is open mode's plus the bearer requirement (401) on
 // every tenant route, so it checks the answers of servers in either mode.
-import { checkResponse, fullOpenApi, matchPathTemplate } from '../helpers/api.js';
+// The description is loaded on the first answer from the API: most files never talk to a server and
+// need not import the route table.
+let api: Promise<typeof import('../helpers/api.js')> | undefined;
 
 const realFetch = globalThis.fetch;
 
@@ -13,6 +15,7 @@ globalThis.fetch = async function checkedFetch(input: string | URL | Request, in
   if (!res.headers.has('uwebsockets')) return res;
   const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
   const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+  const { checkResponse, fullOpenApi, matchPathTemplate } = await (api ??= import('../helpers/api.js'));
   const doc = fullOpenApi('keys');
   const template = matchPathTemplate(doc, url.pathname);
   if (!template || !doc['paths'][template][method.toLowerCase()]) return res;
