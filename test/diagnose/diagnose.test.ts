@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { gaugeJson, logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
-import { rng } from '../../bench/lib/rng.js';
+import { gaugeJson, logsJson, tracesJson, type JsonLog, type JsonSpan } from '../../testkit/otlp-json.js';
+import { rng } from '../../testkit/rng.js';
 
 const B = 300_000_000;
 const now = Date.now() * 1000;

@@ -1,4 +1,4 @@
-// POST /v1/diagnose end to end on recorded-style telemetry (bench/lib/scenario/recorded.ts): spans
+// POST /v1/diagnose end to end on recorded-style telemetry (testkit/scenario/recorded.ts): spans
 // with ids, service, pod, name, start and end only (no kind, status or attributes), log levels only
 // as a word in the body, per-pod gauges. Each case is a real server fed through OTLP/HTTP, with one
 // fault whose cause is not the service diagnosed: a network delay in front of a callee that only its
@@ -6,7 +6,7 @@
 // finding must name the faulty service, and its drill_down_sql must return the rows it talks about.
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { diagnose, generateRecorded, planRecorded, sendScenario, type RecordedShape } from '../../bench/lib/scenario/index.js';
+import { diagnose, generateRecorded, planRecorded, sendScenario, type RecordedShape } from '../../testkit/scenario/index.js';
 
 const servers: TestServer[] = [];
 afterAll(async () => {

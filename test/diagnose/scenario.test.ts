@@ -1,4 +1,4 @@
-// The diagnosis evaluation's scenario generator (bench/lib/scenario): deterministic per seed, a
+// The diagnosis evaluation's scenario generator (testkit/scenario): deterministic per seed, a
 // system of the promised shape, consistent traces, and the injected fault visible in the data it
 // generates. One small case goes to a real server to show every signal is accepted and stored.
 import { describe, expect, it } from 'vitest';
@@ -17,8 +17,8 @@ import {
   type GenSpan,
   type ScenarioData,
   type Scenario,
-} from '../../bench/lib/scenario/index.js';
-import { startChildServer } from '../../bench/lib/server.js';
+} from '../../testkit/scenario/index.js';
+import { startChildServer } from '../../testkit/server.js';
 
 const NOW = 1_760_000_123_456_789; // a fixed clock: the same seed must give the same bytes
 const SMALL = 40_000; // span budget for the property checks (the evaluation uses 130,000)

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { encodeTraces, postOtlp, statusOf } from '../helpers/otlp.js';
-import { logsJson } from '../helpers/otlp-json.js';
+import { logsJson } from '../../testkit/otlp-json.js';
 import { queryStopped } from '../helpers/db.js';
 import { fillLeaving, mountTmpfs } from '../helpers/tmpfs.js';
 

@@ -9,7 +9,7 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { logsJson } from '../helpers/otlp-json.js';
+import { logsJson } from '../../testkit/otlp-json.js';
 import { queryStopped } from '../helpers/db.js';
 
 let srv: TestServer;

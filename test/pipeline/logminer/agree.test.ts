@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_PARAMS, type CoreOutput, type MinerCore } from '../../../src/pipeline/logminer/core.js';
-import { loadAllLoghub, LOGHUB_DIR } from '../../../bench/lib/log-parsing-eval.js';
+import { loadAllLoghub, LOGHUB_DIR } from '../../../testkit/log-parsing-eval.js';
 import { ReferenceCore } from '../../../src/pipeline/logminer/reference.js';
 import { WasmCore } from '../../../src/pipeline/logminer/wasm-core.js';
 import { corpusPresent } from '../../helpers/corpora.js';
