@@ -19,6 +19,7 @@ import {
   type Scenario,
 } from '../../testkit/scenario/index.js';
 import { startChildServer } from '../../testkit/server.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 
 const NOW = 1_760_000_123_456_789; // a fixed clock: the same seed must give the same bytes
 const SMALL = 40_000; // span budget for the property checks (the evaluation uses 130,000)
@@ -324,7 +325,7 @@ describe('sent to a real server', () => {
     const srv = await startChildServer({ SVC_DETECT_INTERVAL_S: '3600' });
     try {
       const run = await runScenario(srv, { seed: 11, kind: 'bad_deploy', hours: 1, maxSpans: 15_000 });
-      const q = async (sql: string) => (await (await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql })).json()) as Record<string, unknown>[];
+      const q = (sql: string) => queryRows(clientFor(srv.api), sql);
       const from = `TIMESTAMP '${new Date(run.expectation.startUs / 1000 - 60_000).toISOString().replace('T', ' ').replace('Z', '')}'`;
       const count = async (table: string) => Number((await q(`SELECT count(*) AS n FROM ${table} WHERE timestamp >= ${from}`))[0]!['n']);
       expect(await count('svc_spans')).toBe(run.sent.spans);
