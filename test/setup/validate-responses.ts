@@ -8,7 +8,11 @@
 // need not import the route table.
 let api: Promise<typeof import('../helpers/api.js')> | undefined;
 
-const realFetch = globalThis.fetch;
+// A worker runs several files one after the other (vitest.config.ts: no isolation), and this file
+// runs before each: the fetch it wraps is the one it found the first time, so a check runs once.
+const CHECKED = Symbol.for('tds.test.checkedFetch');
+const g = globalThis as typeof globalThis & { [CHECKED]?: typeof fetch };
+const realFetch = (g[CHECKED] ??= globalThis.fetch);
 
 globalThis.fetch = async function checkedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const res = await realFetch(input, init);
