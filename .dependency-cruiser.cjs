@@ -1,5 +1,6 @@
 // The layers of src/, lowest first. A module may import its own layer and the layers below it, never
-// one above, and no import cycle is allowed anywhere: `npm run lint:deps` (run by .ci/run) checks it.
+// one above, and no import cycle is allowed anywhere: `npm run lint:deps` (run by .ci/run) checks it,
+// and that testkit/ (shared by tests and benchmarks) imports neither.
 const LAYERS = [
   ['core', '^src/core/'],
   ['compute', '^src/compute/'],
@@ -23,7 +24,9 @@ module.exports = {
   forbidden: [
     ...upward,
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
-    { name: 'src-not-to-tests-or-bench', severity: 'error', from: { path: '^src/' }, to: { path: '^(test|bench)/' } },
+    { name: 'src-not-to-tests-or-bench', severity: 'error', from: { path: '^src/' }, to: { path: '^(test|testkit|bench)/' } },
+    // What the tests and the benchmarks share serves both, so it imports neither.
+    { name: 'testkit-not-to-tests-or-bench', severity: 'error', from: { path: '^testkit/' }, to: { path: '^(test|bench)/' } },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

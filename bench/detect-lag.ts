@@ -15,7 +15,7 @@ import { createPool } from '../src/compute/pool.js';
 import { runPass, type PassDeps } from '../src/detect/pass.js';
 import { settingDefault } from '../src/core/config.js';
 import { BUCKET_US, BUCKETS_PER_DAY } from '../src/core/time.js';
-import { rng } from './lib/rng.js';
+import { rng } from '../testkit/rng.js';
 
 const OPS = 20;
 const HISTORY_DAYS = 3;

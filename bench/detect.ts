@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { BocpdDetector, type SeriesInput, type Signal } from '../src/detect/bocpd/index.js';
-import { rng } from './lib/rng.js';
+import { rng } from '../testkit/rng.js';
 
 const N_SERIES = 10_000;
 const N_POINTS = 288;

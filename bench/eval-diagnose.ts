@@ -1,13 +1,13 @@
 // npm run eval:diagnose — does POST /v1/diagnose name the injected cause?
 //
-// For each case (bench/lib/scenario): a fresh server, two hours of a seeded microservice system sent
+// For each case (testkit/scenario): a fresh server, two hours of a seeded microservice system sent
 // through OTLP/HTTP and the profile endpoint with one fault injected 10-45 minutes before now (or
 // none), the detection pass run over the backfill as a live server would have, then one diagnosis of
 // the entry service with the default window (the last 15 minutes). A case is a top-1 hit when the
 // first finding's `service` and `signal` match the fault, top-3 when one of the first three does; a
 // fault-free case passes when no finding is above `low`.
 //
-// Then the recorded-style cases (bench/lib/scenario/recorded.ts, issue 27): spans with no kind,
+// Then the recorded-style cases (testkit/scenario/recorded.ts, issue 27): spans with no kind,
 // status or attributes, levels only in log text, per-pod gauges, noise and gaps, in the shapes the
 // issue lists, each diagnosed over the fault's first 3 minutes (default_window: the default window).
 // They are scored the same way (an empty signal list: any non-null signal on the service) and by the
@@ -40,7 +40,7 @@ import {
   type FaultKind,
   type RecordedShape,
   type RecordedSpec,
-} from './lib/scenario/index.js';
+} from '../testkit/scenario/index.js';
 
 /** What a row needs of either suite's expectation. */
 interface Expect {
@@ -111,7 +111,7 @@ async function runCase(c: Case): Promise<{ expectation: Expect; answer: Diagnose
 /** The expectation of a case that could not run, for its row. */
 async function plannedExpectation(c: Case): Promise<Expect> {
   if (c.suite === 'recorded') return planRecorded(c.spec, Date.now() * 1000).expectation;
-  const { planScenario } = await import('./lib/scenario/faults.js');
+  const { planScenario } = await import('../testkit/scenario/faults.js');
   return planScenario(c.spec, Date.now() * 1000).expectation;
 }
 

@@ -22,7 +22,7 @@
 //
 // Usage: node dist/bench/eval-logs.js [--impl reference|wasm] [--only Name,Name] [--verbose]
 import { ENUM_MAX, SIM_NUM } from '../src/pipeline/logminer/core.js';
-import { loadAllLoghub, loghubAvailable, LOGHUB_DIR, mineDataset, normalizeTemplate, type MinedDataset } from './lib/log-parsing-eval.js';
+import { loadAllLoghub, loghubAvailable, LOGHUB_DIR, mineDataset, normalizeTemplate, type MinedDataset } from '../testkit/log-parsing-eval.js';
 
 /** The settings the protocol chooses between (the only ones the miner has): similarity in tenths, and distinct words before a position is a variable. */
 interface Setting {

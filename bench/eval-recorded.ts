@@ -20,7 +20,7 @@ import { readNezha } from './recorded/nezha.js';
 import { loadSplit, serveLoaded, spansIn } from './recorded/replay.js';
 import { AFTER_US, CALL_STYLES, ask, rankOf, windowOf, type CallStyle } from './recorded/ask.js';
 import { floorRank, queryVia } from './recorded/floor.js';
-import { serverEnv } from './lib/server.js';
+import { serverEnv } from '../testkit/server.js';
 import type { RecordedFault } from './recorded/recording.js';
 
 const env = process.env;

@@ -6,7 +6,7 @@
 //   the model of a positive series). Per series: worsening shifts a day outside every window, the
 //   windows holding a worsening shift (and, for reference, holding any change), and the time from a
 //   shift's first bucket to its row.
-// - Generated seasonal series (bench/lib/seasonal-series.ts): latency, log volume, error rate and
+// - Generated seasonal series (testkit/seasonal-series.ts): latency, log volume, error rate and
 //   error log counts, three weeks each, with real shifts at peaks and troughs. Per series: shifts
 //   found (a worsening shift starting within an hour of the true onset), false worsening shifts a
 //   day (outside every true shift), and the lag from the true onset to the row.
@@ -20,7 +20,7 @@ import { CORPORA_DIR } from '../src/core/paths.js';
 import { settingDefault } from '../src/core/config.js';
 import { BUCKET_US } from '../src/core/time.js';
 import { BocpdDetector, worsening, type ChangePoint, type SeriesInput, type Signal } from '../src/detect/bocpd/index.js';
-import { seasonalSeries, type GeneratedSignal } from './lib/seasonal-series.js';
+import { seasonalSeries, type GeneratedSignal } from '../testkit/seasonal-series.js';
 
 const GRACE_MIN = Number(settingDefault('SVC_DETECT_GRACE_S')) / 60;
 const BUCKET_MIN = BUCKET_US / 60_000_000;

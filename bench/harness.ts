@@ -14,9 +14,9 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { freshIdsBatch, protoRoot } from './lib/spans.js';
-import { withBenchServer, type ChildServer } from './lib/server.js';
-import { poster } from './lib/post.js';
+import { freshIdsBatch, protoRoot } from '../testkit/spans.js';
+import { withBenchServer, type ChildServer } from '../testkit/server.js';
+import { poster } from '../testkit/post.js';
 import { SECONDS, WARMUP_SECONDS, senderCounts, sustain } from './lib/sustain.js';
 import { PACKAGE_ROOT } from '../src/core/paths.js';
 import { walkRequest } from '../src/cli/replay/wire.js';

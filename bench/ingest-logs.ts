@@ -4,8 +4,8 @@
 // against a fresh server, for 30 s by default: a log checkpoint stops commits for ~2 s about every
 // 12 s, and a shorter window that missed one overstated the sustained rate.
 import { loghubLines, encodeLogs } from './lib/logs.js';
-import { withBenchServer } from './lib/server.js';
-import { poster } from './lib/post.js';
+import { withBenchServer } from '../testkit/server.js';
+import { poster } from '../testkit/post.js';
 import { runPlan, senderCounts, sustain } from './lib/sustain.js';
 import { decodeOtlp } from '../src/pipeline/decode/otlp/index.js';
 import { encodeBatches } from '../src/pipeline/encode.js';

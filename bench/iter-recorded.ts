@@ -6,8 +6,8 @@
 // EVAL_SERVICES does (e.g. 36-44); ITER_RELOAD=1 loads them again.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serverEnv, startChildServer } from './lib/server.js';
-import { RECORDED_SHAPES, diagnose, generateRecorded, planRecorded, recordedCaseList, scoreCase, sendScenario, waitForDetection, type RecordedShape } from './lib/scenario/index.js';
+import { serverEnv, startChildServer } from '../testkit/server.js';
+import { RECORDED_SHAPES, diagnose, generateRecorded, planRecorded, recordedCaseList, scoreCase, sendScenario, waitForDetection, type RecordedShape } from '../testkit/scenario/index.js';
 
 const env = process.env;
 const root = env['ITER_DIR'] ?? '/tmp/tds-iter';

@@ -9,7 +9,7 @@ import { LogMiner } from '../src/pipeline/logminer/miner.js';
 import { ReferenceCore } from '../src/pipeline/logminer/reference.js';
 import { WasmCore } from '../src/pipeline/logminer/wasm-core.js';
 import type { MinerCore } from '../src/pipeline/logminer/core.js';
-import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from './lib/log-parsing-eval.js';
+import { loadAllLoghub, loghubAvailable, LOGHUB_DIR } from '../testkit/log-parsing-eval.js';
 
 const args = process.argv.slice(2);
 const SECONDS = args.includes('--seconds') ? Number(args[args.indexOf('--seconds') + 1]) : 5;

@@ -1,10 +1,10 @@
 // npm run harness:recording -- DIR: writes DIR/incident.jsonl, a two-hour recording of three services
-// with an incident (bench/lib/incident.ts), in the OpenTelemetry Collector file exporter's format
+// with an incident (testkit/incident.ts), in the OpenTelemetry Collector file exporter's format
 // (OTLP/JSON lines). Its timestamps are fixed (2026-01-05 10:00 UTC on), so `tds replay --shift-to now`
 // brings it to the present.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { B, BUCKETS, SHIFT_AT, writeIncidentRecording } from './lib/incident.js';
+import { B, BUCKETS, SHIFT_AT, writeIncidentRecording } from '../testkit/incident.js';
 
 const dir = process.argv[2];
 if (!dir) {

@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runFleet, type FleetResult } from './lib/fleet.js';
 import { benchTransports, quietSender, type QuietTimings, type Transport } from './lib/quiet-sender.js';
-import { withBenchServer, type ChildServer } from './lib/server.js';
+import { withBenchServer, type ChildServer } from '../testkit/server.js';
 import { quantile } from './lib/sustain.js';
 import { settingDefault } from '../src/core/config.js';
 

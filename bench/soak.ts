@@ -15,9 +15,9 @@
 // time), DuckDB's memory in use (and each of its tags' highest reading in the minute, sampled every
 // 5 s), the estimated ack wait and the last detection pass; the server's own
 // log is written to SOAK_LOG (default <tmpdir>/soak-server-<time>.jsonl), so a failure can be traced.
-import { startChildServer, serverEnv } from './lib/server.js';
-import { poster } from './lib/post.js';
-import { freshIdsBatch, realisticBatch } from './lib/spans.js';
+import { startChildServer, serverEnv } from '../testkit/server.js';
+import { poster } from '../testkit/post.js';
+import { freshIdsBatch, realisticBatch } from '../testkit/spans.js';
 import { quantile } from './lib/sustain.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

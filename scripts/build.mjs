@@ -54,7 +54,7 @@ for (const f of entries) {
 }
 
 if (wasmOnly) process.exit(0);
-const tsInputs = Math.max(newest(join(root, 'src'), ['.ts']), newest(join(root, 'bench'), ['.ts']), mtime(join(root, 'tsconfig.json')));
+const tsInputs = Math.max(newest(join(root, 'src'), ['.ts']), newest(join(root, 'testkit'), ['.ts']), newest(join(root, 'bench'), ['.ts']), mtime(join(root, 'tsconfig.json')));
 const tsStamp = join(root, 'dist', '.stamp');
 if (force || mtime(tsStamp) <= tsInputs) {
   stale = true;

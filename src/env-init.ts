@@ -5,6 +5,6 @@ import { setFlagsFromString } from 'node:v8';
 
 process.env['UV_THREADPOOL_SIZE'] ??= '12';
 
-// A small heap that allocates fast otherwise marks every ~60 ms under ingest (4x growth: 8-10% more
-// spans/s). Set before anything allocates much, so the worker threads get it too.
+// A small heap that allocates fast otherwise marks many times a second under ingest; 4x growth takes
+// more spans/s in bench:ingest. Set before anything allocates much, so the worker threads get it too.
 setFlagsFromString('--heap-growing-percent=300');

@@ -2,7 +2,7 @@
 // the cached store as it is, every generated bucket closed by its first detection pass and no second
 // pass during the measurements.
 import { settingDefault } from '../../src/core/config.js';
-import { serverEnv, startChildServer, type ChildServer } from './server.js';
+import { serverEnv, startChildServer, type ChildServer } from '../../testkit/server.js';
 
 async function getJson(base: string, path: string): Promise<Record<string, unknown>> {
   const res = await fetch(new URL(path, base));

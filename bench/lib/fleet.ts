@@ -6,8 +6,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { grpcUnary, poster } from './post.js';
-import { realisticBatch } from './spans.js';
+import { grpcUnary, poster } from '../../testkit/post.js';
+import { realisticBatch } from '../../testkit/spans.js';
 import type { Transport } from './quiet-sender.js';
 
 export interface FleetOptions {

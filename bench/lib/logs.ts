@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CORPORA_DIR } from '../../src/core/paths.js';
-import { attr, protoRoot } from './spans.js';
+import { attr, protoRoot } from '../../testkit/spans.js';
 
 /** Raw lines of every Loghub-2k dataset present (whole lines: the miner sees what an agent would send). */
 export function loghubLines(): { lines: string[]; source: string } {

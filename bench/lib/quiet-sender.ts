@@ -4,8 +4,8 @@
 // the network, as one exporter among a fleet would see them.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { grpcUnary, poster } from './post.js';
-import { realisticBatch } from './spans.js';
+import { grpcUnary, poster } from '../../testkit/post.js';
+import { realisticBatch } from '../../testkit/spans.js';
 import { WARMUP_SECONDS } from './sustain.js';
 
 const ALL_TRANSPORTS = ['otlp-http/protobuf', 'otlp-grpc'] as const;

@@ -6,7 +6,7 @@
 // (EVAL_RECORDED_DIR): a recording of another system in the same format needs no code.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GenLog, GenMetric, GenSpan, ScenarioData } from '../lib/scenario/traffic.js';
+import type { GenLog, GenMetric, GenSpan, ScenarioData } from '../../testkit/scenario/traffic.js';
 import { readCsv } from './csv.js';
 import type { RecordedFault, Recording, RecordingSplit } from './recording.js';
 

@@ -2,7 +2,7 @@
 // with their truth, the telemetry in time order (as the scenario sender's chunks), and the
 // dataset's own published per-fault results to print beside ours. A reader per format
 // (nezha.ts) produces it; nothing in the product knows these formats.
-import type { ScenarioData } from '../lib/scenario/traffic.js';
+import type { ScenarioData } from '../../testkit/scenario/traffic.js';
 
 export interface RecordedFault {
   /** Stable name: `<split>/<HH:MM:SS>`. */

@@ -4,9 +4,9 @@
 // the split and what was kept of it), so later runs only start a server on it.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startChildServer, type ChildServer } from '../lib/server.js';
-import { sendScenario, waitForDetection } from '../lib/scenario/index.js';
-import type { ScenarioData } from '../lib/scenario/traffic.js';
+import { startChildServer, type ChildServer } from '../../testkit/server.js';
+import { sendScenario, waitForDetection } from '../../testkit/scenario/index.js';
+import type { ScenarioData } from '../../testkit/scenario/traffic.js';
 import type { RecordingSplit } from './recording.js';
 
 /** Shifts are whole 5-minute buckets, so a replay's buckets and 10-second bins fall on the recording's own grid. */

@@ -8,8 +8,8 @@
 // metadata a row committed since the instance opened, bounded by reopening the store (registry.ts);
 // the bytes in flight an eighth (a request's body is held while it is decoded and its rows are
 // loaded, a few times its size at the peak); the rest (~7/16) for the event loop's heap, the decode
-// workers and their WASM memories, and DuckDB's own fixed overhead. With half for DuckDB's limit and
-// a reopen every 16 M rows, a 30-minute soak peaked at 2.16 GiB of a 2 GiB budget. The hosted variant
+// workers and their WASM memories, and DuckDB's own fixed overhead. Chosen on `npm run soak`: with half
+// for DuckDB's limit and fewer reopens, its peak RSS went past the budget. The hosted variant
 // opens a DuckDB instance per tenant store, at most SVC_TENANT_MAX_OPEN at once: each gets that
 // share of DuckDB's parts, so the sum stays within them.
 import { totalmem } from 'node:os';
@@ -18,9 +18,9 @@ import type { Config } from './config.js';
 const MiB = 1024 * 1024;
 export const DEFAULT_BUDGET_CAP = 2048 * MiB;
 /**
- * DuckDB's memory outside its limit a row committed since the instance opened, bytes: 10.4 measured
- * (spans in 8,192-row groups, 35 M rows; RSS grew by that with DuckDB's own figure at its limit, and
- * fell back when the store was reopened), rounded up.
+ * DuckDB's memory outside its limit a row committed since the instance opened, bytes, rounded up:
+ * measured as the RSS growth a row with DuckDB's own figure at its limit, on tens of millions of
+ * spans in 8,192-row groups (the growth falls back when the store is reopened).
  */
 export const DUCKDB_BYTES_PER_COMMITTED_ROW = 12;
 

@@ -1,9 +1,9 @@
 // Diagnoses are admitted so that they cannot starve ingest: at most `limit` run at once, at most
 // `maxWaiting` wait for a turn (first come first served), and a call that finds the queue full or is
 // not started within `maxWaitMs` is answered "busy" at once instead of running. A call identical to
-// one already running or waiting (same key) shares its answer instead of running again. The soak
-// test without this: once a diagnosis outgrew the 10 s between calls they piled up until RSS met the
-// memory budget and ingest was refused.
+// one already running or waiting (same key) shares its answer instead of running again. Without
+// this, once a diagnosis outgrows the time between calls they pile up until RSS meets the memory
+// budget and ingest is refused (`npm run soak`).
 
 import { median } from './stats.js';
 
@@ -17,8 +17,8 @@ export interface AdmissionOptions {
   /**
    * A call's time limit from its arrival (SVC_DIAGNOSE_TIMEOUT_MS): a call that would have to wait
    * so long that a run of the recent median length could not end within it is answered busy at
-   * once. In a soak on a loaded machine, diagnoses of 20 s every 10 s waited ~10 s each (under the
-   * wait bound) and then every one ran out of time — two cores spent on answers nobody got.
+   * once. Otherwise, on a loaded machine, diagnoses that take twice the time between calls each wait
+   * under the wait bound and then every one runs out of time: cores spent on answers nobody gets.
    */
   timeLimitMs?: number;
   /** The clock runs are timed with (ms); tests give their own. */

@@ -493,7 +493,7 @@ export function fitBlock<T extends object>(block: T, limit = MAX_BLOCK_BYTES): T
     () => b['events'] as unknown[],
     () => b['findings'] as unknown[],
   ];
-  // Measured again only after a cut: a 60 KiB block costs ~1.5 ms to serialise.
+  // Measured again only after a cut: serialising a full block is not free.
   let bytes = size();
   for (const list of lists) {
     while (bytes > limit && list().length > 1) {

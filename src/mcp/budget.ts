@@ -4,7 +4,7 @@
 // The budgets count UTF-8 bytes of the answer's JSON, which is the tool result's text.
 import { jsonBytes } from '../diagnose/compact.js';
 
-/** Bytes of answer JSON a token: o200k_base counted 3.0–3.4 on the diagnosis answers of bench:answers (bench:diagnose's store and a recorded fault); the lower end, so the estimate does not flatter. */
+/** Bytes of answer JSON a token: o200k_base's count on the diagnosis answers of bench:answers (bench:diagnose's store and a recorded fault), rounded down so that the estimate does not flatter. */
 const BYTES_PER_TOKEN = 3;
 
 /** About how many tokens `bytes` of answer JSON take, rounded to hundreds, for the tools' descriptions. */

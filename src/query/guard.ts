@@ -19,7 +19,7 @@ export type GuardResult =
 export const MAX_SQL_LENGTH = 100_000;
 /**
  * Most `/*` sequences accepted. DuckDB's parser takes time quadratic in the block comments when they
- * nest (measured with DuckDB 1.5: 2,000 nested openers ~0.3 s, 25,000 ~28 s), and it cannot be
+ * nest (tens of thousands of nested openers take DuckDB 1.5 many seconds), and it cannot be
  * interrupted while it parses. Counted anywhere in the text, string literals included: an
  * overestimate that only refuses statements no one writes.
  */

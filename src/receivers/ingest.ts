@@ -100,7 +100,7 @@ export async function ingest(ctx: IngestContext, rt: TenantRuntime, task: Omit<O
  * Whether a body may move to the worker instead of being copied: it spans its whole ArrayBuffer but
  * for at most a gRPC frame header (grpc-js hands the message as a view past its 5-byte prefix).
  * Moving also frees the bytes on the event loop's thread at once: the gRPC messages left behind
- * caused ~30% of its full garbage collections (~150 → ~107 in 15 s of OTLP/gRPC load). A pooled
+ * cause a large share of its full garbage collections under OTLP/gRPC load. A pooled
  * Buffer never qualifies: the pool's 8 KiB slabs serve only allocations under 4 KiB.
  */
 export function ownsBuffer(b: Uint8Array): boolean {

@@ -22,8 +22,8 @@ const HTTP_PATHS: Record<Signal | 'profiles', string> = { traces: '/v1/traces', 
 const raw = (b: Buffer) => b;
 
 /**
- * HTTP/2 receive windows where grpc-go's BDP estimator tops out: with Node's 64 KiB a 350 KB export
- * takes a dozen window round trips (+25-35% spans/s at 64 senders). grpc-js has no option for them,
+ * HTTP/2 receive windows where grpc-go's BDP estimator tops out: with Node's 64 KiB a large export
+ * takes many window round trips (fewer spans/s at 64 senders in bench:ingest). grpc-js has no option for them,
  * so bindGrpc sets them on its HTTP/2 server options and sessions.
  */
 export const GRPC_STREAM_WINDOW = 1 << 20;

@@ -3,24 +3,22 @@
 // change (submit, expect, flush, a loader freed) and does the I/O.
 //
 // Why these rules: DuckDB writes a commit holding a row group's rows of a table (STORE_ROW_GROUP_SIZE)
-// straight into the database file, and commits exactly one row group's rows for ~30% less CPU a row
-// than two groups, or a group and a part (raw DuckDB, 2 connections side by side, 131,072 realistic
-// spans: commits of 8,192 rows 11.6-14.2 µs a row against 16.5-19.2 for 16,384 and 15.9-18.6 for
-// 9,216), half of it in the kernel: a bigger commit's buffers are fresh memory, twice the page faults
-// a row. Short of an exact group, any cut leaves a partial group too, so a commit takes everything
+// straight into the database file, and a commit of exactly one row group's rows costs less CPU a row
+// than two groups, or a group and a part (raw DuckDB, 2 connections side by side, realistic spans):
+// a bigger commit's buffers are fresh memory, more page faults a row. Short of an exact group, any cut leaves a partial group too, so a commit takes everything
 // queued: fewer, larger commits pay the per-commit statements less often.
 //
 // Commits of less than a row group go through the WAL, and the policy says when to checkpoint it:
-// once a table has CHECKPOINT_ROW_GROUPS row groups' worth there (walRows). DuckDB's own threshold (256 MB) let few
-// senders' commits pile up until one checkpoint stopped every commit for 1.4-5.8 s (8 senders of 512
-// spans: 4,096 in flight never fill a group); two row groups at a time stop them for ~50-150 ms. A
+// once a table has CHECKPOINT_ROW_GROUPS row groups' worth there (walRows). DuckDB's own threshold let a few
+// senders' commits pile up until one checkpoint stopped every commit for seconds (8 senders of 512
+// spans: 4,096 in flight never fill a group); two row groups at a time stop them only briefly. A
 // checkpoint seals the row group the WAL was filling (the next append starts a new one), so the
 // commits before it are cut to fill that group exactly where the batches allow: groups stay full.
 
 /**
- * Row groups' worth of WAL a checkpoint folds into the file. 8 HTTP senders of 512 spans, alternated on
- * a busy machine: 1 group 23,000-27,000 spans/s, ack p50 116-152 ms, p99 440-511 ms; 2 groups
- * 31,500-32,700, 85-87, 479-490 ms; 4 groups 29,000-32,900, 75-96, 588-614 ms.
+ * Row groups' worth of WAL a checkpoint folds into the file. Chosen on 8 OTLP/HTTP senders of 512
+ * spans (bench:ingest), 1, 2 and 4 groups alternated: 1 group took the fewest spans/s, 4 the
+ * longest ack p99, 2 neither.
  */
 export const CHECKPOINT_ROW_GROUPS = 2;
 
@@ -69,12 +67,11 @@ export class CommitPolicy {
 
   /**
    * With a loader free: commit the queue now if it fills a row group, or if what is on its way would
-   * not fill one either (waiting would only stop commits overlapping decoding: 8 senders of 1,000 log
-   * lines did 80,000 instead of 96,000-100,000 lines/s); else wait (flushIntervalMs at most). After a
-   * commit that filled one, the next waits too: those on their way are not all counted yet
-   * (acknowledged senders' next batches are still in transit), and with 16 log senders commits then
-   * alternated between 7,000 lines through the WAL and 9,000 written directly, with a 3 s checkpoint
-   * (98,000 against 113,000-119,000 lines/s once all went directly).
+   * not fill one either (waiting would only stop commits overlapping decoding, and take fewer lines/s
+   * from 8 log senders in bench:logs-ingest); else wait (flushIntervalMs at most). After a commit that
+   * filled one, the next waits too: those on their way are not all counted yet (acknowledged senders'
+   * next batches are still in transit); without the wait, 16 log senders' commits alternated between
+   * partial groups through the WAL and full ones written directly, with long checkpoints between.
    */
   commitNow(queue: readonly Queued[]): boolean {
     const most = mostRowsOneTable(queue);

@@ -88,7 +88,7 @@ export function createCommitter(store: Store, known: ServiceSpans, st: CommitSta
         const file = join(store.spoolDir, `${process.pid}-${++fileSeq}-${name}.csv`);
         files.push(file);
         // Written as they came (writev), not concatenated first: that copy of every commit's rows caused
-        // a third of the event loop's full garbage collections (116 → 77 in 15 s of OTLP/HTTP load).
+        // a large share of the event loop's full garbage collections under OTLP/HTTP load.
         const fh = await open(file, 'w');
         try {
           await writeAll(fh, chunks);
@@ -176,7 +176,7 @@ async function runAll(conn: DuckDBConnection, statements: readonly string[]): Pr
   for (const s of statements) await conn.run(s);
 }
 
-/** One MERGE (a statement costs DuckDB ~1.5 ms however small): widen known services, add new ones. */
+/** One MERGE (a statement has a fixed cost in DuckDB however small): widen known services, add new ones. */
 function mergeServicesSql(services: ServiceSpans): string | null {
   const entries = Object.entries(services);
   if (!entries.length) return null;

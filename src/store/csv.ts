@@ -1,11 +1,11 @@
-// Column batches → UTF-8 CSV that DuckDB's parallel CSV reader loads on its own threads. Measured here
-// on 200k span rows (20 columns): the JS appender ~85k rows/s on the event loop; CSV built in a
-// worker ~100k rows/s per core plus `INSERT … read_csv` ~200k rows/s off the event loop.
+// Column batches → UTF-8 CSV that DuckDB's parallel CSV reader loads on its own threads: built in a
+// worker and loaded by `INSERT … read_csv` off the event loop, which on span rows outpaces DuckDB's JS
+// appender, whose work is all on the event loop.
 // Encoding: NULL is an empty unquoted field; every string is quoted, so an empty string stays
 // distinct from NULL (the reader runs with allow_quoted_nulls=false). The quote is the control
 // byte U+0001, doubled to escape it: attribute JSON and log bodies are full of '"', which as the
-// quote would be doubled in JS and un-doubled by DuckDB (measured: ~20% of the encode and ~2 µs a
-// row of the load); U+0001 almost never occurs in telemetry. Timestamps travel as integer
+// quote would be doubled in JS and un-doubled by DuckDB (a large part of both the encode and the
+// load); U+0001 almost never occurs in telemetry. Timestamps travel as integer
 // microseconds, lists as JSON text; `loadSql` converts both back.
 import type { ColumnBatch, CellValue } from './batch.js';
 import type { Column, Table } from './schema.js';
@@ -32,9 +32,9 @@ function text(v: string): string {
 }
 
 /**
- * The output bytes. Cells are written straight into one buffer: measured here on realistic spans,
- * building the CSV as a JS string and encoding it cost ~4.3 µs a span, mostly flattening the
- * string of ~20,000 pieces; writing bytes costs ~1.8.
+ * The output bytes. Cells are written straight into one buffer: building the CSV as a JS string and
+ * encoding it costs more than twice as much on realistic spans, mostly in flattening a string of
+ * tens of thousands of pieces.
  */
 export class CsvSink extends ByteSink {
   /** A string as UTF-8 (lone surrogates become U+FFFD, as TextEncoder does). */
@@ -94,9 +94,8 @@ type RowEncoder = (s: CsvSink, arrays: readonly (readonly unknown[] | undefined)
 const encoders = new Map<string, RowEncoder>();
 
 /**
- * A function specialised to the table's columns (no per-cell type dispatch): measured here on
- * realistic spans, the generic per-cell encoder spent ~4x the protobuf decode time; this one a
- * fraction of it.
+ * A function specialised to the table's columns (no per-cell type dispatch): on realistic spans a
+ * generic per-cell encoder costs several times the protobuf decode; this one a fraction of it.
  */
 function encoderFor(table: Table): RowEncoder {
   let enc = encoders.get(table.name);
@@ -177,7 +176,7 @@ export function loadSql(table: Table, files: readonly string[]): string {
 /**
  * The statement that upserts CSV files into a table with a primary key: for a key in several files
  * the row of the last file wins (files in submission order; a file holds a key at most once). One
- * statement for a whole commit: each statement costs DuckDB ~4 ms however few its rows, and log
+ * statement for a whole commit: each statement has a fixed cost in DuckDB however few its rows, and log
  * ingest brought one set of template rows per request.
  */
 export function upsertSql(table: Table, files: readonly string[]): string {

@@ -46,7 +46,7 @@ export const STORE_ROW_GROUP_SIZE = 8192;
 /**
  * The file format the store writes (DuckDB's default keeps files readable by v0.10.2). Older formats
  * make a checkpoint after a retention DELETE load the metadata of every row group behind the deleted
- * ones and keep it until the instance closes (bench/README.md, soak). A file written before takes
+ * ones and keep it until the instance closes (seen in `npm run soak`). A file written before takes
  * this format when opened; DuckDB before 1.5 cannot read it after.
  */
 export const STORE_STORAGE_VERSION = 'v1.5.0';
@@ -79,12 +79,12 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   // Files left by a crash belong to requests that were never acknowledged.
   for (const f of readdirSync(spoolDir)) rmSync(join(spoolDir, f), { force: true });
   const path = join(dir, 'lake.duckdb');
-  // checkpoint_threshold: at DuckDB's 16 MB every group commit checkpointed (33k vs 83k rows/s).
+  // checkpoint_threshold: at DuckDB's 16 MB every group commit checkpointed, and ingest slowed to a crawl.
   // Threads: a group commit costs DuckDB twice the CPU on 2 threads, so the decode cores stay theirs.
   // The row group size is an ATTACH option only, hence an in-memory database with the file attached.
   // max_vacuum_tasks=0: merging the partly filled row groups of direct writes rewrote neighbours.
   // allocator_background_threads (global to the process): DuckDB's jemalloc otherwise returns freed
-  // pages to the system only when later allocations get round to it (bench/README.md, soak).
+  // pages to the system only when later allocations get round to it (seen in `npm run soak`).
   const instance = await DuckDBInstance.create(':memory:', {
     checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD,
     max_vacuum_tasks: '0',

@@ -36,8 +36,8 @@ export interface Table {
 const c = (name: string, type: ColumnType, required = false): Column => ({ name, type, required });
 
 /**
- * Random hex ids are stored uncompressed: dictionaries fail on them, and a trace_id scan is 4x faster
- * for ~35% more disk. Tables created before keep DuckDB's choice (compression cannot be altered).
+ * Random hex ids are stored uncompressed: dictionaries fail on them, and a trace_id scan is several
+ * times faster for somewhat more disk. Tables created before keep DuckDB's choice (compression cannot be altered).
  */
 const spanId = (name: string, required = false): Column => ({ ...c(name, 'VARCHAR', required), compression: 'uncompressed' });
 

@@ -271,8 +271,8 @@ function rowHashes(t: Table): string {
  * Inserts the rows of `src` the store does not hold yet: all of them when the store has no row in
  * their time range (a straight INSERT), else the multiset difference (a row the store holds k times
  * and the file n times is added n − k times), rows compared by two 64-bit hashes of all their
- * columns: EXCEPT ALL over whole rows held every column of both sides in memory and spilled (60 s
- * for a million spans). Buckets of aggregated tables that held rows before and got new ones go to
+ * columns: EXCEPT ALL over whole rows holds every column of both sides in memory and spills, which
+ * is slow on a million spans. Buckets of aggregated tables that held rows before and got new ones go to
  * `reopened`.
  */
 async function insertNew(conn: DuckDBConnection, t: Table, src: string, col: string, reopened: Set<number>): Promise<number> {

@@ -19,8 +19,8 @@ export async function rollbackLeftovers(conn: DuckDBConnection): Promise<void> {
 
 /**
  * Runs `fn` in one transaction on `conn`: committed if it resolves, rolled back if it throws. A
- * connection a failure left in an aborted transaction (seen in the soak when DuckDB ran out of
- * memory: every later commit on the writer's connection then failed, and ingest stopped) is rolled
+ * connection a failure left in an aborted transaction (DuckDB out of memory, say: every later commit
+ * on the writer's connection would fail, and ingest would stop) is rolled
  * back before the transaction begins, so one failure does not fail every transaction after it.
  */
 export async function inTransaction<T>(conn: DuckDBConnection, fn: () => Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@
 // submitter's promise resolves only after that transaction committed (DuckDB syncs its WAL at
 // commit), so an acknowledged batch survives a crash. Commits run side by side, one on each of the
 // store's loader connections (DuckDB appends from concurrent transactions do not conflict; on 2
-// cores, two loaders took 10–15% more spans/s than one, whose DuckDB thread was the limit);
+// cores, two loaders take more spans/s in bench:ingest than one, whose DuckDB thread is the limit);
 // submissions arriving meanwhile share the next free one. When a free loader commits and what it
 // takes is commit-policy.ts (pure); the commit's I/O is commit.ts; this file holds the queue, the
 // loaders, the timer and the exclusive operations.
@@ -125,9 +125,9 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       free.push(loader);
       running.delete(run);
       // What queued meanwhile goes next: usually a row group's worth at once under load; less waits
-      // for what is being decoded. With 32 senders, commits back to back held ~5,000 spans, went
-      // through the WAL, and a checkpoint stopped all commits for ~1.5 s every few seconds
-      // (70,000-76,000 spans/s, ack p99 ~1.4 s, against 82,000-93,000 and ~0.25 s).
+      // for what is being decoded. Committing at once instead, 32 senders' commits held less than a
+      // row group, went through the WAL, and its checkpoints stopped all commits every few seconds
+      // (fewer spans/s and a far longer ack p99 in bench:ingest).
       if (!running.size && exclusives.length) void runExclusives();
       else schedule();
     });

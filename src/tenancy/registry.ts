@@ -7,8 +7,9 @@
 // A store DuckDB has invalidated is closed at the first request that fails on it, and opened again
 // by the next. A store whose DuckDB instance has committed `reopenRows` rows is closed and opened
 // again too, at a moment no request uses it: DuckDB's in-process state grows with the rows an
-// instance appends, outside its memory limit (core/budget.ts sizes `reopenRows` by it); in the soak
-// diagnoses also ran out of memory after ~33 M rows, and the same file opened afresh did not.
+// instance appends, outside its memory limit (core/budget.ts sizes `reopenRows` by it); in a long soak
+// diagnoses also run out of memory on an instance that has appended for long, and not on the same file
+// opened afresh.
 import { statSync } from 'node:fs';
 import { ApiError } from '../core/errors.js';
 import { join } from 'node:path';
@@ -146,8 +147,8 @@ export function createRegistry(opts: {
           fresh.runtime.catch(() => entries.get(tenant) === fresh && entries.delete(tenant));
           e = fresh;
         }
-        // DuckDB invalidates a database whose checkpoint failed (out of memory at its limit, in the
-        // soak) and fails every statement after it until it is attached again: such a store is closed
+        // DuckDB invalidates a database whose checkpoint failed (out of memory at its limit, say)
+        // and fails every statement after it until it is attached again: such a store is closed
         // as soon as a request meets it, or its writer saw it fail (ingest may be refused before it
         // reaches a commit), and opened afresh (the WAL replays what was acknowledged).
         const stats = (await e.runtime.catch(() => null))?.writer?.stats();

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { splitCsvLine } from '../../bench/recorded/csv.js';
 import { readNezha, serviceOfPod } from '../../bench/recorded/nezha.js';
 import { rankOf } from '../../bench/recorded/ask.js';
-import type { ScenarioData } from '../../bench/lib/scenario/traffic.js';
+import type { ScenarioData } from '../../testkit/scenario/traffic.js';
 
 describe('splitCsvLine', () => {
   it('splits plain, quoted, doubled-quote and empty fields', () => {

@@ -8,7 +8,7 @@ import { run } from '../../src/cli/main.js';
 import { PACKAGE_ROOT } from '../../src/core/paths.js';
 import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { tracesJson } from '../helpers/otlp-json.js';
+import { tracesJson } from '../../testkit/otlp-json.js';
 
 const srv = useTestServer();
 const now = Date.now() * 1000;

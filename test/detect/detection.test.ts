@@ -5,11 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { rng } from '../../bench/lib/rng.js';
-import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
+import { rng } from '../../testkit/rng.js';
+import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../../testkit/otlp-json.js';
 import { TOOLS, callTool } from '../../src/mcp/tools.js';
 import { MIN_TOOL_BYTES } from '../../src/mcp/budget.js';
 import { apiClient, httpTransport } from '../../src/client/api.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 import { anomalyPageSql } from '../../src/detect/incidents.js';
 
 const B = 300_000_000; // 5 minutes in µs
@@ -138,10 +139,8 @@ describe('detection end to end', () => {
 
   it('every drill_down_sql runs through /v1/query as it stands and returns the raw telemetry', async () => {
     for (const a of anomalies) {
-      const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: a.drill_down_sql });
-      expect(res.status, a.drill_down_sql).toBe(200);
-      const rows = (await res.json()) as unknown[];
-      expect(rows.length).toBeGreaterThan(0);
+      const rows = await queryRows(clientFor(srv.api), a.drill_down_sql);
+      expect(rows.length, a.drill_down_sql).toBeGreaterThan(0);
     }
   });
 
@@ -151,9 +150,7 @@ describe('detection end to end', () => {
       [{ from: firstBucket * B, to: nowUs }, anomalies],
       [{ from: firstBucket * B, to: nowUs, service: 'nobody' }, []],
     ] as const) {
-      const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: anomalyPageSql(q, 1) });
-      expect(res.status).toBe(200);
-      const rows = (await res.json()) as Record<string, unknown>[];
+      const rows = await queryRows(clientFor(srv.api), anomalyPageSql(q, 1));
       expect(rows.map((r) => [r['service_name'], r['operation'], r['signal'], r['ts_shift_us'], r['drill_down_sql']])).toEqual(
         list.slice(1).map((a) => [a.service_name, a.operation, a.signal, a.ts_shift_us, a.drill_down_sql]),
       );

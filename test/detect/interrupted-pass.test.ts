@@ -8,9 +8,9 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { tracesJson, type JsonSpan } from '../helpers/otlp-json.js';
+import { tracesJson, type JsonSpan } from '../../testkit/otlp-json.js';
 import { tempDir } from '../helpers/tmp.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 import { BUCKET_US } from '../../src/core/time.js';
 
 const BUCKETS = 24;

@@ -7,9 +7,9 @@
 import { afterAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { tracesJson, type JsonSpan } from '../helpers/otlp-json.js';
+import { tracesJson, type JsonSpan } from '../../testkit/otlp-json.js';
 import { tempDir } from '../helpers/tmp.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 import { settingDefault } from '../../src/core/config.js';
 import { BUCKET_US } from '../../src/core/time.js';
 

@@ -11,7 +11,7 @@ import type { StateCache } from '../../src/detect/states.js';
 import { BocpdDetector, worsening } from '../../src/detect/bocpd/index.js';
 import { BUCKET_US } from '../../src/core/time.js';
 import { tempDir } from '../helpers/tmp.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 const DAY = 288;
 const dir = tempDir('tds-pass-');

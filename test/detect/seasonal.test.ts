@@ -1,11 +1,11 @@
 // The detector's seasonal path (a timestamped series): a daily cycle is not a shift, real shifts at
 // peaks and troughs are found with raw-unit means, and the path keeps the detector's contracts:
 // pieces through saved states give the whole-series answer, both engines agree, a state resumes
-// exactly. Generated series of seeds 201-205 (bench/lib/seasonal-series.ts): neither the seeds the
+// exactly. Generated series of seeds 201-205 (testkit/seasonal-series.ts): neither the seeds the
 // path was calibrated on nor those it is reported on.
 import { describe, expect, it } from 'vitest';
 import { BocpdDetector, loadState, saveState, worsening, type ChangePoint, type SeriesInput } from '../../src/detect/bocpd/index.js';
-import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../../bench/lib/seasonal-series.js';
+import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../../testkit/seasonal-series.js';
 import { lognormalSeries } from './synth.js';
 
 const SEEDS = [201, 202, 203, 204, 205];

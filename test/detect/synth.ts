@@ -1,5 +1,5 @@
 // Seeded synthetic 5-minute series for the detector tests (mulberry32 + Box–Muller).
-import { binomial, gauss, poisson, rng } from '../../bench/lib/rng.js';
+import { binomial, gauss, poisson, rng } from '../../testkit/rng.js';
 
 export { binomial, gauss, poisson, rng };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { errorOnset, levelOnset, opBaseline } from '../../src/diagnose/baseline.js';
 import type { Bucket } from '../../src/diagnose/reads/index.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 const B = 300_000_000;
 const T0 = 1_790_000_000_000_000 - (1_790_000_000_000_000 % B);

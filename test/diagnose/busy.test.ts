@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { tracesJson, type JsonSpan } from '../helpers/otlp-json.js';
+import { tracesJson, type JsonSpan } from '../../testkit/otlp-json.js';
 import { checkResponse } from '../helpers/api.js';
 
 const srv = useTestServer({ SVC_DIAGNOSE_CONCURRENCY: '1', SVC_DIAGNOSE_QUEUE: '1' });

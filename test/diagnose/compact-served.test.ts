@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
-import { rng } from '../../bench/lib/rng.js';
+import { logsJson, tracesJson, type JsonLog, type JsonSpan } from '../../testkit/otlp-json.js';
+import { rng } from '../../testkit/rng.js';
 import { run } from '../../src/cli/main.js';
-import { leadsOf, missingFromCompact } from '../../bench/lib/compact-check.js';
+import { leadsOf, missingFromCompact } from '../../testkit/compact-check.js';
 
 const MIN = 60_000_000;
 const now = Date.now() * 1000;

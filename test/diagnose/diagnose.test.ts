@@ -8,8 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { gaugeJson, logsJson, tracesJson, type JsonLog, type JsonSpan } from '../helpers/otlp-json.js';
-import { rng } from '../../bench/lib/rng.js';
+import { clientFor } from '../helpers/client.js';
+import { gaugeJson, logsJson, tracesJson, type JsonLog, type JsonSpan } from '../../testkit/otlp-json.js';
+import { rng } from '../../testkit/rng.js';
 
 const B = 300_000_000;
 const now = Date.now() * 1000;
@@ -72,8 +73,8 @@ const diagnose = async (body: unknown, path = '/v1/diagnose') => {
   return { status: res.status, body: (await res.json()) as any };
 };
 const query = async (sql: string) => {
-  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql });
-  return { status: res.status, body: (await res.json()) as any };
+  const out = await clientFor(srv.api).runQuery({ body: sql });
+  return { status: out.status, body: out.body as any };
 };
 
 /** Every SQL string of a block with where it sits. */

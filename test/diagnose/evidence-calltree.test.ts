@@ -11,7 +11,7 @@ import { prepareStructure, splitSeries } from '../../src/diagnose/calltree.js';
 import { analyse, analyseFrom, top, whats } from './evidence-harness.js';
 import type { Bin } from '../../src/diagnose/onset.js';
 import { SLOW_CALL_US, type CallSequenceRow, type CallTreeRow, type LogLevelRow } from '../../src/diagnose/reads/index.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 const SEC = 1_000_000;
 const MIN = 60 * SEC;

@@ -6,7 +6,7 @@ import { prepareStructure } from '../../src/diagnose/calltree.js';
 import { logEventEvidence } from '../../src/diagnose/evidence/log-events.js';
 import type { TemplateBinRow, TemplateRow } from '../../src/diagnose/reads/index.js';
 import { inputsOf } from './evidence-harness.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 const SEC = 1_000_000;
 const BIN = 10 * SEC;

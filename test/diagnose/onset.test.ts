@@ -3,7 +3,7 @@
 // series, and the same answer wherever the bin grid falls.
 import { describe, expect, it } from 'vitest';
 import { findOnset, segmentSeries, type Bin } from '../../src/diagnose/onset.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 const SEC = 1_000_000;
 const T0 = 1_800_000_000 * SEC;

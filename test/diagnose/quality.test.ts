@@ -1,9 +1,9 @@
 // Does the diagnosis name the injected cause? A few cases of the evaluation's scenario generator
-// (bench/lib/scenario; `npm run eval:diagnose` runs all of them), each on a fresh real server with
+// (testkit/scenario; `npm run eval:diagnose` runs all of them), each on a fresh real server with
 // two hours of OTLP traffic, the detection pass run over it, and the entry service diagnosed with
 // the default window. Smaller traffic than the evaluation, to keep the suite fast.
 import { describe, expect, it } from 'vitest';
-import { diagnose, scoreCase, withScenarioServer, type CaseSpec } from '../../bench/lib/scenario/index.js';
+import { diagnose, scoreCase, withScenarioServer, type CaseSpec } from '../../testkit/scenario/index.js';
 
 const CASES: CaseSpec[] = [
   { seed: 101, kind: 'dependency_outage', maxSpans: 40_000 },

@@ -1,4 +1,4 @@
-// POST /v1/diagnose end to end on recorded-style telemetry (bench/lib/scenario/recorded.ts): spans
+// POST /v1/diagnose end to end on recorded-style telemetry (testkit/scenario/recorded.ts): spans
 // with ids, service, pod, name, start and end only (no kind, status or attributes), log levels only
 // as a word in the body, per-pod gauges. Each case is a real server fed through OTLP/HTTP, with one
 // fault whose cause is not the service diagnosed: a network delay in front of a callee that only its
@@ -6,7 +6,8 @@
 // finding must name the faulty service, and its drill_down_sql must return the rows it talks about.
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { diagnose, generateRecorded, planRecorded, sendScenario, type RecordedShape } from '../../bench/lib/scenario/index.js';
+import { clientFor, queryRows } from '../helpers/client.js';
+import { diagnose, generateRecorded, planRecorded, sendScenario, type RecordedShape } from '../../testkit/scenario/index.js';
 
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -16,11 +17,6 @@ afterAll(async () => {
   }
 });
 
-async function query(srv: TestServer, sql: string): Promise<{ status: number; rows: Record<string, unknown>[] }> {
-  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql });
-  const body = (await res.json()) as unknown;
-  return { status: res.status, rows: Array.isArray(body) ? (body as Record<string, unknown>[]) : [] };
-}
 
 /** One case on its own server: the plan (what must be found) and the first findings of the diagnosis of the entry service. */
 async function runCase(shape: RecordedShape, seed: number, services?: readonly [number, number]) {
@@ -43,10 +39,9 @@ describe('diagnosis on recorded-style telemetry', () => {
     expect(top.signal).toBe('latency_p95');
     expect(top.summary).toMatch(/wait/);
     // The lead lists the calls into the callee with the wait beyond its own span, the longest first.
-    const lead = await query(srv, top.drill_down_sql!);
-    expect(lead.status).toBe(200);
-    expect(lead.rows.length).toBeGreaterThan(0);
-    const waits = lead.rows.map((r) => Number(r['wait_us']));
+    const lead = await queryRows(clientFor(srv.api), top.drill_down_sql!);
+    expect(lead.length).toBeGreaterThan(0);
+    const waits = lead.map((r) => Number(r['wait_us']));
     expect(waits[0]).toBeGreaterThan(50_000);
     expect([...waits].sort((a, b) => b - a)).toEqual(waits);
     // The block reports the onset it found and the stable stretch before it.
@@ -63,15 +58,14 @@ describe('diagnosis on recorded-style telemetry', () => {
     const top = findings[0]!;
     expect(top.service).toBe(plan.target);
     expect(top.signal).toBe('error_log_rate');
-    const lead = await query(srv, top.drill_down_sql!);
-    expect(lead.status).toBe(200);
-    expect(lead.rows.length).toBeGreaterThan(0);
-    for (const r of lead.rows) expect(r['service_name']).toBe(plan.target);
-    expect(lead.rows.every((r) => r['severity_text'] === 'ERROR')).toBe(true);
+    const lead = await queryRows(clientFor(srv.api), top.drill_down_sql!);
+    expect(lead.length).toBeGreaterThan(0);
+    for (const r of lead) expect(r['service_name']).toBe(plan.target);
+    expect(lead.every((r) => r['severity_text'] === 'ERROR')).toBe(true);
     // Every lead of the block runs as it stands.
     for (const f of findings) {
       const sql = f.drill_down_sql;
-      if (sql) expect({ sql, status: (await query(srv, sql)).status }).toEqual({ sql, status: 200 });
+      if (sql) expect({ sql, status: (await clientFor(srv.api).runQuery({ body: sql })).status }).toEqual({ sql, status: 200 });
     }
   }, 120_000);
 
@@ -91,8 +85,7 @@ describe('diagnosis on recorded-style telemetry', () => {
     expect(top.service).toBe(plan.target);
     expect(top.kind).toBe('call_pattern_change');
     expect(top.summary).toMatch(/after its answers .* turned to /);
-    const lead = await query(srv, top.drill_down_sql!);
-    expect(lead.status).toBe(200);
-    expect(lead.rows.length).toBeGreaterThan(0);
+    const lead = await queryRows(clientFor(srv.api), top.drill_down_sql!);
+    expect(lead.length).toBeGreaterThan(0);
   }, 120_000);
 });

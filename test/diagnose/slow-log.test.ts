@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { tracesJson, type JsonSpan } from '../helpers/otlp-json.js';
+import { tracesJson, type JsonSpan } from '../../testkit/otlp-json.js';
 import { slowDiagnosis } from '../../src/api/routes/diagnose.js';
 import { STATEMENTS } from '../../src/diagnose/reads/index.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { binomialSurprise, dispersion, errorShift, exceedanceShift, fisherSurprise, lnGamma, poissonSurprise, quasiPoissonSurprise, rateRatioSurprise, tSurprise, weightedMedian } from '../../src/diagnose/stats.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 /** -log10 P(X ≥ k), X ~ Binomial(n, p), summed term by term in log space. */
 function exactBinomial(k: number, n: number, p: number): number {

@@ -1,6 +1,6 @@
 // The CLI run in-process (src/cli/main.ts run()), its stdout parsed; and one /v1/query call.
-import { expect } from 'vitest';
 import { run } from '../../src/cli/main.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 
 /** Runs `tds args`: exit code, stdout parsed as JSON (null when empty), stderr as lines. */
 export async function cli(args: string[], env: Record<string, string> = {}, now?: () => number): Promise<{ code: number; out: any; err: string[] }> {
@@ -11,10 +11,8 @@ export async function cli(args: string[], env: Record<string, string> = {}, now?
 }
 
 /** The rows of one statement through POST /v1/query (must answer 200). */
-export async function rows(base: string, sql: string): Promise<Record<string, unknown>[]> {
-  const res = await fetch(`${base}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql });
-  expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as Record<string, unknown>[];
+export function rows(base: string, sql: string): Promise<Record<string, unknown>[]> {
+  return queryRows(clientFor(base), sql);
 }
 
 /** A literal bound on `timestamp` that holds every test's data (the query guard wants one). */

@@ -12,7 +12,7 @@ import { postOtlp } from '../helpers/otlp.js';
 import { ADMIN_TOKEN, admin, bearer, createTenant, issueKey, startHosted, within } from '../helpers/hosted.js';
 import { cli } from './cli.js';
 
-import { B, BUCKETS, SHIFT_AT, history } from '../../bench/lib/incident.js';
+import { B, BUCKETS, SHIFT_AT, history } from '../../testkit/incident.js';
 
 const first = Math.floor((Date.now() * 1000) / B) - BUCKETS - 3; // the history ends three buckets before now
 const dir = mkdtempSync(join(tmpdir(), 'tds-detect-'));

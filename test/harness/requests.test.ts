@@ -4,7 +4,7 @@
 // and an empty archive, and POST /admin/detect's parameters. Nothing is stored by a refused restore.
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.js';
-import { tracesJson } from '../helpers/otlp-json.js';
+import { tracesJson } from '../../testkit/otlp-json.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { MAX_SNAPSHOT_SERVICES } from '../../src/api/routes/snapshot.js';
 import { ALL_TIME, rows } from './cli.js';

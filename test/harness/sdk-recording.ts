@@ -12,7 +12,7 @@ import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { recordingLogExporter, recordingMetricExporter, recordingSpanExporter } from '../helpers/recording.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 export interface Recorded {
   spans: number;

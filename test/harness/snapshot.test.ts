@@ -9,14 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { gaugeJson, logsJson, tracesJson } from '../helpers/otlp-json.js';
+import { gaugeJson, logsJson, tracesJson } from '../../testkit/otlp-json.js';
 import { postOtlp } from '../helpers/otlp.js';
 import { bearer, createTenant, issueKey, startHosted } from '../helpers/hosted.js';
 import { writeTar } from '../../src/core/tar.js';
 import { sha256 } from '../../src/api/snapshot-manifest.js';
 import { QUERYABLE_TABLES } from '../../src/store/schema.js';
 import { sqlTimestamp } from '../../src/store/sql.js';
-import { B, BUCKETS, SHIFT_AT, history } from '../../bench/lib/incident.js';
+import { B, BUCKETS, SHIFT_AT, history } from '../../testkit/incident.js';
 import { ALL_TIME, cli, rows } from './cli.js';
 
 const ENV = { SVC_DETECT_INTERVAL_S: '3600', SVC_QUERY_ROW_CAP: '200000' };

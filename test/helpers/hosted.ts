@@ -1,5 +1,5 @@
 // A server of the hosted variant (SVC_AUTH=keys) for tests, and the admin calls the tests make to it.
-import { startChildServer, type ChildServer } from '../../bench/lib/server.js';
+import { startChildServer, type ChildServer } from '../../testkit/server.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };

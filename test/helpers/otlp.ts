@@ -1,9 +1,9 @@
 // Builds OTLP requests with protobufjs from the repo's own proto/ files: an independent encoder to
 // test the service's hand-written decoder against (shared with the benchmarks).
 import type protobuf from 'protobufjs';
-import { protoRoot } from '../../bench/lib/spans.js';
+import { protoRoot } from '../../testkit/spans.js';
 
-export { encodeTraces, type SpanSpec } from '../../bench/lib/spans.js';
+export { encodeTraces, type SpanSpec } from '../../testkit/spans.js';
 
 export function messageType(name: string): protobuf.Type {
   const root = protoRoot();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
-import { startChildServer, type ChildServer } from '../../bench/lib/server.js';
+import { startChildServer, type ChildServer } from '../../testkit/server.js';
 
-export { startChildServer as startTestServer, type ChildServer as TestServer } from '../../bench/lib/server.js';
+export { startChildServer as startTestServer, type ChildServer as TestServer } from '../../testkit/server.js';
 
 /**
  * The real server for a whole test file: started before its tests (before any later beforeAll) with

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { tracesJson, type JsonSpan } from '../helpers/otlp-json.js';
+import { tracesJson, type JsonSpan } from '../../testkit/otlp-json.js';
 import type { TestServer } from '../helpers/server.js';
 import { QUERYABLE_TABLES } from '../../src/store/schema.js';
 

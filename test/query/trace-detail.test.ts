@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTraceDetail, type SpanRow } from '../../src/query/trace-detail.js';
-import { rng } from '../../bench/lib/rng.js';
+import { rng } from '../../testkit/rng.js';
 
 const T0 = 1_700_000_000_000_000; // µs since epoch
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';

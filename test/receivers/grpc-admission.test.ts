@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { useTestServer } from '../helpers/server.js';
-import { realisticBatch } from '../../bench/lib/spans.js';
+import { realisticBatch } from '../../testkit/spans.js';
 
 const srv = useTestServer({ SVC_MAX_BODY_BYTES: String(4 << 20), SVC_MAX_INFLIGHT_BYTES: '4000000', SVC_MAX_ACK_WAIT_MS: '600000' });
 const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';

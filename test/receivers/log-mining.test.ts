@@ -9,8 +9,9 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { postOtlp } from '../helpers/otlp.js';
-import { logsJson } from '../helpers/otlp-json.js';
+import { logsJson } from '../../testkit/otlp-json.js';
 import { queryStopped } from '../helpers/db.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -21,11 +22,7 @@ afterAll(async () => {
   rmSync(srv.dataDir, { recursive: true, force: true });
 });
 
-async function query(sql: string): Promise<Record<string, any>[]> {
-  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', body: sql });
-  expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as Record<string, any>[];
-}
+const query = (sql: string) => queryRows<Record<string, any>>(clientFor(srv.api), sql);
 
 async function emit(service: string, lines: [SeverityNumber, string][]): Promise<void> {
   const lp = new LoggerProvider({

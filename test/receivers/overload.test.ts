@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { useTestServer } from '../helpers/server.js';
 import { encodeTraces, postOtlp, statusOf } from '../helpers/otlp.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 
 const srv = useTestServer({ SVC_MAX_ACK_WAIT_MS: '1' });
 // Recent timestamps: the server deletes data older than its retention at start.
@@ -29,11 +30,7 @@ function grpcExport(bytes: Uint8Array): Promise<grpc.ServiceError | null> {
   });
 }
 
-async function query(sql: string): Promise<Record<string, unknown>[]> {
-  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', body: sql });
-  expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as Record<string, unknown>[];
-}
+const query = (sql: string) => queryRows<Record<string, unknown>>(clientFor(srv.api), sql);
 
 describe('admission by the wait for an acknowledgement', () => {
   it('refuses part of a burst with Retry-After, and stores every acknowledged request exactly once', async () => {

@@ -10,6 +10,7 @@ import Pyroscope from '@pyroscope/nodejs';
 import { CORPORA_DIR } from '../../src/core/paths.js';
 import { corpusPresent } from '../helpers/corpora.js';
 import { startTestServer, useTestServer } from '../helpers/server.js';
+import { clientFor, queryRows } from '../helpers/client.js';
 
 const PPROF = join(CORPORA_DIR, 'pprof');
 const corpus = (p: string) => readFileSync(join(CORPORA_DIR, p));
@@ -19,11 +20,7 @@ const nowS = Math.floor(Date.now() / 1000);
 
 const srv = useTestServer({ SVC_MAX_BODY_BYTES: String(4 * 1024 * 1024) });
 
-async function query(sql: string): Promise<Record<string, any>[]> {
-  const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: sql });
-  expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as Record<string, any>[];
-}
+const query = (sql: string) => queryRows<Record<string, any>>(clientFor(srv.api), sql);
 
 function post(path: string, body: Uint8Array | string, headers: Record<string, string> = { 'content-type': 'application/octet-stream' }) {
   return fetch(`${srv.api}${path}`, { method: 'POST', headers, body: body as never });
@@ -152,8 +149,7 @@ describe('profile ingest under pressure', () => {
       const res = await fetch(`${broken.api}/ingest?name=after`, { method: 'POST', body: corpus(CPU) });
       expect(res.status).toBe(500);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INGEST_FAILED');
-      const q = await fetch(`${broken.api}/v1/query`, { method: 'POST', body: `SELECT DISTINCT service_name FROM svc_profiles` });
-      expect(await q.json()).toEqual([{ service_name: 'before' }]);
+      expect(await queryRows(clientFor(broken.api), `SELECT DISTINCT service_name FROM svc_profiles`)).toEqual([{ service_name: 'before' }]);
     } finally {
       await broken.stop();
       broken.cleanup();

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startChildServer, type ChildServer } from '../../bench/lib/server.js';
+import { startChildServer, type ChildServer } from '../../testkit/server.js';
 import { startPostgres, type Postgres } from '../helpers/postgres.js';
 import { ADMIN_TOKEN, admin, within } from '../helpers/hosted.js';
 

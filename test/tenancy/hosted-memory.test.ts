@@ -2,7 +2,7 @@
 // once, each DuckDB under its share of the budget's DuckDB part, and a tenant whose store was closed
 // to make room for another is reopened by its next request with everything it had.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChildServer } from '../../bench/lib/server.js';
+import type { ChildServer } from '../../testkit/server.js';
 import { clientFor, queryRows } from '../helpers/client.js';
 import { admin, bearer, createTenant, issueKey, startHosted } from '../helpers/hosted.js';
 

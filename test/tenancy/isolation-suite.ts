@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChildServer } from '../../bench/lib/server.js';
+import type { ChildServer } from '../../testkit/server.js';
 import { API } from '../../src/api/endpoints.js';
 import { routeAccess } from '../../src/api/route.js';
 import { hashKey } from '../../src/tenancy/keys.js';

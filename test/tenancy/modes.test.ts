@@ -2,7 +2,7 @@
 // (its status stays open, as before); keys mode without SVC_ADMIN_TOKEN disables the admin endpoints
 // (403 with a hint); a tenant over its stored-bytes limit gets 507 while another tenant does not.
 import { afterAll, describe, expect, it } from 'vitest';
-import { startChildServer, type ChildServer } from '../../bench/lib/server.js';
+import { startChildServer, type ChildServer } from '../../testkit/server.js';
 import { createControlPlane } from '../../src/tenancy/control-plane.js';
 import { openEmbeddedBackend } from '../../src/tenancy/embedded.js';
 import { bearer } from '../helpers/hosted.js';

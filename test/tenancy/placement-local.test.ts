@@ -4,7 +4,7 @@
 // with the same SVC_INSTANCE_ID and directory, the tenant is whole again through either instance.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import type { ChildServer } from '../../bench/lib/server.js';
+import type { ChildServer } from '../../testkit/server.js';
 import { clientFor } from '../helpers/client.js';
 import { encodeTraces } from '../helpers/otlp.js';
 import { admin, bearer, createTenant, issueKey, within } from '../helpers/hosted.js';

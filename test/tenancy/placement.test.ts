@@ -5,7 +5,7 @@
 // tenant moves between instances.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import type { ChildServer } from '../../bench/lib/server.js';
+import type { ChildServer } from '../../testkit/server.js';
 import { signForward } from '../../src/tenancy/forward.js';
 import { clientFor } from '../helpers/client.js';
 import { encodeTraces } from '../helpers/otlp.js';

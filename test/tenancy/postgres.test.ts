@@ -3,7 +3,7 @@
 // tenant deactivated, within the refresh bound, with no restart. The tds CLI drives the admin side.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { ChildServer } from '../../bench/lib/server.js';
+import type { ChildServer } from '../../testkit/server.js';
 import { startPostgres, type Postgres } from '../helpers/postgres.js';
 import { ADMIN_TOKEN, bearer, startHosted, within } from '../helpers/hosted.js';
 import { run } from '../../src/cli/main.js';

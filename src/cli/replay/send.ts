@@ -147,7 +147,7 @@ interface Answer {
 /**
  * One POST over a keep-alive agent. node:http rather than fetch: a replay is a load generator on
  * the server's machine, and fetch (undici) took about three times node:http's CPU to send the same
- * bodies (bench/lib/post.ts).
+ * bodies (testkit/post.ts).
  */
 function post(agent: http.Agent, url: URL, headers: Record<string, string>, body: string | Uint8Array, timeoutMs: number): Promise<Answer> {
   const lib = url.protocol === 'https:' ? https : http;

@@ -60,8 +60,8 @@ export const callSequencesOf = (binUs: number) => ({
 export function callTreeRows(r: Row): CallTreeRow[] {
   const [bin = [], n, k, sx, sxx, slx, sllx, sl, sll, sd, kt] = listed(r, CALL_TREE_SUMS);
   const [service, pod, callee, callee_pod, entry] = [String(r['service']), String(r['pod']), textOrNull(r['callee']), textOrNull(r['callee_pod']), Boolean(r['entry'])];
-  // Fields written out, not spread from a group object: the spread made each of the ~4,000 rows
-  // a call 10–20 µs (40–80 ms in bench:diagnose) against 0.2 µs.
+  // Fields written out, not spread from a group object: the spread costs each row of the thousands
+  // a call reads many times more (bench:diagnose).
   return bin.map((b, i) => ({
     service,
     pod,

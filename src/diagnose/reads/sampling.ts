@@ -80,8 +80,8 @@ export interface Bounds {
 
 /**
  * Slices of a sampled window, about (periods are whole fine bins, longer for a longer window). Each
- * slice is a scan of its own: on bench:diagnose's store (1.5 M window spans, 1 thread) the statistics
- * of a 14% sample cost 265 ms in 90 slices, 75 in 30 and 44 in 15, against 78–125 for the whole.
+ * slice is a scan of its own: chosen on bench:diagnose's store (1 DuckDB thread), where a sample in
+ * more slices cost more than reading the whole window, and one in 15 less.
  */
 const WINDOW_SLICES = 15;
 /** Shortest slice read, µs: a slice should hold whole requests rather than cut most of them. */
@@ -100,8 +100,8 @@ export interface WindowSample {
  * million) as evenly spread slices holding about that many, the first part of every period on the
  * absolute grid, so that a diagnosis costs about the same whatever the traffic, every part of the
  * window is seen, and where the window falls on the grid does not matter. Each slice is its own range
- * read, so the store skips the row groups between them (one filter with an OR of the ranges skipped
- * none and cost 30 times more).
+ * read, so the store skips the row groups between them (one filter with an OR of the ranges skips
+ * none).
  */
 export function windowSample(b: Pick<Bounds, 'from' | 'to'>, windowSpans: number, scanSpans: number): WindowSample {
   const w = b.to - b.from;

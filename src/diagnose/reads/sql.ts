@@ -19,10 +19,10 @@ export const textOrNull = (v: unknown) => (v === null || v === undefined ? null 
 export const num = (v: unknown, d = 0) => (v === null || v === undefined ? d : Number(v));
 export const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
-// A group's per-bin values come back as lists, one row per group: a row per bin cost more to decode
-// (its strings, and their garbage) than to compute — 14,000 series rows, ~50 ms a call.
-// As DOUBLE: lists of BIGINT and HUGEINT reach JavaScript as BigInts, ~50 ms a call for the call
-// tree's 40,000 values against ~9 as doubles (exact: µs times and counts stay far below 2^53).
+// A group's per-bin values come back as lists, one row per group: a row per bin costs more to decode
+// (its strings, and their garbage) than to compute.
+// As DOUBLE: lists of BIGINT and HUGEINT reach JavaScript as BigInts, several times dearer to decode
+// for the call tree's values than doubles (exact: µs times and counts stay far below 2^53).
 /** `list(c::DOUBLE) AS c` for each column. */
 export const asLists = (cols: readonly string[]) => cols.map((c) => `list(${c}::DOUBLE) AS ${c}`).join(', ');
 /** A listed row's list columns, in the order of `cols`. */

@@ -44,8 +44,8 @@ const wholeWindow = (b: Bounds, services: readonly string[]) => slicesWhere(serv
 /**
  * The `limit` rows of each service with the largest `order` (ties by `tie`), in one scan for any
  * number of services: a threshold per service (its limit-th largest value), then only the rows at
- * or above it are ranked. Measured on bench:diagnose's store: 81 ms for ten services against 240
- * for ten ORDER BY … LIMIT statements, and no dearer for one.
+ * or above it are ranked. On bench:diagnose's store this is cheaper for ten services than ten
+ * ORDER BY … LIMIT statements, and no dearer for one.
  */
 function topPerService(table: string, cols: string, where: string, order: string, tie: string, limit: number): string {
   const n = Math.trunc(limit);
@@ -392,8 +392,8 @@ export const STATEMENTS = {
   }, serviceCount),
 
   // Samples are chosen on narrow columns (ids, times, durations), then only the chosen rows are read
-  // whole: reading a span's attribute and event JSON costs ~2 ms a row (a compressed vector decoded
-  // for it), so a top-N over every error span's wide columns cost 46 ms in bench:diagnose against 13.
+  // whole: reading a span's attribute and event JSON decodes a compressed vector for it, so a top-N
+  // over every error span's wide columns costs several times as much in bench:diagnose.
   // Each read serves every service of the call at once (topPerService).
 
   /** The newest error spans of each service asked. */

@@ -76,7 +76,7 @@ export interface BatchMeta {
   /**
    * also return each line's parameter values as the text of a JSON array, `JSON.stringify(params)`
    * (null for none): what svc_logs.template_params stores, written from the engine's bytes with one
-   * string a line (ingest: a string per value, an array and JSON.stringify cost ~0.5 µs a line)
+   * string a line (ingest: a string per value, an array and JSON.stringify cost more than the mining)
    */
   withParamsJson?: boolean;
 }

@@ -1,12 +1,12 @@
 // Golden test over real data: pins the miner output on each Loghub-2k dataset (one fresh miner per
 // dataset, all lines in one batch) by template count, GA, PA and a digest of every line id + pattern
-// (ids followed through merges, as bench/lib/log-parsing-eval.ts mineDataset scores them).
+// (ids followed through merges, as testkit/log-parsing-eval.ts mineDataset scores them).
 // Only digests are stored, never corpus content. An intended algorithm change updates these pins
 // (print them with the snippet at the bottom) and bumps ENGINE_VERSION in core.ts.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadAllLoghub, LOGHUB_DIR, mineDataset } from '../../../bench/lib/log-parsing-eval.js';
+import { loadAllLoghub, LOGHUB_DIR, mineDataset } from '../../../testkit/log-parsing-eval.js';
 import { corpusPresent } from '../../helpers/corpora.js';
 
 const HAVE_LOGHUB = corpusPresent(join(LOGHUB_DIR, 'settings.txt'));

@@ -203,8 +203,8 @@ export function pprofToRows(d: DecodedPprof, opts: RowOptions): ProfileRow[] {
   };
 
   // ---- group samples by (stack names, labels) ----
-  // No string keys on the per-sample path (measured: building a string key per sample cost more
-  // than the WASM decode itself). A sample's location sequence is interned by hash to a stack id;
+  // No string keys on the per-sample path (building a string key per sample costs more than the WASM
+  // decode itself). A sample's location sequence is interned by hash to a stack id;
   // each new sequence maps, by its sequence of interned frame-name ids, to a name-level stack id.
   const nameIds = new Map<string, number>();
   const locFrameIds: (number[] | undefined)[] = new Array(d.locId.length);

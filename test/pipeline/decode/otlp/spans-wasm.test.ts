@@ -8,8 +8,8 @@ import { transcodeSpans } from '../../../../src/pipeline/decode/otlp/spans-wasm.
 import type { EncodedBody } from '../../../../src/pipeline/tasks.js';
 import { encodeBatches } from '../../../../src/pipeline/encode.js';
 import { runOtlp } from '../../../../src/pipeline/otlp-task.js';
-import { realisticBatch } from '../../../../bench/lib/spans.js';
-import { rng } from '../../../../bench/lib/rng.js';
+import { realisticBatch } from '../../../../testkit/spans.js';
+import { rng } from '../../../../testkit/rng.js';
 import { TRACE_REQ, encode } from './helpers.js';
 
 const NOW = 1_763_000_000_000_000;

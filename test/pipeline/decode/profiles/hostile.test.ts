@@ -6,7 +6,7 @@ import { decodePprof, DecodeError, referenceDecoder, wasmDecoder, type PprofDeco
 import { maybeGunzip } from '../../../../src/pipeline/decode/profiles/body.js';
 import { resetWasmDecoder } from '../../../../src/pipeline/decode/profiles/wasm.js';
 import { bfield, encodeProfile, packed, sfield, tag, varint, vfield, type TinyProfile } from './helpers.js';
-import { rng } from '../../../../bench/lib/rng.js';
+import { rng } from '../../../../testkit/rng.js';
 import { ERROR_STATUS } from '../../../../src/core/errors.js';
 
 const good: TinyProfile = {

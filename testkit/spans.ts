@@ -3,7 +3,7 @@
 import protobuf from 'protobufjs';
 import { join } from 'node:path';
 import { randomBytes, randomFillSync } from 'node:crypto';
-import { PROTO_DIR } from '../../src/core/paths.js';
+import { PROTO_DIR } from '../src/core/paths.js';
 
 let root: protobuf.Root | undefined;
 export function protoRoot(): protobuf.Root {

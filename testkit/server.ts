@@ -3,8 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../../src/core/paths.js';
-import { settingDefault } from '../../src/core/config.js';
+import { PACKAGE_ROOT } from '../src/core/paths.js';
+import { settingDefault } from '../src/core/config.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 

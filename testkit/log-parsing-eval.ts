@@ -4,8 +4,8 @@
 // settings.txt are Drain's hand tuning and are deliberately ignored.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CORPORA_DIR } from '../../src/core/paths.js';
-import { createMiner, type CreateMinerOptions } from '../../src/pipeline/logminer/index.js';
+import { CORPORA_DIR } from '../src/core/paths.js';
+import { createMiner, type CreateMinerOptions } from '../src/pipeline/logminer/index.js';
 
 export const LOGHUB_DIR = join(CORPORA_DIR, 'loghub');
 
