@@ -1,5 +1,6 @@
-// OTLP/HTTP refuses a request at its headers, by the size it declares (api/http.ts), and then closes
-// the connection instead of reading a body it would drop. Here one upload is admitted and left half
+// OTLP/HTTP refuses a request at its headers, by the size it declares (api/http.ts), and after a 429
+// closes the connection instead of reading a body it would drop (other early answers, such as 413,
+// still read the body: test/receivers/profiles.test.ts). Here one upload is admitted and left half
 // sent, so it holds the bytes in flight (SVC_MAX_INFLIGHT_BYTES at its 1 KiB minimum); a second
 // request declaring 3 MB is refused while its sender has sent only 32 KiB of it: the answer and the
 // close come although the rest never does. The held upload then completes and is stored whole.
