@@ -12,9 +12,8 @@
 // ingest DuckDB's buffer cache fills its limit, and RSS follows it: the quarter keeps a server with
 // the default budget near issue 43's goal of 1.1 GiB, where three eighths did not (bench/README.md,
 // bench:overload); with half and a reopen every 16 M rows, a 30-minute soak peaked at 2.16 GiB of a
-// 2 GiB budget. The hosted variant
-// opens a DuckDB instance per tenant store, at most SVC_TENANT_MAX_OPEN at once: each gets that
-// share of DuckDB's parts, so the sum stays within them.
+// 2 GiB budget. The hosted variant opens a DuckDB instance per tenant store, at most
+// SVC_TENANT_MAX_OPEN at once: each gets that share of DuckDB's parts, so the sum stays within them.
 import { totalmem } from 'node:os';
 import type { Config } from './config.js';
 
