@@ -13,7 +13,9 @@
 // the default budget near issue 43's goal of 1.1 GiB, where three eighths did not (bench/README.md,
 // bench:overload); with half and a reopen every 16 M rows, a 30-minute soak peaked at 2.16 GiB of a
 // 2 GiB budget. The hosted variant opens a DuckDB instance per tenant store, at most
-// SVC_TENANT_MAX_OPEN at once: each gets that share of DuckDB's parts, so the sum stays within them.
+// SVC_TENANT_MAX_OPEN at once: each gets that share of DuckDB's parts, so the sum stays within them;
+// there the stores share three eighths, as a quarter among the default 8 left 64 MiB a store, where a
+// log commit's 30.5 MiB block did not fit (test/tenancy/isolation.test.ts).
 import { totalmem } from 'node:os';
 import type { Config } from './config.js';
 
@@ -49,7 +51,7 @@ export function memoryBudget(
   return {
     bytes,
     source: config.memoryBudgetBytes ? 'setting' : 'machine',
-    duckdbMemoryLimit: config.duckdbMemoryLimit || `${Math.floor(bytes / 4 / stores)}B`,
+    duckdbMemoryLimit: config.duckdbMemoryLimit || `${Math.floor(stores === 1 ? bytes / 4 : (bytes * 3) / 8 / stores)}B`,
     stores,
     storeReopenRows: config.storeReopenRows ?? Math.floor(bytes / 16 / stores / DUCKDB_BYTES_PER_COMMITTED_ROW),
     maxInflightBytes: config.maxInflightBytes || Math.max(1024, Math.floor(bytes / 8)),

@@ -40,7 +40,7 @@ describe('the memory budget', () => {
   it('shares DuckDB\'s parts among the stores the hosted variant may hold open at once', () => {
     const keys = memoryBudget(loadConfig({ SVC_AUTH: 'keys', SVC_ADMIN_TOKEN: 'a'.repeat(20), SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }));
     const one = memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB) }));
-    expect(keys).toMatchObject({ stores: 4, duckdbMemoryLimit: `${GiB / 16}B`, maxInflightBytes: GiB / 8 });
+    expect(keys).toMatchObject({ stores: 4, duckdbMemoryLimit: `${(GiB * 3) / 32}B`, maxInflightBytes: GiB / 8 });
     expect(keys.storeReopenRows).toBe(Math.floor(one.storeReopenRows / 4));
     // Open mode has one store, whatever SVC_TENANT_MAX_OPEN says; a limit set by hand is each store's.
     expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }))).toMatchObject({ stores: 1, duckdbMemoryLimit: `${GiB / 4}B` });

@@ -46,7 +46,7 @@ describe('a hosted server holding at most two stores open', () => {
     const st = await status();
     expect(st['storage']!['max_open']).toBe(2);
     expect(st['memory']!['max_open_stores']).toBe(2);
-    expect(st['memory']!['duckdb_memory_limit_per_store']).toBe(`${(512 * MiB) / 4 / 2}B`);
+    expect(st['memory']!['duckdb_memory_limit_per_store']).toBe(`${((512 * MiB) * 3) / 8 / 2}B`);
     // Nothing was lost by closing: each tenant reads its own two spans, and only its own.
     for (const t of ['t1', 't2', 't3']) {
       const rows = await queryRows(clientFor(srv.api, { apiKey: keys[t]! }), 'SELECT service_name, count(*) AS n FROM svc_spans GROUP BY ALL');
