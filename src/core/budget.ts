@@ -14,8 +14,8 @@
 // bench:overload); with half and a reopen every 16 M rows, a 30-minute soak peaked at 2.16 GiB of a
 // 2 GiB budget. The hosted variant opens a DuckDB instance per tenant store, at most
 // SVC_TENANT_MAX_OPEN at once: each gets that share of DuckDB's parts, so the sum stays within them;
-// there the stores share three eighths, as a quarter among the default 8 left 64 MiB a store, where a
-// log commit's 30.5 MiB block did not fit (test/tenancy/isolation.test.ts).
+// there the stores share three eighths, as a quarter among the default 8 left a store too little
+// for a log commit's blocks (test/tenancy/isolation.test.ts failed with out of memory).
 import { totalmem } from 'node:os';
 import type { Config } from './config.js';
 
