@@ -40,6 +40,12 @@ export interface FleetResult {
 
 /** Answers a refusal of ours gives: 429 over OTLP/HTTP, UNAVAILABLE over gRPC. */
 const REFUSED = new Set(['429', 'grpc 14']);
+/**
+ * What an OTLP/HTTP sender still writing its body sees when the server answered 429 before reading it
+ * and closed the connection (api/http.ts): the reset can reach node:http before the answer does. It is
+ * timed as a refusal; the benchmark tallies it apart, and any other transport error is a fault.
+ */
+export const RESET_AFTER_REFUSAL = new Set(['error EPIPE', 'error ECONNRESET']);
 const ACKED = new Set(['200', 'grpc 0']);
 
 /** Senders that share one process (event loop). */
@@ -127,7 +133,7 @@ async function main(o: FleetOptions): Promise<void> {
       if (ACKED.has(answer)) {
         r.windowAckedSpans += o.spansPerExport;
         r.acks.push(done - sent);
-      } else if (REFUSED.has(answer)) r.refusals.push(done - sent);
+      } else if (REFUSED.has(answer) || (o.transport !== 'otlp-grpc' && RESET_AFTER_REFUSAL.has(answer))) r.refusals.push(done - sent);
     }
   };
   await Promise.all(Array.from({ length: o.senders }, (_v, w) => sender(w)));

@@ -122,13 +122,21 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       if (!bodyArrived) admitted?.release(); // the sender went away mid-body: nothing will answer it
     });
     inflight++;
+    // A 429 given before a declared body was read closes the connection after it: reading the body
+    // only to drop it is what a refused sender's retry costs the server otherwise, and under a flood
+    // those uploads were the load that admitted bodies queued behind (bench/README.md,
+    // bench:overload). The sender's next request opens a new connection. A client still sending
+    // may see the reset rather than the 429, which it retries the same way; other answers (413, 507,
+    // 401...) are not retried by exporters, so their bodies are still read and dropped and the answer
+    // always reaches the client.
+    let bodyRead = !(Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined);
     const finish = (reply: Reply) => {
       inflight--;
       if (aborted) return;
       res.cork(() => {
         res.writeStatus(STATUS_TEXT[reply.status] ?? String(reply.status));
         for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
-        res.end(reply.body);
+        res.end(reply.body, !bodyRead && reply.status === 429);
       });
     };
     const parts = path.split('/').slice(1);
@@ -189,6 +197,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
         .finally(() => admitted?.release());
     };
     if (!isHere(where)) {
+      bodyRead = true; // the forwarder reads the body itself (tenancy/forward.ts), answered before or after it
       const owner = tenant!;
       gate.forwarder!.relay(res, { method, path, query: rawQuery, headers, tenant: owner, listener }, where, {
         limit,
@@ -224,6 +233,7 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
         }
       }
       if (!isLast) return;
+      bodyRead = true;
       if (tooLarge) {
         bodyArrived = true;
         admitted?.release();

@@ -14,5 +14,6 @@ export interface UwsResponse {
   cork(cb: () => void): void;
   writeStatus(s: string): UwsResponse;
   writeHeader(k: string, v: string): UwsResponse;
-  end(body?: string | Uint8Array): void;
+  /** `closeConnection` closes the connection once the answer is written (whatever of the request is unread is not read). */
+  end(body?: string | Uint8Array, closeConnection?: boolean): void;
 }

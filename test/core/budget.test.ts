@@ -16,12 +16,12 @@ describe('the memory budget', () => {
     expect(memoryBudget(cfg, 64 * GiB)).toMatchObject({ bytes: DEFAULT_BUDGET_CAP, source: 'machine' });
   });
 
-  it('sizes DuckDB (three eighths), its reopening (a sixteenth) and the bytes in flight (an eighth) unless they are set', () => {
+  it('sizes DuckDB (a quarter), its reopening (a sixteenth) and the bytes in flight (an eighth) unless they are set', () => {
     const b = memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB) }));
     expect(b).toEqual({
       bytes: GiB,
       source: 'setting',
-      duckdbMemoryLimit: `${(GiB * 3) / 8}B`,
+      duckdbMemoryLimit: `${GiB / 4}B`,
       stores: 1,
       storeReopenRows: Math.floor(GiB / 16 / DUCKDB_BYTES_PER_COMMITTED_ROW),
       maxInflightBytes: GiB / 8,
@@ -43,7 +43,7 @@ describe('the memory budget', () => {
     expect(keys).toMatchObject({ stores: 4, duckdbMemoryLimit: `${(GiB * 3) / 32}B`, maxInflightBytes: GiB / 8 });
     expect(keys.storeReopenRows).toBe(Math.floor(one.storeReopenRows / 4));
     // Open mode has one store, whatever SVC_TENANT_MAX_OPEN says; a limit set by hand is each store's.
-    expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }))).toMatchObject({ stores: 1, duckdbMemoryLimit: `${(GiB * 3) / 8}B` });
+    expect(memoryBudget(loadConfig({ SVC_MEMORY_BUDGET: String(GiB), SVC_TENANT_MAX_OPEN: '4' }))).toMatchObject({ stores: 1, duckdbMemoryLimit: `${GiB / 4}B` });
     expect(memoryBudget(loadConfig({ SVC_AUTH: 'keys', SVC_DUCKDB_MEMORY_LIMIT: '300MB', SVC_TENANT_MAX_OPEN: '4' })).duckdbMemoryLimit).toBe('300MB');
   });
 
@@ -65,10 +65,10 @@ describe('a server with a small budget', () => {
     expect(m['budget_bytes']).toBe(budget);
     expect(m['budget_source']).toBe('setting');
     // DuckDB's own word on its limit (current_setting on the store's connection; /v1/query does not allow
-    // the function): three eighths of the budget, 96 MiB.
-    expect(m['duckdb']['memory_limit']).toBe('96.0 MiB');
+    // the function): a quarter of the budget, 64 MiB.
+    expect(m['duckdb']['memory_limit']).toBe('64.0 MiB');
     expect(m['duckdb']['memory_used_bytes']).toBeGreaterThanOrEqual(0);
-    expect(m['duckdb']['memory_used_bytes']).toBeLessThanOrEqual(96 * MiB);
+    expect(m['duckdb']['memory_used_bytes']).toBeLessThanOrEqual(64 * MiB);
     // The store is reopened before DuckDB's metadata outside the limit outgrows a sixteenth of the budget.
     expect(m['store_reopen_rows'] * DUCKDB_BYTES_PER_COMMITTED_ROW).toBeLessThanOrEqual(budget / 16);
     expect(m['store_reopen_rows']).toBeGreaterThan(0);
