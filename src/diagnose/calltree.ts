@@ -97,8 +97,9 @@ export function splitSeries(bins: readonly Bin[], from: number, to: number): Spl
 
 /**
  * A stretch at least this long back at (or below) the level before a worsening ends its episode; a
- * shorter one is the episode's own unevenness. Chosen on nezha-ob 2022-08-22 with 25- and 30-minute
- * windows, which hold two or three earlier faults (bench/recorded, EVAL_LAST_MIN).
+ * shorter one is the episode's own unevenness. Set a priori (six fine bins; a third of the window an
+ * agent asks about right after a fault), then checked on nezha-ob 2022-08-22 with 25- and 30-minute
+ * windows, which hold two or three earlier faults (eval:recorded with EVAL_LAST_MIN).
  */
 const RECOVERED_US = 60_000_000;
 
