@@ -3,7 +3,8 @@
 // is a new path and a drop a path no longer taken, both the caller's), a callee that went silent,
 // and what callers do after its answers (ask again, turn to another service, stop): a wrong return
 // value leaves its service's spans flat and shows only there. Counts are judged against their own
-// bin-to-bin variation in the baseline (quasi-Poisson), so a bursty edge's swings are not news.
+// count before (a short baseline is no certainty) and their bin-to-bin variation in it
+// (quasi-Poisson), so a bursty edge's swings are not news.
 import { END, START, sumOver, type Agg, type Component, type PreparedStructure, type Split } from '../calltree.js';
 import { dispersion, poissonSurprise, rateRatioSurprise } from '../stats.js';
 import { LEADS } from '../leads.js';
