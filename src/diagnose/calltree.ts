@@ -74,11 +74,11 @@ export function splitSeries(bins: readonly Bin[], from: number, to: number): Spl
   const segs = segmentSeries(coarse);
   // The first worsening since the window began that has not ended (a fault on one pod of several
   // leaves its series uneven, so later boundaries are the same episode; an episode that returned to
-  // its baseline is an earlier incident in a long window, not the current one).
-  const width = coarse.length > 1 ? coarse[1]!.t - coarse[0]!.t : FINE_BIN_US;
-  const worsenings = segs.map((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse);
-  // When every one ended, none is the current regime: the window is judged as a whole.
-  const onsetIdx = worsenings.findIndex((w, i) => w && !episodeEnded(segs, i, width));
+  // its baseline is an earlier incident in a long window, not the current one). When every one
+  // ended, none is the current regime: the window is judged as a whole.
+  const tails = recoveredTails(segs, binWidth(coarse));
+  const ended = (i: number) => tails.some((t) => t.index > i && !compareSegments(segs[i - 1]!, t.pooled).worse);
+  const onsetIdx = segs.findIndex((s, i) => i > 0 && s.from >= from - ONSET_SLACK_US && s.from < to && compareSegments(segs[i - 1]!, s).worse && !ended(i));
   const onset = onsetIdx > 0 ? segs[onsetIdx]!.from : from;
   // The baseline: the segment holding the last bin before the onset, and the earlier ones like it.
   const last = onsetIdx > 0 ? onsetIdx - 1 : segs.findLastIndex((s) => s.from < onset);
@@ -104,25 +104,33 @@ export function splitSeries(bins: readonly Bin[], from: number, to: number): Spl
 const RECOVERED_US = 60_000_000;
 
 /**
- * Whether the worsening that starts segment i ended: from some later segment on, everything to the
- * window's end, pooled, is back at (or below) the level before it, for long enough. Pooled, so a
- * fault on one pod of several, whose series alternates, has not ended at its first clean stretch.
+ * Every stretch from a segment to the series' end that lasts long enough to be a recovery, pooled
+ * (calls, errors, mean log): a worsening has ended when one that starts after it is back at (or
+ * below) the level before it. Pooled, so a fault on one pod of several, whose series alternates,
+ * has not ended at its first clean stretch.
  */
-function episodeEnded(segs: readonly Segment[], i: number, width: number): boolean {
-  const ref = segs[i - 1]!;
+function recoveredTails(segs: readonly Segment[], width: number): { index: number; pooled: Segment }[] {
+  const out: { index: number; pooled: Segment }[] = [];
+  if (!segs.length) return out;
   const end = segs[segs.length - 1]!.to + width;
   let n = 0;
   let errors = 0;
   let sumLog = 0;
-  for (let j = segs.length - 1; j > i; j--) {
+  for (let j = segs.length - 1; j > 0; j--) {
     const s = segs[j]!;
     n += s.n;
     errors += s.errors;
     sumLog += s.meanLog * s.n;
-    const pooled = { ...s, n, errors, meanLog: n ? sumLog / n : 0, errorRate: n ? errors / n : 0 };
-    if (end - s.from >= RECOVERED_US && !compareSegments(ref, pooled).worse) return true;
+    if (end - s.from >= RECOVERED_US) out.push({ index: j, pooled: { ...s, to: end - width, n, errors, meanLog: n ? sumLog / n : 0, errorRate: n ? errors / n : 0 } });
   }
-  return false;
+  return out;
+}
+
+/** The width of a series' bins: the smallest step between two observed ones (gaps only make steps longer). */
+function binWidth(bins: readonly Bin[]): number {
+  let w = Infinity;
+  for (let i = 1; i < bins.length; i++) w = Math.min(w, bins[i]!.t - bins[i - 1]!.t);
+  return Number.isFinite(w) ? w : FINE_BIN_US;
 }
 
 /** Bins with this many observations or more are segmented as they are; sparser series in wider bins. */

@@ -124,13 +124,14 @@ export function callEvidence(x: EvidenceInputs): Candidate[] {
     const into = intoOf(c.service);
     if (!into || into.nb < 5 || into.na < 5) continue;
     const perCall = nb / into.nb;
-    const expected = perCall * into.na * (common.get(c.service) ?? 1);
+    const mix = common.get(c.service) ?? 1;
+    const expected = perCall * into.na * mix;
     // Its own variation: the edge's calls per bin of the baseline against the caller's traffic then.
     const intoBins = c.service === x.root ? ch.bins : null;
     const phi = intoBins ? dispersion(split.before.map((t) => c.bins.get(t)?.n ?? 0), split.before.map((t) => perCall * (intoBins.get(t)?.n ?? 0))) : 1;
     // Judged against the edge's own count before, not an expectation taken as exact: a baseline of
     // a few calls says little about the rate it stands for.
-    const { rise: up, fall: down } = rateRatioSurprise(na, into.na * (common.get(c.service) ?? 1), nb, into.nb, phi);
+    const { rise: up, fall: down } = rateRatioSurprise(na, into.na * mix, nb, into.nb, phi);
     const rise = na > expected;
     const surprise = rise ? up : down;
     if (surprise < SIGNIFICANT || Math.abs(na - expected) < 5 || Math.abs(Math.log2((na + 0.5) / (expected + 0.5))) < PRACTICAL_LOG2) continue;
