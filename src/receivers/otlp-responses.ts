@@ -4,6 +4,8 @@
 // An export that rejected nothing and carries no message encodes as the empty message (`{}` in JSON),
 // as the OTLP specification asks.
 
+import { pushVarint } from '../core/varint.js';
+
 export type OtlpSignal = 'traces' | 'logs' | 'metrics' | 'profiles';
 
 const REJECTED_JSON: Record<OtlpSignal, string> = {
@@ -13,18 +15,9 @@ const REJECTED_JSON: Record<OtlpSignal, string> = {
   profiles: 'rejectedProfiles',
 };
 
-function varint(out: number[], v: number | bigint): void {
-  let x = BigInt.asUintN(64, BigInt(v));
-  while (x >= 0x80n) {
-    out.push(Number(x & 0x7fn) | 0x80);
-    x >>= 7n;
-  }
-  out.push(Number(x));
-}
-
 function bytesField(out: number[], field: number, bytes: Uint8Array): void {
   out.push((field << 3) | 2);
-  varint(out, bytes.length);
+  pushVarint(out, bytes.length);
   for (const b of bytes) out.push(b);
 }
 
@@ -37,7 +30,7 @@ export function encodeExportResponse(signal: OtlpSignal, rejected: number, error
   const ps: number[] = [];
   if (rejected > 0) {
     ps.push(0x08);
-    varint(ps, rejected);
+    pushVarint(ps, rejected);
   }
   if (errorMessage) bytesField(ps, 2, enc.encode(errorMessage));
   const out: number[] = [];
@@ -59,7 +52,7 @@ export function encodeStatus(code: number, message: string): Uint8Array {
   const out: number[] = [];
   if (code !== 0) {
     out.push(0x08);
-    varint(out, code);
+    pushVarint(out, code);
   }
   if (message) bytesField(out, 2, enc.encode(message));
   return Uint8Array.from(out);

@@ -4,6 +4,7 @@
 // tell a request's signal from its structure, and split a file into requests (one request, the
 // Collector file exporter's 4-byte big-endian length prefixes, or protobuf varint prefixes).
 // Every read is bounds-checked; the walk only descends the shape's fixed few levels.
+import { pushVarint } from '../../core/varint.js';
 import { REQUESTS, SIGNALS, UNKNOWN_SERVICE, type Shape, type Signal } from './shape.js';
 
 export class WireError extends Error {}
@@ -245,11 +246,7 @@ export function sniffSignal(b: Uint8Array): Signal | null {
 
 function varintBytes(n: number): number[] {
   const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n % 128) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
+  pushVarint(out, n);
   return out;
 }
 
