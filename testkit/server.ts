@@ -16,7 +16,7 @@ export interface ChildServer {
   dataDir: string;
   child: ChildProcess;
   logs: Record<string, unknown>[];
-  /** SIGTERM and wait for exit; returns the exit code. */
+  /** SIGTERM, wait for exit and for the last line of output to reach `logs`; returns the exit code. */
   stop(): Promise<number | null>;
   /** SIGKILL and wait. */
   kill(): Promise<void>;
@@ -49,8 +49,10 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
   child.stderr!.on('data', (d) => (stderr += d));
   const ports: Record<string, number> = {};
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const rl = createInterface({ input: child.stdout! });
+  // Resolves once every line the child wrote has been read, so `logs` is complete after stop().
+  const drained = new Promise<void>((r) => rl.once('close', r));
   await new Promise<void>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
       try {
         const rec = JSON.parse(line) as Record<string, unknown>;
@@ -74,9 +76,10 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
     child,
     logs,
     async stop() {
-      if (child.exitCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      return exited;
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const code = await exited;
+      await drained;
+      return code;
     },
     async kill() {
       if (child.exitCode !== null) return;

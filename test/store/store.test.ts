@@ -169,7 +169,7 @@ describe('store', () => {
     const arriving = w.expect();
     const small = w.submit(submitOf(spanBatch(2, (i) => ({ span_id: `s${i}` }))));
     await a;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setImmediate(r)); // the writer decides what comes next as the commit of `a` ends
     // Two rows do not fill a row group of three and more are on their way: they wait (the timer is a minute).
     expect(w.stats()).toMatchObject({ commits: 1, pendingSubmissions: 1 });
     const more = w.submit(submitOf(spanBatch(1, (i) => ({ span_id: `m${i}` }))));

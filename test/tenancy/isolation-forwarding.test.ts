@@ -1,7 +1,7 @@
 // The isolation suite (isolation-suite.ts) through a forwarding instance: two instances on one real
 // PostgreSQL control plane and a shared data directory, every tenant of the suite moved to `owner`
 // before any data is sent, and every request of the suite sent to `entry`, which forwards them all.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { admin } from '../helpers/hosted.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { isolationSuite } from './isolation-suite.js';
@@ -20,27 +20,23 @@ isolationSuite(async (env) => {
       }
     },
     logs: () => [...entry.logs, ...cluster.node('owner').logs],
-    stop: async () => {},
+    stop: () => cluster.stop(),
   };
-});
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-describe('through the forwarding instance', () => {
-  it('every tenant request was served by the owner: no store opened on the entry', async () => {
-    const status = async (id: string) => ((await (await fetch(`${cluster.node(id).api}/admin/status`, { headers: admin })).json()) as { status: Record<string, any> }).status;
-    const entry = await status('entry');
-    const owner = await status('owner');
-    const open = (s: Record<string, any>) => (s['storage']['stores'] as { tenant: string }[]).map((x) => x.tenant);
-    expect(open(entry)).toEqual([]);
-    expect(open(owner)).toEqual(expect.arrayContaining(['alpha', 'beta']));
-    expect(entry['placement']['forwarding']['forwarded']).toBeGreaterThan(10);
-    expect(owner['placement']['forwarding']['received']).toBe(entry['placement']['forwarding']['forwarded']);
-    // Diagnoses are admitted where they run: on the owner, per tenant (each tenant diagnosed once, one at a time).
-    expect(owner['tenants']['beta']['diagnoses']).toMatchObject({ limit: 2, running: 0, waiting: 0, busy: 0 });
-    expect(entry['tenants']['beta']['diagnoses']).toBeNull();
-    expect(entry['placement']['leases'].filter((l: { tenant: string }) => ['alpha', 'beta', 'greedy'].includes(l.tenant)).map((l: { owner: string }) => l.owner)).toEqual(['owner', 'owner', 'owner']);
-  });
-});
+}, () =>
+  describe('through the forwarding instance', () => {
+    it('every tenant request was served by the owner: no store opened on the entry', async () => {
+      const status = async (id: string) => ((await (await fetch(`${cluster.node(id).api}/admin/status`, { headers: admin })).json()) as { status: Record<string, any> }).status;
+      const entry = await status('entry');
+      const owner = await status('owner');
+      const open = (s: Record<string, any>) => (s['storage']['stores'] as { tenant: string }[]).map((x) => x.tenant);
+      expect(open(entry)).toEqual([]);
+      expect(open(owner)).toEqual(expect.arrayContaining(['alpha', 'beta']));
+      expect(entry['placement']['forwarding']['forwarded']).toBeGreaterThan(10);
+      expect(owner['placement']['forwarding']['received']).toBe(entry['placement']['forwarding']['forwarded']);
+      // Diagnoses are admitted where they run: on the owner, per tenant (each tenant diagnosed once, one at a time).
+      expect(owner['tenants']['beta']['diagnoses']).toMatchObject({ limit: 2, running: 0, waiting: 0, busy: 0 });
+      expect(entry['tenants']['beta']['diagnoses']).toBeNull();
+      expect(entry['placement']['leases'].filter((l: { tenant: string }) => ['alpha', 'beta', 'greedy'].includes(l.tenant)).map((l: { owner: string }) => l.owner)).toEqual(['owner', 'owner', 'owner']);
+    });
+  }),
+);

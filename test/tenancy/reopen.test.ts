@@ -2,7 +2,7 @@
 // (DuckDB's in-process state grows with them; registry.ts): at a moment no request uses it, or, past
 // a wait for one, once the requests in flight are done, arrivals waiting meanwhile. On a real server:
 // every acknowledged span is there after the reopens, and each is logged.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { registryOverFakes } from './fake-runtimes.js';
 import { clientFor, queryRows } from '../helpers/client.js';
@@ -36,6 +36,8 @@ describe('reopening a store after SVC_STORE_REOPEN_ROWS rows', () => {
 
   it('does not close a store under a request in flight; past the wait, arrivals wait until those in flight are done', async () => {
     const rows = [0, 0];
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] }); // the registry's clock and its polls, so a wait asserts nothing by luck
+    cleanups.push(() => void vi.useRealTimers());
     const { registry, events, which } = registryOver(rows, 50);
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -43,15 +45,16 @@ describe('reopening a store after SVC_STORE_REOPEN_ROWS rows', () => {
       await held;
       return which(rt);
     });
-    await new Promise((r) => setTimeout(r, 5));
+    await vi.advanceTimersByTimeAsync(5);
     rows[1] = 500;
     // Due, but a request uses it: served by the same instance.
     expect(await registry.use('default', which)).toBe(1);
-    await new Promise((r) => setTimeout(r, 80)); // past the wait for an unused moment
+    await vi.advanceTimersByTimeAsync(80); // past the wait for an unused moment
     const arrival = registry.use('default', which);
-    await new Promise((r) => setTimeout(r, 30));
-    expect(events).toEqual(['open 1']); // the request in flight is not cut off
+    await vi.advanceTimersByTimeAsync(10_000); // however long the request in flight takes, it is not cut off
+    expect(events).toEqual(['open 1']);
     release();
+    await vi.advanceTimersByTimeAsync(20); // the close notices, at its next look, that nothing uses the store
     expect(await long).toBe(1);
     expect(await arrival).toBe(2); // waited for it, then for the reopen
     expect(events).toEqual(['open 1', 'close 1', 'open 2']);
