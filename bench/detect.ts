@@ -144,8 +144,8 @@ async function main(): Promise<void> {
   console.log(`worst WASM/TS ratio ${worstRatio.toFixed(2)}x (target >= 3x: ${worstRatio >= 3 ? 'met' : 'NOT met'})`);
   console.log(`slowest full-history pass (10,000 series x 288 points, what a first start feeds): ${worstWall.toFixed(0)} ms on 1 thread, ${worstPar.toFixed(0)} ms on ${threads}`);
   console.log('(the 1 s target is for the steady pass, one new bucket per series from saved states: bench/detect-pass.ts)');
-  // The seasonal path (timestamped series, as the pass feeds them): its profile, envelope and verdict
-  // run in TypeScript around either engine, so they add the same work to both.
+  // The seasonal path (timestamped series, as the pass feeds them): each engine reads the points
+  // through the profile and envelope itself; the verdict on waiting changes is TypeScript for both.
   console.log('\nseasonal path (the same series with a timestamp)  TS ref pts/s   WASM pts/s   WASM/TS');
   let worstTimed = Infinity;
   for (const signal of signals) {
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     worstTimed = Math.min(worstTimed, tTs / tWasm);
     console.log(`${signal.padEnd(15)} ${wasm.config.model.padEnd(9)}                        ${fmt(pts / (tTs / 1000)).padStart(12)} ${fmt(pts / (tWasm / 1000)).padStart(12)}   ${(tTs / tWasm).toFixed(2).padStart(5)}x`);
   }
-  console.log(`worst WASM/TS ratio with the seasonal path ${worstTimed.toFixed(2)}x`);
+  console.log(`worst WASM/TS ratio with the seasonal path ${worstTimed.toFixed(2)}x (target >= 3x: ${worstTimed >= 3 ? 'met' : 'NOT met'})`);
 }
 
 if (isMainThread) await main();

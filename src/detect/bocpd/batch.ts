@@ -4,7 +4,7 @@
 import { BUCKET_US } from '../../core/time.js';
 import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
-import { MARGIN, T, enterBucket, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, takePoint, type TimedModel } from './timed.js';
+import { MARGIN, T, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropAtOrAbove, hold } from './held.js';
 import { dailyActive } from './profile.js';
 
@@ -171,12 +171,21 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
   };
   let e = 0;
   for (let k = 0; k < p.length; k++) {
+    // the context moves through the engine's own reading, so that a series read in pieces or whole
+    // gets the same context whichever stretches are read here; with nothing waiting, up to the next
+    // event the points only move it
+    const idle = !anyHeld(c, T.held) && !(c[T.downFrom]! === c[T.downFrom]);
+    const stop = idle ? (e < evs.length ? events[evs[e]! + E.at]! - p.t0 : p.length) : k + 1;
+    if (stop > k + 1) {
+      readStretch(core, c, p, raw, ns, k, stop);
+      k = stop - 1;
+      continue;
+    }
     const bucket = p.bucket + k;
     const t = p.t0 + k;
     const x = raw[p.offset + k]!;
     const n = m.binomial ? ns[p.offset + k]! : 1;
-    enterBucket(c, 0, m, bucket);
-    const r = takePoint(c, 0, m, bucket, x, n);
+    const r = readStretch(core, c, p, raw, ns, k, k + 1)[0]!;
     const point = (unit * rawSum(m, r, n)) / rawWeight(m, n); // the point in the engine's units
     if (m.observed(x, n)) {
       addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
@@ -211,6 +220,23 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
   return { changes, context: c };
 }
 
+/** Carries the context `c` of series `p` over its points from .. to-1 through the engine; returns their residuals. */
+function readStretch(core: BatchCore, c: Float64Array, p: Prepared, raw: Float64Array, ns: Float64Array, from: number, to: number): Float64Array {
+  const at = p.offset + from;
+  const len = to - from;
+  const out = new Float64Array(len);
+  core.engine.seasonal(core.timed, {
+    contexts: c,
+    xs: raw.subarray(at, at + len),
+    ns: core.binomial ? ns.subarray(at, at + len) : ns,
+    out,
+    offsets: new Float64Array([0, len]),
+    buckets: new Float64Array([p.bucket + from]),
+    nSeries: 1,
+  });
+  return out;
+}
+
 /**
  * The series fell back from `before` to `level`, `low` at its lowest (the engine's units; `level` at
  * least the latest point, so that a lone low point is not taken for the end of a change): a change
@@ -233,21 +259,22 @@ export function runTimed(core: BatchCore, series: readonly SeriesInput[], states
     states,
   );
   const raw = new Float64Array(b.xs.length).fill(NaN);
-  // The first reading: each series' context carried forward in its new state, its residuals into the batch.
-  const prepared: Prepared[] = series.map((s, i) => {
+  // The first reading: each series' context carried forward, its residuals into the batch.
+  const contexts = new Float64Array(series.length * T.size);
+  const buckets = new Float64Array(series.length);
+  series.forEach((s, i) => {
     const w = where[i]!;
+    raw.set(s.values, b.offsets[i]! + w.gap);
+    if (core.binomial) b.ns.set(s.calls!, b.offsets[i]! + w.gap);
+    contexts.set(w.before, i * T.size);
+    buckets[i] = w.next;
+  });
+  core.engine.seasonal(core.timed, { contexts, xs: raw, ns: b.ns, out: b.xs, offsets: b.offsets, buckets, nSeries: series.length });
+  const prepared: Prepared[] = series.map((_, i) => {
     const offset = b.offsets[i]!;
-    const length = b.offsets[i + 1]! - offset;
-    raw.set(s.values, offset + w.gap);
-    if (core.binomial) b.ns.set(s.calls!, offset + w.gap);
     const state = new Float64Array(ss + T.size);
-    state.set(w.before, ss);
-    for (let k = 0; k < length; k++) {
-      const bucket = w.next + k;
-      enterBucket(state, ss, core.timed, bucket);
-      b.xs[offset + k] = takePoint(state, ss, core.timed, bucket, raw[offset + k]!, core.binomial ? b.ns[offset + k]! : 1);
-    }
-    return { bucket: w.next, t0: w.t0, offset, length, before: w.before, state };
+    state.set(contexts.subarray(i * T.size, (i + 1) * T.size), ss);
+    return { bucket: buckets[i]!, t0: where[i]!.t0, offset, length: b.offsets[i + 1]! - offset, before: where[i]!.before, state };
   });
   const events = runEngine(core, core.timedParams, b);
   const bySeries: number[][] = prepared.map(() => []);

@@ -9,6 +9,7 @@
 import { instantiateWasm } from '../../compute/wasm.js';
 import { EVENT_W, P } from './layout.js';
 import { runBatch } from './reference.js';
+import { T, readPoints, type SeasonalBatch, type TimedModel } from './timed.js';
 
 export interface BatchInput {
   params: Float64Array;
@@ -27,6 +28,8 @@ export interface Engine {
   readonly name: 'wasm' | 'ts';
   /** Runs the batch; states are updated in place; returns events (EVENT_W per event). */
   run(b: BatchInput): Float64Array;
+  /** The seasonal path's first reading (timed.ts readPoints): contexts and residuals written in place. */
+  seasonal(m: TimedModel, b: SeasonalBatch): void;
 }
 
 /** Minimum event capacity per call; a batch needing more is done in several passes. */
@@ -48,6 +51,10 @@ export class TsEngine implements Engine {
     }
     return concat(chunks);
   }
+
+  seasonal(m: TimedModel, b: SeasonalBatch): void {
+    readPoints(m, b);
+  }
 }
 
 interface BocpdExports {
@@ -65,6 +72,7 @@ interface BocpdExports {
     info: number,
   ): void;
   lgamma(x: number): number;
+  seasonalReading(model: number, k0: number, n0: number, ctxs: number, xs: number, ns: number, out: number, offsets: number, buckets: number, nSeries: number): void;
 }
 
 export class WasmEngine implements Engine {
@@ -117,6 +125,32 @@ export class WasmEngine implements Engine {
     }
     b.states.set(new Float64Array(this.m.memory.buffer, base + oS * 8, b.states.length));
     return concat(chunks);
+  }
+
+  seasonal(m: TimedModel, b: SeasonalBatch): void {
+    const nPts = b.offsets[b.nSeries]! - b.offsets[0]!;
+    const nCtx = b.nSeries * T.size;
+    // layout in f64 slots: contexts | xs | ns | out | offsets | buckets (offsets rebased to 0)
+    const oC = 0;
+    const oX = oC + nCtx;
+    const oN = oX + nPts;
+    const oR = oN + (m.binomial ? nPts : 0);
+    const oO = oR + nPts;
+    const oB = oO + b.nSeries + 1;
+    const total = oB + b.nSeries;
+    const base = this.reserve(total * 8);
+    const mem = new Float64Array(this.m.memory.buffer, base, total);
+    const first = b.offsets[0]!;
+    mem.set(b.contexts.subarray(0, nCtx), oC);
+    mem.set(b.xs.subarray(first, first + nPts), oX);
+    if (m.binomial) mem.set(b.ns.subarray(first, first + nPts), oN);
+    for (let i = 0; i <= b.nSeries; i++) mem[oO + i] = b.offsets[i]! - first;
+    mem.set(b.buckets.subarray(0, b.nSeries), oB);
+    const at = (slot: number): number => base + slot * 8;
+    this.m.seasonalReading(m.kind, m.k0, m.n0, at(oC), at(oX), at(m.binomial ? oN : oX), at(oR), at(oO), at(oB), b.nSeries);
+    const view = new Float64Array(this.m.memory.buffer, base, total);
+    b.contexts.set(view.subarray(oC, oC + nCtx));
+    b.out.set(view.subarray(oR, oR + nPts), first);
   }
 }
 

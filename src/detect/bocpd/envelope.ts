@@ -58,6 +58,8 @@ export const V = {
 } as const;
 
 const at = (o: number, j: number): number => o + scaleAt[j]!;
+/** Offset of scale j's slots in the envelope (assembly/_seasonal.ts mirrors them). */
+export const scaleOffset = (j: number): number => scaleAt[j]!;
 
 /** A mean's excess over a level, in noise units of one bucket at that level (`aux`: what the noise is made from). */
 export type Excess = (mean: number, level: number, aux: number) => number;

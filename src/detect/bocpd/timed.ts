@@ -58,6 +58,10 @@ export const T = {
 } as const;
 
 export interface TimedModel {
+  /** The observation model (MODEL) and its overdispersion constants, for the WASM reading. */
+  kind: number;
+  k0: number;
+  n0: number;
   units: ShapeUnits;
   binomial: boolean;
   /** The engine reads a point as observed (same tests as the engines). */
@@ -74,8 +78,10 @@ export interface TimedModel {
 
 export function timedModel(config: { model: ModelName; k0: number; n0: number }): TimedModel {
   const kind = MODEL[config.model];
+  const ids = { kind, k0: config.k0, n0: config.n0 };
   if (kind === MODEL.binomial) {
     return {
+      ...ids,
       units: 'log',
       binomial: true,
       observed: (x, n) => n > 0 && n < Infinity && x >= 0,
@@ -85,6 +91,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
   }
   if (kind === MODEL.poisson) {
     return {
+      ...ids,
       units: 'log',
       binomial: false,
       observed: (x) => x >= 0 && x < Infinity,
@@ -94,6 +101,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
   }
   if (kind === MODEL.lognormal) {
     return {
+      ...ids,
       units: 'log',
       binomial: false,
       observed: (x) => x >= 0 && x < Infinity,
@@ -102,6 +110,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
     };
   }
   return {
+    ...ids,
     units: 'linear',
     binomial: false,
     observed: (x) => x - x === 0,
@@ -169,6 +178,36 @@ export function takePoint(c: Float64Array, o: number, m: TimedModel, bucket: num
   c[o + T.aux] = aux + (Math.min(m.auxOf(r, calls, level), cap) - aux) / Math.min(n, NOISE_POINTS);
   learnPoint(c, o + T.profile, bucket, shapeUnits(m.units, m.binomial ? (100 * Math.min(x, calls)) / calls : x));
   return r;
+}
+
+/** Where the seasonal reading finds a batch of timestamped series (contexts of T.size, one after another). */
+export interface SeasonalBatch {
+  contexts: Float64Array;
+  /** Raw points (NaN: missing), calls for the binomial model, and where each point's residual goes. */
+  xs: Float64Array;
+  ns: Float64Array;
+  out: Float64Array;
+  /** Series i's points are xs[offsets[i] .. offsets[i + 1]), the first at bucket buckets[i]. */
+  offsets: Float64Array;
+  buckets: Float64Array;
+  nSeries: number;
+}
+
+/**
+ * The seasonal path's first reading of a batch: each point's bucket entered, its residual written
+ * to `out`, the point learnt from. The TypeScript twin of assembly/_seasonal.ts.
+ */
+export function readPoints(m: TimedModel, b: SeasonalBatch): void {
+  for (let i = 0; i < b.nSeries; i++) {
+    const o = i * T.size;
+    const from = b.offsets[i]!;
+    const to = b.offsets[i + 1]!;
+    for (let k = from; k < to; k++) {
+      const bucket = b.buckets[i]! + (k - from);
+      enterBucket(b.contexts, o, m, bucket);
+      b.out[k] = takePoint(b.contexts, o, m, bucket, b.xs[k]!, m.binomial ? b.ns[k]! : 1);
+    }
+  }
 }
 
 /**
