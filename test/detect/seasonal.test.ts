@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BocpdDetector, loadState, saveState, worsening, type ChangePoint, type SeriesInput } from '../../src/detect/bocpd/index.js';
 import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../../testkit/seasonal-series.js';
 import { lognormalSeries } from './synth.js';
+import { poisson, rng } from '../../testkit/rng.js';
 
 const SEEDS = [201, 202, 203, 204, 205];
 const DAY = 288;
@@ -189,5 +190,40 @@ describe('seasonal path: recoveries and old states', () => {
     const state = loadState(older);
     expect(state.length).toBe(det.stateSize);
     expect(() => det.run(slice(g, DAY, 2 * DAY), state)).not.toThrow();
+  });
+});
+
+describe('seasonal path: how long a count regime must be', () => {
+  // Five days of a daily curve with Poisson counts, then a rise for four hours from a quiet hour of
+  // day 4. A mean over many buckets has less Poisson noise than one bucket; overdispersion (the
+  // wander a busy series' counts have) does not average away.
+  const counts = (seed: number, level: number, factor: number, len: number): { input: SeriesInput; at: number } => {
+    const r = rng(seed);
+    const n = 5 * DAY;
+    const at = 4 * DAY + 100;
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const mean = level * Math.exp(0.5 * Math.cos((2 * Math.PI * i) / DAY)) * (i >= at && i < at + len ? factor : 1);
+      values[i] = poisson(r, mean);
+    }
+    return { input: { values, start: 19_000 * DAY * B }, at };
+  };
+  const found = (input: SeriesInput, at: number): boolean =>
+    worsening(new BocpdDetector('error_log_rate').run(input).changes).some((c) => c.index >= at - 2 && c.index <= at + 12);
+
+  it('a few counts a bucket that triple for four hours are a shift, though each bucket rises by less than 4 of its noise units', () => {
+    const hits = [1, 2, 3, 4, 5].filter((seed) => {
+      const { input, at } = counts(seed, 2, 3, 48);
+      return found(input, at);
+    });
+    expect(hits.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('a busy series whose counts rise by half for four hours, under 4 of its noise units a bucket, is not one: its overdispersion does not average away', () => {
+    const hits = [1, 2, 3, 4, 5].filter((seed) => {
+      const { input, at } = counts(seed, 1000, 1.5, 48);
+      return found(input, at);
+    });
+    expect(hits).toEqual([]);
   });
 });

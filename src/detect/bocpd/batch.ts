@@ -211,7 +211,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
         report(index, t, before, level);
       }
     }
-    const h = cleared(c, T.held, m.excess, t, MARGIN, dailyActive(c, T.profile));
+    const h = cleared(c, T.held, m.excess, t, MARGIN, dailyActive(c, T.profile), m.shrink);
     if (h) {
       c[T.raised] = 1;
       report(h.start, t, h.before, (unit * h.sum) / h.weight);

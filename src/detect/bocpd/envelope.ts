@@ -30,8 +30,15 @@ const DAYS = 7;
 const SHORT = 2;
 /** A bar is raised by at least this factor (calibration: NAB's bursty series, whose bursts vary in height). */
 const RELATIVE = 1.25;
-/** A regime's excess must be at least this many noise units (calibration: slow drifts of the residual cleared lower bars). */
+/**
+ * A regime's excess must be at least this many noise units of a mean over its points (calibration:
+ * slow drifts of the residual cleared lower bars). Where a mean's noise shrinks with its length
+ * (TimedModel.shrink: counts' Poisson part, errors' binomial part) the floor in one bucket's units
+ * shrinks with it (calibration: generated seeds 1-10, where low counts tripled for hours stayed
+ * under 4 units of one bucket).
+ */
 const FLOOR = 4;
+
 
 const dayOf = (bucket: number): number => Math.floor(bucket / BUCKETS_PER_DAY);
 
@@ -63,6 +70,8 @@ export const scaleOffset = (j: number): number => scaleAt[j]!;
 
 /** A mean's excess over a level, in noise units of one bucket at that level (`aux`: what the noise is made from). */
 export type Excess = (mean: number, level: number, aux: number) => number;
+/** The noise of a mean over `points` buckets at a level, as a share of one bucket's (see TimedModel.shrink). */
+export type Shrink = (level: number, aux: number, points: number) => number;
 
 export function newEnvelope(e: Float64Array, o: number): void {
   e.fill(-Infinity, o, o + V.size);
@@ -165,13 +174,14 @@ export function levelsBefore(e: Float64Array, o: number, bucket: number, out: Fl
  * has no block yet: the level (see SHORT; the highest until the series' daily profile is `learnt`,
  * as a day or two of history, partial days among them, do not say which rises recur daily) plus
  * `margin` noise units of a mean over a block of that scale, at least RELATIVE times the level and
- * FLOOR noise units. -Infinity with no history.
+ * FLOOR noise units of a mean over the regime (`shrink`: that mean's noise as a share of one
+ * bucket's). -Infinity with no history.
  */
-export function barFor(levels: Float64Array, oo: number, points: number, margin: number, learnt: boolean): number {
+export function barFor(levels: Float64Array, oo: number, points: number, margin: number, learnt: boolean, shrink: number): number {
   const k = points < SHORT || !learnt ? 0 : SCALES;
   for (let j = Math.min(SCALES - 1, Math.max(0, Math.floor(Math.log2(points)) - 1)); j >= 0; j--) {
     const level = levels[oo + k + j]!;
-    if (level > -Infinity) return Math.max(level + margin / Math.sqrt(1 << j), level * RELATIVE, FLOOR);
+    if (level > -Infinity) return Math.max(level + margin / Math.sqrt(1 << j), level * RELATIVE, FLOOR * shrink);
   }
   return -Infinity;
 }

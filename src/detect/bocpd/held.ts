@@ -4,7 +4,7 @@
 // the incident's own start forgotten); a third replaces the older. Each keeps its regime's raw sum
 // and weight since its first point, the level and noise the series had just before it, and the
 // envelope's levels as they stood then, so what comes after it never raises its own bar.
-import { LEVELS, barFor, levelsBefore, type Excess } from './envelope.js';
+import { LEVELS, barFor, levelsBefore, type Excess, type Shrink } from './envelope.js';
 
 const SLOTS = 2;
 const START = 0; // first point of the regime (index); NaN for a free slot
@@ -98,9 +98,10 @@ export function dropAtOrAbove(c: Float64Array, o: number, level: number): void {
  * the older one is reported if its regime was already up when the newer began (an incident with a
  * burst on top), else the newer one's start, from the older one's old level (the older regime rose
  * only with the newer one's points). Every change waiting then stops; so do those waiting longer
- * than MAX_WAIT. `learnt`: whether the series' daily profile is in use (see UNLEARNT_WAIT and barFor).
+ * than MAX_WAIT. `learnt`: whether the series' daily profile is in use (see UNLEARNT_WAIT and barFor);
+ * `shrink`: how much less noise a mean over a regime's points has than one bucket (TimedModel.shrink).
  */
-export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number, learnt: boolean): Held | undefined {
+export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number, learnt: boolean, shrink: Shrink): Held | undefined {
   const maxWait = learnt ? MAX_WAIT : UNLEARNT_WAIT;
   let first: number | undefined;
   let newest: number | undefined;
@@ -113,7 +114,7 @@ export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margi
       continue;
     }
     if (newest === undefined || start > c[newest + START]!) newest = s;
-    const bar = barFor(c, s + AT, t - start + 1, margin, learnt);
+    const bar = barFor(c, s + AT, t - start + 1, margin, learnt, shrink(c[s + BASE]!, c[s + AUX]!, t - start + 1));
     const clears = bar === -Infinity ? t - start >= NO_HISTORY_LAG : excess(c, s, ex) > bar;
     if (clears && (first === undefined || start < c[first + START]!)) first = s;
   }

@@ -11,7 +11,7 @@
 // Constants marked (calibration) were chosen on NAB realAWSCloudwatch ec2_cpu_* and the generated
 // series of seeds 1-10 (bench/eval-seasonal.ts).
 import { MODEL, type ModelName } from './layout.js';
-import { V, absorbPoint, advanceEnvelope, newEnvelope, rewindEnvelope, type Excess } from './envelope.js';
+import { V, absorbPoint, advanceEnvelope, newEnvelope, rewindEnvelope, type Excess, type Shrink } from './envelope.js';
 import { HELD_SIZE, newHeld } from './held.js';
 import { F, advanceProfile, learnPoint, newProfile, offsetAt, rewindProfile, shapeUnits, type ShapeUnits } from './profile.js';
 
@@ -64,6 +64,14 @@ export interface TimedModel {
   n0: number;
   units: ShapeUnits;
   binomial: boolean;
+  /**
+   * The noise of a mean over `points` buckets at a level (aux as for excess), as a share of one
+   * bucket's: only the part of the noise that is independent from bucket to bucket shrinks with
+   * √points — a count's Poisson or binomial part, not its overdispersion (k0, n0), which follows
+   * slow wander as much as noise; latency, cost and generic values, whose noise is measured on the
+   * series, do not shrink.
+   */
+  shrink: Shrink;
   /** The engine reads a point as observed (same tests as the engines). */
   observed(x: number, calls: number): boolean;
   /**
@@ -84,6 +92,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
       ...ids,
       units: 'log',
       binomial: true,
+      shrink: (_p, calls, points) => Math.sqrt((1 / points + calls / config.n0) / (1 + calls / config.n0)),
       observed: (x, n) => n > 0 && n < Infinity && x >= 0,
       excess: (mean, p, calls) => (mean - p) / Math.sqrt((Math.max(p, 0.5 / (calls + 1)) * (1 + calls / config.n0)) / (calls + 1)),
       auxOf: (_r, calls) => calls,
@@ -94,6 +103,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
       ...ids,
       units: 'log',
       binomial: false,
+      shrink: (l, _aux, points) => Math.sqrt(((l + 1) / points + (l * l) / config.k0) / (l + 1 + (l * l) / config.k0)),
       observed: (x) => x >= 0 && x < Infinity,
       excess: (mean, l) => (mean - l) / Math.sqrt(l * (1 + l / config.k0) + 1),
       auxOf: () => 0,
@@ -104,6 +114,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
       ...ids,
       units: 'log',
       binomial: false,
+      shrink: () => 1,
       observed: (x) => x >= 0 && x < Infinity,
       excess: (mean, l, dev) => Math.log((1 + mean) / (1 + l)) / Math.max(dev, 1e-3),
       auxOf: (r, _n, l) => Math.abs(Math.log((1 + r) / (1 + l))),
@@ -113,6 +124,7 @@ export function timedModel(config: { model: ModelName; k0: number; n0: number })
     ...ids,
     units: 'linear',
     binomial: false,
+    shrink: () => 1,
     observed: (x) => x - x === 0,
     excess: (mean, l, dev) => (mean - l) / Math.max(dev, 1e-9),
     auxOf: (r, _n, l) => Math.abs(r - l),
