@@ -1,7 +1,7 @@
 // ln and exp for the WASM modules' inner loops (bocpd.ts, _seasonal.ts), table-driven like musl's
 // but without its last-bit refinements: |ln error| < 4e-15 and exp within 2 ulp, enough where the
-// result's absolute error is what counts. AssemblyScript's Math.log / Math.exp (musl's) measured
-// 5-15% slower on every BOCPD model and about twice as slow on the seasonal path's latency model.
+// result's absolute error is what counts. AssemblyScript's Math.log / Math.exp (musl's) are slower
+// on every BOCPD model and on the seasonal path's lognormal reading (bench/detect.ts).
 // Tables are filled at start-up.
 
 @inline function ld(base: usize, i: i32): f64 {

@@ -1,6 +1,7 @@
 // Two interchangeable engines over the same flat layouts: the WASM module (assembly/bocpd.ts) and
 // the TypeScript reference (reference.ts). Both take concatenated series, per-series states and
-// return events; the public API (index.ts) packs and unpacks.
+// return events, and read timestamped series through their seasonal contexts (assembly/_seasonal.ts,
+// timed.ts readPoints); the public API (index.ts) packs and unpacks.
 //
 // WASM memory ownership: the engine allocates ONE pinned ArrayBuffer inside the module (__new +
 // __pin) holding params | xs | ns | offsets | states | events | info, grows it (unpin old, allocate
