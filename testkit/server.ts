@@ -39,6 +39,7 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
       SVC_OTLP_HTTP_PORT: '0',
       SVC_OTLP_GRPC_PORT: '0',
       SVC_FLUSH_INTERVAL_MS: '5',
+      MALLOC_ARENA_MAX: settingDefault('MALLOC_ARENA_MAX'), // as `npm start` runs it
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

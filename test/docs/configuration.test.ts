@@ -15,7 +15,7 @@ describe('docs/configuration.md', () => {
   });
 
   it('has one row per setting, with its default and description', () => {
-    const rows = doc.split('\n').filter((l) => l.startsWith('| `SVC_'));
+    const rows = doc.split('\n').filter((l) => l.startsWith('| `'));
     expect(rows).toHaveLength(SETTINGS.length);
     for (const s of SETTINGS) {
       const row = rows.find((l) => l.startsWith(`| \`${s.env}\` |`));
