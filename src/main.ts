@@ -1,7 +1,7 @@
 // Entry point: validate configuration, start, log the bound ports as JSON lines, and shut down
 // gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, commit, checkpoint, exit 0).
 import './env-init.js';
-import { arenaWarning, usesGlibc } from './core/allocator.js';
+import { allocatorWarning, usesGlibc } from './core/allocator.js';
 import { ConfigError, loadConfig } from './core/config.js';
 import { jsonLog, startServer } from './server.js';
 
@@ -16,8 +16,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const arenas = arenaWarning(process.env, usesGlibc());
-  if (arenas) jsonLog({ level: 'warn', msg: arenas });
+  const allocator = allocatorWarning(process.env, usesGlibc());
+  if (allocator) jsonLog({ level: 'warn', msg: allocator });
   const running = await startServer(config);
   let stopping = false;
   const shutdown = (signal: string) => {

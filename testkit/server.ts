@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../src/core/paths.js';
 import { settingDefault } from '../src/core/config.js';
+import { allocatorEnv } from '../src/core/allocator.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -39,7 +40,7 @@ export async function startChildServer(env: Record<string, string> = {}, dataDir
       SVC_OTLP_HTTP_PORT: '0',
       SVC_OTLP_GRPC_PORT: '0',
       SVC_FLUSH_INTERVAL_MS: '5',
-      MALLOC_ARENA_MAX: settingDefault('MALLOC_ARENA_MAX'), // as `npm start` runs it
+      ...allocatorEnv(), // as `npm start` runs it
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

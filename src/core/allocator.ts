@@ -1,9 +1,19 @@
 // glibc's malloc gives every thread that allocates an arena of its own, up to 8 a core, and an arena
-// keeps the memory freed in it. The server's threads (the event loop, the decode workers, libuv's
-// pool running DuckDB's calls) each held one, full of what ingest had freed. MALLOC_ARENA_MAX bounds
-// them, but glibc reads it once, before the process runs any code, so the server cannot set it for
-// itself: `npm start` sets it (package.json), and a server started without it says so at start.
+// keeps the memory freed in it; and it raises the size from which an allocation is mapped on its own
+// (and unmapped when freed) as large buffers are freed, so request bodies end in the arenas too. The
+// server's threads (the event loop, the decode workers, libuv's pool running DuckDB's calls) held
+// hundreds of MiB so. ALLOCATOR_SETTINGS bound both, but glibc reads them once, before the process
+// runs any code, so the server cannot set them for itself: `npm start` sets them (package.json), the
+// testkit starts servers the same way, and a server started without them says so.
 import { settingDefault } from './config.js';
+
+/** glibc's tunables the server is started with (SETTINGS holds their defaults and meaning). */
+export const ALLOCATOR_SETTINGS = ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_'] as const;
+
+/** Each allocator setting at its default, for a process about to start a server. */
+export function allocatorEnv(): Record<string, string> {
+  return Object.fromEntries(ALLOCATOR_SETTINGS.map((k) => [k, settingDefault(k)]));
+}
 
 /** Whether this process allocates with glibc's malloc (Linux with glibc, not musl). */
 export function usesGlibc(): boolean {
@@ -12,9 +22,10 @@ export function usesGlibc(): boolean {
   return typeof header?.glibcVersionRuntime === 'string';
 }
 
-/** The warning a server started without MALLOC_ARENA_MAX logs, or null when there is nothing to say. */
-export function arenaWarning(env: NodeJS.ProcessEnv, glibc: boolean): string | null {
-  if (!glibc || env['MALLOC_ARENA_MAX'] !== undefined) return null;
-  const arenas = settingDefault('MALLOC_ARENA_MAX');
-  return `MALLOC_ARENA_MAX is unset: glibc gives every thread its own malloc arena, which keeps freed memory (RSS grows past the memory budget's shares); start the server with MALLOC_ARENA_MAX=${arenas} in its environment, as \`npm start\` does`;
+/** The warning a server started without some allocator setting logs, or null when there is nothing to say. */
+export function allocatorWarning(env: NodeJS.ProcessEnv, glibc: boolean): string | null {
+  const unset = ALLOCATOR_SETTINGS.filter((k) => env[k] === undefined);
+  if (!glibc || !unset.length) return null;
+  const set = unset.map((k) => `${k}=${settingDefault(k)}`).join(' ');
+  return `${unset.join(' and ')} unset: glibc's malloc then keeps memory freed by every thread in arenas of their own (RSS grows past the memory budget's shares); start the server with ${set} in its environment, as \`npm start\` does`;
 }

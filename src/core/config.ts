@@ -71,8 +71,9 @@ export interface Config {
   forwardTimeoutMs: number;
   /** Whether SVC_DATA_DIR is one volume every instance mounts (a tenant can change owner). */
   dataDirShared: boolean;
-  /** glibc's MALLOC_ARENA_MAX as documented; glibc reads it before the server runs (core/allocator.ts). */
+  /** glibc's MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_ as documented; glibc reads them before the server runs (core/allocator.ts). */
   mallocArenaMax: number;
+  mallocMmapThreshold: number;
 }
 
 interface Setting {
@@ -174,7 +175,8 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'SVC_LEASE_TTL_MS', key: 'leaseTtlMs', default: '10000', doc: 'with `SVC_CONTROL_PLANE_URL`: a tenant\'s lease on its owning instance lasts this long unless renewed (every third of it); an owner that stops is replaced (shared volume) or answered for with 503 (local disks) after at most this bound', parse: int(1000, 600_000) },
   { env: 'SVC_FORWARD_TIMEOUT_MS', key: 'forwardTimeoutMs', default: '60000', doc: 'with `SVC_CONTROL_PLANE_URL`: longest a request forwarded to its tenant\'s owner may take, answer included; beyond it 503 with Retry-After', parse: int(100, 3_600_000) },
   { env: 'SVC_DATA_DIR_SHARED', key: 'dataDirShared', default: 'false', doc: 'with `SVC_CONTROL_PLANE_URL`: `true` when every instance mounts the same `SVC_DATA_DIR` (a tenant whose owner stops is taken over by another instance; tenants can be moved); `false` = local disks (a tenant stays with its owner and answers 503 while it is down)', parse: bool },
-  { env: 'MALLOC_ARENA_MAX', key: 'mallocArenaMax', default: '2', doc: "glibc's malloc arenas: read by glibc as the process starts, not by the server, so `npm start` sets it when it is unset, and a server started without it logs a warning. Unset, every thread that allocates (the event loop, the decode workers, the threads running DuckDB's calls) gets an arena of its own, up to 8 a core, and each keeps memory freed in it: RSS after a while of ingest is then about a tenth higher (bench/README.md, bench:overload)", parse: int(1, 1024) },
+  { env: 'MALLOC_ARENA_MAX', key: 'mallocArenaMax', default: '2', doc: "glibc's malloc arenas: read by glibc as the process starts, not by the server, so `npm start` sets it when it is unset, and a server started without it logs a warning. Unset, every thread that allocates (the event loop, the decode workers, the threads running DuckDB's calls) gets an arena of its own, up to 8 a core, and each keeps memory freed in it (bench/README.md, bench:overload)", parse: int(1, 1024) },
+  { env: 'MALLOC_MMAP_THRESHOLD_', key: 'mallocMmapThreshold', default: '262144', doc: "bytes from which glibc's malloc maps an allocation of its own, returned to the system when freed (request bodies, decoded batches); set, as `MALLOC_ARENA_MAX` by `npm start`. Unset, glibc raises it up to 32 MiB as large buffers are freed, and bodies then stay in the arenas' freed memory (bench/README.md, bench:overload)", parse: int(0, 32 * MiB) },
 ];
 
 /** A setting's default, as the server would use it. */
