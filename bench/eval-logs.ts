@@ -20,8 +20,12 @@
 //   {"", ".", ":", "/", "@", "#"} (the consecutive-variable rules of Loghub-2.0's
 //   correct_single_template), so `<*>:<*>` (ip:port) and `<*>` compare equal.
 //
-// Usage: node dist/bench/eval-logs.js [--impl reference|wasm] [--only Name,Name] [--verbose]
-import { ENUM_MAX, SIM_NUM } from '../src/pipeline/logminer/core.js';
+// Ablation (--ablation): the protocol again with the rules of each of issue 42's classes left out
+// (CoreConfig.without, reference engine), one class or rule at a time, against the full miner on the
+// same engine: what each class's rules do to each split.
+//
+// Usage: node dist/bench/eval-logs.js [--impl reference|wasm] [--only Name,Name] [--verbose] [--ablation]
+import { ENUM_MAX, SIM_NUM, type ClassRule } from '../src/pipeline/logminer/core.js';
 import { loadAllLoghub, loghubAvailable, LOGHUB_DIR, mineDataset, normalizeTemplate, type MinedDataset } from '../testkit/log-parsing-eval.js';
 
 /** The settings the protocol chooses between (the only ones the miner has): similarity in tenths, and distinct words before a position is a variable. */
@@ -47,6 +51,10 @@ function main(): void {
   const verbose = args.includes('--verbose');
   if (!loghubAvailable()) {
     console.log(`eval:logs skipped: ${LOGHUB_DIR} is absent (the shared corpora are not beside this checkout)`);
+    return;
+  }
+  if (args.includes('--ablation')) {
+    ablation(loadAllLoghub());
     return;
   }
   const datasets = loadAllLoghub().filter((ds) => !only || only.has(ds.name));
@@ -75,32 +83,72 @@ function main(): void {
   console.log('published Drain (per-dataset regexes and thresholds): GA ~0.865, PA 0.32');
 }
 
+interface Rotation {
+  tuning: string[];
+  scored: string[];
+  setting: Setting;
+  ga: number;
+  pa: number;
+}
+
 /** The four rotations: settings chosen on the tuning half, scored on the other. */
+function rotations(runs: Runs, names: string[]): Rotation[] {
+  return Array.from({ length: ROTATIONS }, (_, r) => {
+    const scored = Array.from({ length: HALF }, (_, k) => names[(2 * r + k) % names.length]!);
+    const tuning = names.filter((n) => !scored.includes(n));
+    const setting = choose(runs, tuning);
+    return { tuning, scored, setting, ...means(runs, scored, setting) };
+  });
+}
+
+const headline = (rs: Rotation[]): { ga: number; pa: number; low: number } => ({
+  ga: rs.reduce((a, r) => a + r.ga, 0) / rs.length,
+  pa: rs.reduce((a, r) => a + r.pa, 0) / rs.length,
+  low: Math.min(...rs.map((r) => r.ga)),
+});
+
 function leaveOut(runs: Runs, names: string[]): void {
   console.log(`\nleave-datasets-out: ${ROTATIONS} rotations of ${HALF} tuning + ${HALF} scored datasets; settings chosen on the tuning half from ${GRID.length}`);
   console.log('rotation  chosen on                         settings                  scored                              GA      PA      per scored dataset GA/PA');
-  let ga = 0;
-  let pa = 0;
-  let low = 1;
   const perDataset = new Map<string, { ga: number; pa: number; n: number }>();
-  for (let r = 0; r < ROTATIONS; r++) {
-    const scored = Array.from({ length: HALF }, (_, k) => names[(2 * r + k) % names.length]!);
-    const tuning = names.filter((n) => !scored.includes(n));
-    const s = choose(runs, tuning);
-    const h = means(runs, scored, s);
-    ga += h.ga / ROTATIONS;
-    pa += h.pa / ROTATIONS;
-    low = Math.min(low, h.ga);
+  const rs = rotations(runs, names);
+  rs.forEach(({ tuning, scored, setting, ga, pa }, r) => {
     const each = scored.map((n) => {
-      const x = runs.get(n)!.get(key(s))!;
+      const x = runs.get(n)!.get(key(setting))!;
       const d = perDataset.get(n) ?? { ga: 0, pa: 0, n: 0 };
       perDataset.set(n, { ga: d.ga + x.ga, pa: d.pa + x.pa, n: d.n + 1 });
       return `${n} ${x.ga.toFixed(3)}/${x.pa.toFixed(3)}`;
     });
-    console.log(`${String(r + 1).padEnd(9)} ${tuning.join(',').padEnd(33)} ${label(s).padEnd(25)} ${scored.join(',').padEnd(35)} ${f4(h.ga)}  ${f4(h.pa)}  ${each.join(', ')}`);
-  }
-  console.log(`headline (mean over the scored halves): GA ${f4(ga)}, PA ${f4(pa)}; lowest scored half GA ${f4(low)}`);
+    console.log(`${String(r + 1).padEnd(9)} ${tuning.join(',').padEnd(33)} ${label(setting).padEnd(25)} ${scored.join(',').padEnd(35)} ${f4(ga)}  ${f4(pa)}  ${each.join(', ')}`);
+  });
+  const h = headline(rs);
+  console.log(`headline (mean over the scored halves): GA ${f4(h.ga)}, PA ${f4(h.pa)}; lowest scored half GA ${f4(h.low)}`);
   console.log(`each dataset as scored (mean of its two rotations): ${[...perDataset].map(([n, d]) => `${n} ${(d.ga / d.n).toFixed(3)}/${(d.pa / d.n).toFixed(3)}`).join(', ')}`);
+}
+
+/** What each class's rules do: the protocol with them left out, one class or rule at a time, against the full miner. */
+function ablation(datasets: ReturnType<typeof loadAllLoghub>): void {
+  const variants: [string, ClassRule[]][] = [
+    ['full miner', []],
+    ['class 1 off (dates, fields)', ['dates', 'fields']],
+    ['  dates off', ['dates']],
+    ['  fields off', ['fields']],
+    ['class 2 off (optional)', ['optional']],
+    ['class 3 off (names)', ['names']],
+  ];
+  const names = datasets.map((d) => d.name);
+  console.log('log template miner (reference engine), Loghub-2k, leave-datasets-out with rules left out; per rotation GA/PA (settings chosen)');
+  for (const [name, without] of variants) {
+    const runs: Runs = new Map();
+    for (const ds of datasets) runs.set(ds.name, new Map(GRID.map((s) => [key(s), mineDataset(ds, { impl: 'reference', without, ...s })])));
+    const rs = rotations(runs, names);
+    const h = headline(rs);
+    const inS = means(runs, names, DEFAULT);
+    const each = rs.map((r) => `${f4(r.ga)}/${f4(r.pa)} (${key(r.setting)})`).join('  ');
+    console.log(`${name.padEnd(28)} headline ${f4(h.ga)}/${f4(h.pa)}  rotations ${each}  in-sample ${f4(inS.ga)}/${f4(inS.pa)}`);
+    const per = names.map((n) => `${n} ${runs.get(n)!.get(key(DEFAULT))!.ga.toFixed(3)}`).join(', ');
+    console.log(`${''.padEnd(28)} in-sample GA per dataset: ${per}`);
+  }
 }
 
 function means(runs: Runs, names: string[], s: Setting): { ga: number; pa: number; paExact: number } {

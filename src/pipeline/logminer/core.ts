@@ -92,7 +92,20 @@ export interface CoreConfig {
   similarityTenths?: number;
   /** distinct words before a position is a variable (ENUM_MAX by default); the leave-out evaluation varies it */
   enumMax?: number;
+  /** rules left out, to measure what each does (eval:logs --ablation); the reference engine only, never a setting */
+  without?: readonly ClassRule[];
 }
+
+/**
+ * The rules that answer the three ways templates break on unseen logs (the log miner README): class 1,
+ * a field of few word values taken for constants (`dates`: the weekday and month names of a date are
+ * values; `fields`: a word after the name of a field the service writes as key=value is its value);
+ * class 2, an optional part inside a variable (`optional`: the optional-part cover and its merge);
+ * class 3, events one word apart kept apart (`names`: a word may be a name in capitals or end in a
+ * mark, and names that differ only in digits are one name; without it a word is letters only).
+ */
+export const CLASS_RULES = ['dates', 'fields', 'optional', 'names'] as const;
+export type ClassRule = (typeof CLASS_RULES)[number];
 
 export interface MinerCore {
   readonly kind: 'wasm' | 'reference';

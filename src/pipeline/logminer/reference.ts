@@ -46,7 +46,7 @@
 //     the leaf, else of the service) is evicted. Ids come from one counter and are never reused.
 import {
   ENUM_MAX, ENUM_POSITIONS, FLAG_CHANGED, FLAG_JSON, FLAG_NEW, FLAG_TRUNCATED, LEAF_MAX, MAX_PARAMS, MAX_TOKENS, SIM_DEN, SIM_NUM,
-  type CoreConfig, type CoreInput, type CoreOutput, type MinerCore,
+  type ClassRule, type CoreConfig, type CoreInput, type CoreOutput, type MinerCore,
 } from './core.js';
 import { WILDCARD, isWs } from './chars.js';
 import { jsonShape } from './json-shape.js';
@@ -55,7 +55,7 @@ import { parseNumber, runParams, skeletonParams, tokenParam } from './params.js'
 import { jsonTemplate, textTemplate, TemplateStore, type RefTemplate } from './state.js';
 import { splitPattern, tokenizeLine } from './tokenize.js';
 import {
-  constantsOf, fieldBefore, generalize, globMatch, headOf, isWord, leafKeyOf, looseCovers, runCovers,
+  constantsOf, fieldBefore, generalize, globMatch, headOf, isLetterWord, isWord, leafKeyOf, looseCovers, runCovers,
   sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
 } from './tokens.js';
 
@@ -67,6 +67,9 @@ export class ReferenceCore implements MinerCore {
   readonly kind = 'reference' as const;
   private readonly simNum: number;
   private readonly enumMax: number;
+  /** the rules left out (CoreConfig.without: measurement only) */
+  private readonly off: ReadonlySet<ClassRule>;
+  private readonly isWord: (t: string) => boolean;
   private readonly st: TemplateStore;
   /** runCovers' alignment of the current line */
   private readonly at: number[] = [];
@@ -78,6 +81,8 @@ export class ReferenceCore implements MinerCore {
     this.st = new TemplateStore(Math.max(1, config.maxTemplatesPerService | 0));
     this.simNum = config.similarityTenths ?? SIM_NUM;
     this.enumMax = config.enumMax ?? ENUM_MAX;
+    this.off = new Set(config.without ?? []);
+    this.isWord = this.off.has('names') ? isLetterWord : isWord;
     this.out = ReferenceCore.alloc(64);
   }
 
@@ -132,7 +137,7 @@ export class ReferenceCore implements MinerCore {
   private family(leaf: RefTemplate[], tpl: RefTemplate, ps: number[]): RefTemplate[] {
     const out: RefTemplate[] = [];
     for (const u of leaf) {
-      if (!ps.every((p) => isWord(u.tokens[p]!))) continue;
+      if (!ps.every((p) => this.isWord(u.tokens[p]!))) continue;
       let same = true;
       for (let i = 0; i < tpl.tokens.length && same; i++) if (!ps.includes(i) && u.tokens[i] !== tpl.tokens[i]) same = false;
       if (same) out.push(u);
@@ -180,10 +185,10 @@ export class ReferenceCore implements MinerCore {
       const kind = t.kinds[i]!;
       if (kind === 1 || tt === lt[i] || (kind === 2 && globMatch(tt, lt[i]!))) continue;
       n++;
-      if (isWord(tt)) {
+      if (this.isWord(tt)) {
         tplWordPos.push(i);
-        const field = i > 0 && t.kinds[i - 1] === 0 && fields.has(fieldBefore(t.tokens[i - 1]!));
-        if (!field && isWord(lt[i]!) && wordsDiffer(tt, lt[i]!)) wordPos.push(i);
+        const field = i > 0 && t.kinds[i - 1] === 0 && fields.has(fieldBefore(t.tokens[i - 1]!)) && !this.off.has('fields');
+        if (!field && this.isWord(lt[i]!) && wordsDiffer(tt, lt[i]!)) wordPos.push(i);
       }
     }
     return { n, words: wordPos.length, wordPos, tplWordPos };
@@ -221,7 +226,7 @@ export class ReferenceCore implements MinerCore {
    * its slots for the line.
    */
   private looseIn(hl: RefTemplate[] | undefined, lt: string[], lk: number[], lineVars: number): { tpl: RefTemplate; anchors: number } | undefined {
-    if (hl === undefined) return undefined;
+    if (hl === undefined || this.off.has('optional')) return undefined;
     let tpl: RefTemplate | undefined;
     let best = 0;
     for (const u of hl) {
@@ -287,7 +292,7 @@ export class ReferenceCore implements MinerCore {
         } else this.st.touch(s, tpl);
         for (let k = 0; k < shape.starts.length; k++) addParam(k, shape.starts[k]!, shape.ends[k]!);
       } else {
-        const line = tokenizeLine(body);
+        const line = tokenizeLine(body, !this.off.has('dates'));
         if (line.truncated) flags |= FLAG_TRUNCATED;
         const key = leafKeyOf(line.tokens);
         const leaf = s.leaves.get(key);
@@ -386,7 +391,7 @@ export class ReferenceCore implements MinerCore {
               }
               absorb(this.st, s, tpl, out);
               reskeleton(this.st, s, tpl, out);
-              looseMerge(this.st, s, tpl, out, this.at);
+              if (!this.off.has('optional')) looseMerge(this.st, s, tpl, out, this.at);
             }
             this.st.touch(s, tpl);
           }

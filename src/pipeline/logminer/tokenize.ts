@@ -123,8 +123,8 @@ function isStatement(t: string, s: number, e: number): boolean {
   return e - s === 10 && t.charCodeAt(e - 1) === 58 && t.slice(s, e - 1).toLowerCase() === 'statement';
 }
 
-/** Splits and masks one body (a binary string). */
-export function tokenizeLine(body: string): Line {
+/** Splits and masks one body (a binary string); `dates` false keeps the names of a date as words (eval:logs' ablation). */
+export function tokenizeLine(body: string, dates = true): Line {
   const realEnd = body.length;
   const end = realEnd < MATCH_BYTES ? realEnd : MATCH_BYTES;
   const line: Line = { tokens: [], raw: [], offs: [], varStart: [], varEnd: [], truncated: realEnd > MATCH_BYTES };
@@ -156,7 +156,7 @@ export function tokenizeLine(body: string): Line {
     line.varStart.push(m.varStart);
     line.varEnd.push(m.varEnd);
   }
-  const dw = dateWords(line.raw);
+  const dw = dates ? dateWords(line.raw) : [];
   for (let k = 0; k < dw.length; k++) {
     if (dw[k] === 0) continue;
     line.tokens[k] = WILDCARD + line.raw[k]!.slice(dw[k]);
