@@ -98,11 +98,15 @@ function newErrorTypes(shared: SharedRows, b: Bounds): { counts: Map<string, Map
   return { counts, firstAt };
 }
 
-interface Context {
+/** The shared reads of a call and the model built on them: what the services' own reads need. */
+interface Base {
   deps: DiagnoseDeps;
   reader: Reader;
   model: Model;
   shared: SharedRows;
+}
+
+interface Context extends Base {
   templates: Map<number, TemplateRow>;
   deploys: DeployEvent[];
   newErrors: ReturnType<typeof newErrorTypes>;
@@ -113,7 +117,7 @@ interface Context {
 }
 
 /** Whether the store has anything of `service` to diagnose: it reported, and the window holds its telemetry or calls to it. */
-function hasTelemetry(ctx: Context, service: string): boolean {
+function hasTelemetry(ctx: Base, service: string): boolean {
   const m = ctx.model;
   return (
     m.byService.has(service) ||
@@ -145,7 +149,7 @@ interface Samples {
  * The services' own reads, one statement of each kind for all of them (a call naming ten services
  * reads each table once, not ten times): sample keys, then the sampled spans and logs whole.
  */
-async function readSamples(ctx: Context, services: readonly string[]): Promise<Map<string, Samples>> {
+async function readSamples(ctx: Base, services: readonly string[]): Promise<Map<string, Samples>> {
   const b = ctx.model.bounds;
   const reads = ctx.reader;
   // Exemplars, the newest logs and log parameters of a busy service come from the window's most
@@ -283,11 +287,17 @@ function diagnoseOne(ctx: Context, service: string, samples: Samples): Diagnosis
 }
 
 
-/** The shared reads of a call and what is derived from them once for every service asked. */
-async function readContext(deps: DiagnoseDeps, reader: Reader, req: DiagnoseRequest): Promise<Context> {
+/** The shared reads of a call and the model built on them. */
+async function readBase(deps: DiagnoseDeps, reader: Reader, req: DiagnoseRequest): Promise<Base> {
   const { bounds, baseBuckets } = boundsFor(req.from, req.to, req.reference);
   const shared = await readShared(reader, bounds, deps.scanSpans);
-  const model = buildModel(shared, bounds, baseBuckets, Object.keys(deps.services()));
+  return { deps, reader, shared, model: buildModel(shared, bounds, baseBuckets, Object.keys(deps.services())) };
+}
+
+/** What is derived from the shared reads once for every service asked: the reads that depend on the model, the call tree prepared. */
+async function completeContext(base: Base, req: DiagnoseRequest): Promise<Context> {
+  const { deps, reader, model, shared } = base;
+  const { bounds } = model;
   const tested = latencyCandidates(model);
   const templateIds = new Set<number>();
   const wanted = new Set(req.services.flatMap((s) => downstream(model, s).map((n) => n.service)));
@@ -347,7 +357,7 @@ function inputsFor(ctx: Context, service: string): EvidenceInputs {
  */
 export async function explain(deps: DiagnoseDeps, req: DiagnoseRequest): Promise<Record<string, { inputs: EvidenceInputs; candidates: Candidate[]; scope: string[] }>> {
   const reader: Reader = { reads: deps.reads, deadline: deps.deadline ?? Date.now() + deps.timeoutMs };
-  const ctx = await readContext(deps, reader, req);
+  const ctx = await completeContext(await readBase(deps, reader, req), req);
   return Object.fromEntries(
     req.services.map((service) => {
       const inputs = inputsFor(ctx, service);
@@ -364,23 +374,36 @@ export async function diagnose(deps: DiagnoseDeps, req: DiagnoseRequest): Promis
     err instanceof DiagnoseTimeout
       ? `diagnosis took longer than ${deps.timeoutMs} ms (SVC_DIAGNOSE_TIMEOUT_MS, from the request's arrival); narrow the window or ask for fewer services`
       : `diagnosis failed: ${(err as Error).message}`;
-  let ctx: Context;
+  let base: Base;
   try {
-    ctx = await readContext(deps, reader, req);
+    base = await readBase(deps, reader, req);
   } catch (err) {
     for (const s of req.services) response.errors[s] = failure(err);
     return response;
   }
   const known = deps.services();
   const diagnosable: string[] = [];
+  const absent = new Map<string, string>();
   for (const service of req.services) {
-    if (hasTelemetry(ctx, service)) diagnosable.push(service);
-    else if (!known[service]) response.errors[service] = `no telemetry from '${service}' has been received; see GET /v1/services for the services that reported`;
-    else response.errors[service] = `no telemetry from '${service}' in the window (last seen ${new Date(known[service]![1] / 1000).toISOString()}); widen the window or see GET /v1/services`;
+    if (hasTelemetry(base, service)) diagnosable.push(service);
+    else if (!known[service]) absent.set(service, `no telemetry from '${service}' has been received; see GET /v1/services for the services that reported`);
+    else absent.set(service, `no telemetry from '${service}' in the window (last seen ${new Date(known[service]![1] / 1000).toISOString()}); widen the window or see GET /v1/services`);
   }
+  // The services' own reads need only the model: they run beside the context's own reads, not after them.
+  const context = completeContext(base, req);
+  const sampled = diagnosable.length ? readSamples(base, diagnosable) : Promise.resolve(new Map<string, Samples>());
+  sampled.catch(() => {}); // a failure is reported below, after the context's
+  let ctx: Context;
+  try {
+    ctx = await context;
+  } catch (err) {
+    for (const s of req.services) response.errors[s] = failure(err);
+    return response;
+  }
+  for (const [service, message] of absent) response.errors[service] = message;
   let samples: Map<string, Samples>;
   try {
-    samples = diagnosable.length ? await readSamples(ctx, diagnosable) : new Map();
+    samples = await sampled;
   } catch (err) {
     for (const s of diagnosable) response.errors[s] = failure(err);
     return response;

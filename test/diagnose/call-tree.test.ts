@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/db.js';
 import { STATEMENTS } from '../../src/diagnose/reads/index.js';
+import { callSequenceRow } from '../../src/diagnose/reads/call-tree-sql.js';
 import { readRows } from '../../src/store/readers.js';
 import { LOGS, LOG_TEMPLATES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -73,6 +74,15 @@ describe('callTree', () => {
     expect(sequences.length).toBeGreaterThan(0);
     expect(sorted(both.flatMap((r) => ('tree' in r ? r.tree : [])))).toEqual(sorted(rows));
     expect(sorted(both.flatMap((r) => ('seq' in r ? [r.seq] : [])))).toEqual(sorted(sequences));
+  });
+});
+
+describe('callSequenceRow', () => {
+  it('puts a request\'s calls in the order issued, the callee\'s start breaking ties, whatever order they were read in', () => {
+    const call = (callee: string, issued: number, kt: number, answered: number) => ({ callee, issued, kt, answered });
+    const row = { caller: 'gateway', seq_bin: 20, calls: [call('c', 30, 31, 40), call('b', 10, 12, 25), call('a', 10, 11, 15)] };
+    expect(callSequenceRow(row)).toEqual({ caller: 'gateway', bin: 20, seq: ['a', 'b', 'c'], issued: [10, 10, 30], answered: [15, 25, 40] });
+    expect(callSequenceRow({ caller: 'gateway', seq_bin: 20, calls: null })).toEqual({ caller: 'gateway', bin: 20, seq: [], issued: [], answered: [] });
   });
 });
 
