@@ -12,7 +12,7 @@
 import { rng } from '../rng.js';
 import { between, buildTopology, intBetween, pick, reachProbabilities, serviceOf, type Call, type Rand, type ServiceNode, type Topology } from './topology.js';
 import { BUCKET_US, describeTopology, expectedSpansPerRequest, type Expectation } from './faults.js';
-import { lognormal, type GenLog, type GenMetric, type GenSpan, type ScenarioData } from './traffic.js';
+import { arrivals, lognormal, type GenLog, type GenMetric, type GenSpan, type ScenarioData } from './traffic.js';
 
 export const RECORDED_SHAPES = [
   'bare_spans',
@@ -569,18 +569,6 @@ function serve(g: Gen, s: ServiceNode, opIndex: number, traceId: string, parent:
   return { endUs: end, failed, wrong };
 }
 
-function arrivals(r: Rand, p: RecordedPlan): number[] {
-  const out: number[] = [];
-  const phase = r() * 2 * Math.PI;
-  let t = p.startUs;
-  for (;;) {
-    const rate = p.rate * (1 + 0.12 * Math.sin(phase + (2 * Math.PI * (t - p.startUs)) / (3 * 3_600e6)));
-    t += Math.max(1, Math.round((-Math.log(Math.max(r(), 1e-12)) / rate) * 1e6));
-    if (t >= p.endUs - 5_000_000) return out;
-    if (!p.gaps.some(([f, to]) => t >= f && t < to)) out.push(t);
-  }
-}
-
 const quantileOf = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
@@ -663,7 +651,8 @@ export function generateRecorded(p: RecordedPlan): ScenarioData {
   for (const s of t.services) for (let i = 0; i < s.replicas; i++) resourceOf(g, s, i);
   let i = 0;
   // Arrivals on a stream of their own: where the data ends must not change what comes before it.
-  for (const t0 of arrivals(rng(p.dataSeed * 48271 + 11), p)) {
+  // The same arrival process as the generated systems; none while the recording has a gap (drawn, then dropped, so the gaps move no other arrival).
+  for (const t0 of arrivals(rng(p.dataSeed * 48271 + 11), p).filter((t) => !p.gaps.some(([f, to]) => t >= f && t < to))) {
     const u = r();
     serve(g, entry, Math.max(0, cumulative.findIndex((c) => u < c)), hex(r, 16), null, t0, i++);
   }

@@ -414,7 +414,7 @@ function serve(g: Gen, s: ServiceNode, opIndex: number, traceId: string, parent:
 }
 
 /** Entry request arrivals: a Poisson process with a slow ±12% swing (traffic is never flat). */
-function arrivals(r: Rand, sc: Scenario): number[] {
+export function arrivals(r: Rand, sc: { startUs: number; endUs: number; rate: number }): number[] {
   const out: number[] = [];
   const phase = r() * 2 * Math.PI;
   let t = sc.startUs;
