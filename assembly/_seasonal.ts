@@ -24,7 +24,7 @@ const T_AUX: i32 = 3;
 const T_RECENT: i32 = 8;
 const T_PROFILE: i32 = 62;
 const T_ENVELOPE: i32 = 143;
-const T_SIZE: i32 = 241;
+const T_SIZE: i32 = 242;
 
 const F_DAYS: i32 = 0;
 const F_DAY: i32 = 1;
@@ -45,7 +45,8 @@ const F_WEEKLY: i32 = 67;
 const F_RING: i32 = 74;
 
 const V_LAST: i32 = 0;
-const V_SIZE: i32 = 98;
+const V_REPORTED: i32 = 1;
+const V_SIZE: i32 = 99;
 
 // --- timed.ts, profile.ts, envelope.ts constants (same values; see there for why) ---
 const MODEL_BINOMIAL: i32 = 2;
@@ -66,6 +67,8 @@ const DAY_COVERAGE: f64 = 0.5;
 const SCALES: i32 = 6;
 const RECENT: i32 = 12;
 const DAYS: i32 = 7;
+const QUIET_SCALE: i32 = 3;
+const QUIET_SPAN: f64 = 24;
 const E_SUM: i32 = 0;
 const E_WEIGHT: i32 = 1;
 const E_COUNT: i32 = 2;
@@ -106,7 +109,7 @@ const SCRATCH: usize = memory.data(8 * 64); // medians' sorted copies
 }
 /** Offset of scale j in the envelope (envelope.ts scaleAt). */
 @inline function scaleAt(j: i32): i32 {
-  return j == 0 ? 1 : j == 1 ? 25 : j == 2 ? 43 : j == 3 ? 58 : j == 4 ? 72 : j == 5 ? 85 : V_SIZE;
+  return j == 0 ? 2 : j == 1 ? 26 : j == 2 ? 44 : j == 3 ? 59 : j == 4 ? 73 : j == 5 ? 86 : V_SIZE;
 }
 
 // --- the model's noise (timed.ts timedModel). `kind` is a constant wherever these are inlined
@@ -173,7 +176,7 @@ function closeSlot(p: usize): void {
   const k = F_SHAPE + imod(slot, SLOTS);
   const week = weeklyActive(p) ? ld(p, F_WEEKLY + imod(floorDiv(slot, SLOTS), 7)) : 0;
   const miss = median(p + (<usize>F_POINTS << 3), <i32>Math.min(n, <f64>SLOT_BUCKETS)) - ld(p, F_LEVEL) - week - ld(p, k);
-  const step = clip(miss, days >= DAILY_AFTER_DAYS ? CLIP * ld(p, F_MISS) : Infinity);
+  const step = clip(miss, CLIP * (days >= DAILY_AFTER_DAYS ? ld(p, F_MISS) : ld(p, F_SPREAD)));
   sto(p, k, ld(p, k) + step / Math.min(days + 1, K));
   sto(p, F_MISS, ld(p, F_MISS) + (Math.abs(step) - ld(p, F_MISS)) / Math.min(Math.ceil(ld(p, F_N) / <f64>SLOT_BUCKETS), <f64>SLOTS));
 }
@@ -267,9 +270,15 @@ function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void
     const q = s + E_RING + (b % r);
     const old = dayOf(<f64>((b - r) << j));
     const k = s + E_DAY + imod(old, DAYS);
-    if (old > today - <f64>DAYS && ld(e, q) > ld(e, k)) sto(e, k, ld(e, q));
+    if (old > today - <f64>DAYS && ld(e, q) > ld(e, k) && !quiet(e, j, b - r)) sto(e, k, ld(e, q));
     sto(e, q, b == from ? ex : -Infinity);
   }
+}
+/** Whether block b of scale j is one of a reported worsening's first hours (envelope.ts quiet). */
+@inline function quiet(e: usize, j: i32, b: i32): bool {
+  if (j < QUIET_SCALE) return false;
+  const from = ld(e, V_REPORTED);
+  return <f64>(b << j) < from + QUIET_SPAN && <f64>((b + 1) << j) > from;
 }
 @inline function absorbAt(e: usize, j: i32, sum: f64, weight: f64, level: f64, aux: f64): void {
   const s = scaleAt(j);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BocpdDetector, loadState, saveState, worsening, type ChangePoint, type SeriesInput } from '../../src/detect/bocpd/index.js';
 import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../../testkit/seasonal-series.js';
 import { lognormalSeries } from './synth.js';
-import { poisson, rng } from '../../testkit/rng.js';
+import { gauss, poisson, rng } from '../../testkit/rng.js';
 
 const SEEDS = [201, 202, 203, 204, 205];
 const DAY = 288;
@@ -225,5 +225,41 @@ describe('seasonal path: how long a count regime must be', () => {
       return found(input, at);
     });
     expect(hits).toEqual([]);
+  });
+});
+
+describe('seasonal path: what the envelope and the profile learn', () => {
+  const start = 19_000 * DAY * B; // a midnight
+  const cycle = (i: number): number => Math.exp(0.6 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)); // peak at 14:24
+
+  it('an incident reported once does not hide the next ones like it: the same slowdown five times in a week is five rows', () => {
+    // ten days of p95 latency with a daily cycle; p95 doubles for three hours at 11:00, 20:00 or 02:00 on days 3 to 8
+    const onsets = [3 * DAY + 132, 4 * DAY + 240, 5 * DAY + 24, 6 * DAY + 132, 8 * DAY + 240];
+    const rows = [301, 302, 303, 304, 305].map((seed) => {
+      const r = rng(seed);
+      const values = new Float64Array(10 * DAY);
+      for (let i = 0; i < values.length; i++) {
+        const slow = onsets.some((at) => i >= at && i < at + 36) ? 2 : 1;
+        values[i] = 8e4 * cycle(i) * slow * Math.exp(0.1 * gauss(r));
+      }
+      const found = worsening(new BocpdDetector('latency_p95').run({ values, start }).changes);
+      return { rows: found.length, slowdowns: onsets.filter((at) => found.some((c) => c.index >= at - 2 && c.index <= at + 12)).length };
+    });
+    expect(rows).toEqual(Array(5).fill({ rows: 5, slowdowns: 5 }));
+  });
+
+  it('a level jump in the first days is not learnt as the daily shape: no row on the days after it', () => {
+    // CPU-like: 40 from 14:30 on day 0, 3 from 23:00 on day 1 until 17:00 on day 2 (a stopped job), then 33 for twelve days
+    const rows = [311, 312, 313].map((seed) => {
+      const r = rng(seed);
+      const values = new Float64Array(15 * DAY - 174);
+      for (let i = 0; i < values.length; i++) {
+        const at = i + 174; // buckets since midnight of day 0
+        const level = at < DAY + 276 ? 40 : at < 2 * DAY + 204 ? 3 : 33;
+        values[i] = level * Math.exp(0.05 * gauss(r));
+      }
+      return worsening(new BocpdDetector('latency_p95').run({ values, start: start + 174 * B }).changes).filter((c) => c.index + 174 >= 3 * DAY).length;
+    });
+    expect(rows).toEqual([0, 0, 0]);
   });
 });

@@ -6,6 +6,7 @@ import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
 import { MARGIN, T, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropAtOrAbove, hold } from './held.js';
+import { noteReported } from './envelope.js';
 import { dailyActive } from './profile.js';
 
 export interface SeriesInput {
@@ -214,6 +215,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
     const h = cleared(c, T.held, m.excess, t, MARGIN, dailyActive(c, T.profile), m.shrink);
     if (h) {
       c[T.raised] = 1;
+      noteReported(c, T.envelope, c[T.origin]! + h.start);
       report(h.start, t, h.before, (unit * h.sum) / h.weight);
     }
   }
