@@ -248,6 +248,19 @@ describe('seasonal path: what the envelope and the profile learn', () => {
     expect(rows).toEqual(Array(5).fill({ rows: 5, slowdowns: 5 }));
   });
 
+  it('p95 up by 70% for three hours is a shift though each bucket rises by under 4 of its noise units; for ten minutes it is not', () => {
+    const found = (seed: number, len: number): boolean => {
+      const r = rng(seed);
+      const at = 5 * DAY + 132;
+      const values = new Float64Array(6 * DAY);
+      for (let i = 0; i < values.length; i++) values[i] = 8e4 * cycle(i) * (i >= at && i < at + len ? 1.7 : 1) * Math.exp(0.18 * gauss(r));
+      return worsening(new BocpdDetector('latency_p95').run({ values, start }).changes).some((c) => c.index >= at - 2 && c.index <= at + 12);
+    };
+    const seeds = [321, 322, 323, 324, 325];
+    expect(seeds.filter((seed) => found(seed, 36)).length).toBeGreaterThanOrEqual(4);
+    expect(seeds.filter((seed) => found(seed, 2))).toEqual([]);
+  });
+
   it('a level jump in the first days is not learnt as the daily shape: no row on the days after it', () => {
     // CPU-like: 40 from 14:30 on day 0, 3 from 23:00 on day 1 until 17:00 on day 2 (a stopped job), then 33 for twelve days
     const rows = [311, 312, 313].map((seed) => {
