@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { BocpdDetector, loadState, saveState, worsening, type ChangePoint, type SeriesInput } from '../../src/detect/bocpd/index.js';
 import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../../testkit/seasonal-series.js';
+import { T, newContext, noteFall, riseBase } from '../../src/detect/bocpd/timed.js';
 import { lognormalSeries } from './synth.js';
 import { gauss, poisson, rng } from '../../testkit/rng.js';
 
@@ -178,6 +179,16 @@ describe('seasonal path: recoveries and old states', () => {
     expect(back).toEqual([]);
     const higher = worsening(det.run(afterSilence(36, 4)).changes).filter((c) => c.index >= 2 * DAY);
     expect(higher.map((c) => c.index)).toEqual([2 * DAY + 36]);
+  });
+
+  it('a rise is measured from the level before a deep fall only while the series is still down', () => {
+    const c = new Float64Array(T.size);
+    newContext(c, 0);
+    noteFall(c, 0, 200, 20); // to a tenth: an outage
+    expect(riseBase(c, 0, 20)).toBe(200); // the return from it is a recovery
+    expect(riseBase(c, 0, 20)).toBe(20); // ... and the fall is then forgotten
+    noteFall(c, 0, 200, 20); // a burst of 200 over a level of 20 fell back
+    expect(riseBase(c, 0, 90)).toBe(90); // hours later, at 90, the burst is no level
   });
 
   it('a state whose seasonal context has another layout (an older version) resumes with a fresh context', () => {
