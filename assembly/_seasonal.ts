@@ -261,7 +261,8 @@ function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void
   const s = scaleAt(j);
   const r = ringSize(j);
   const covered = ld(e, s + E_COUNT) >= Math.max(1, <f64>(1 << j) / 2) && ld(e, s + E_WEIGHT) > 0;
-  const ex = covered ? excess(kind, ld(e, s + E_SUM) / ld(e, s + E_WEIGHT), ld(e, s + E_BASE), ld(e, s + E_AUX)) : -Infinity;
+  const aux = kind == MODEL_BINOMIAL ? ld(e, s + E_WEIGHT) / ld(e, s + E_COUNT) : ld(e, s + E_AUX);
+  const ex = covered ? excess(kind, ld(e, s + E_SUM) / ld(e, s + E_WEIGHT), ld(e, s + E_BASE), aux) : -Infinity;
   sto(e, s + E_SUM, 0);
   sto(e, s + E_WEIGHT, 0);
   sto(e, s + E_COUNT, 0);

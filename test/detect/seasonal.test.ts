@@ -8,7 +8,7 @@ import { BocpdDetector, loadState, saveState, worsening, type ChangePoint, type 
 import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../../testkit/seasonal-series.js';
 import { T, newContext, noteFall, riseBase } from '../../src/detect/bocpd/timed.js';
 import { lognormalSeries } from './synth.js';
-import { gauss, poisson, rng } from '../../testkit/rng.js';
+import { binomial, gauss, poisson, rng } from '../../testkit/rng.js';
 
 const SEEDS = [201, 202, 203, 204, 205];
 const DAY = 288;
@@ -270,6 +270,23 @@ describe('seasonal path: what the envelope and the profile learn', () => {
     const seeds = [321, 322, 323, 324, 325];
     expect(seeds.filter((seed) => found(seed, 36)).length).toBeGreaterThanOrEqual(4);
     expect(seeds.filter((seed) => found(seed, 2))).toEqual([]);
+  });
+
+  it('one error among a handful of night calls does not raise the bar: errors 1% → 20% by day are mostly written within two buckets', () => {
+    const within = Array.from({ length: 12 }, (_, k) => 341 + k).map((seed) => {
+      const r = rng(seed);
+      const at = 3 * DAY + 72 + Math.floor(r() * 144); // a fault in the busier half of the day
+      const values = new Float64Array(4 * DAY);
+      const calls = new Float64Array(4 * DAY);
+      for (let i = 0; i < values.length; i++) {
+        calls[i] = Math.round(20 + 15 * Math.sin((2 * Math.PI * i) / DAY)); // 5 calls a bucket at night, 35 by day
+        values[i] = binomial(r, calls[i]!, i >= at && i < at + 12 ? 0.2 : 0.01);
+      }
+      const row = worsening(new BocpdDetector('error_rate').run({ values, calls, start }).changes).find((c) => c.index >= at - 1 && c.index <= at + 2);
+      return row !== undefined && row.at - at < 2;
+    });
+    // with the usual traffic's noise for every block, night errors set bars that held 10 of 12 back longer
+    expect(within.filter(Boolean).length).toBeGreaterThanOrEqual(5);
   });
 
   it('a level jump in the first days is not learnt as the daily shape: no row on the days after it', () => {

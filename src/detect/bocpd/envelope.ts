@@ -120,8 +120,12 @@ export function noteReported(e: Float64Array, o: number, bucket: number): void {
   e[o + V.reported] = bucket;
 }
 
-/** Brings the envelope to `bucket`: ends the blocks passed (the last hour's stay one by one, older ones count for their day). */
-export function advanceEnvelope(e: Float64Array, o: number, bucket: number, excessOf: Excess): void {
+/**
+ * Brings the envelope to `bucket`: ends the blocks passed (the last hour's stay one by one, older ones
+ * count for their day). `binomial`: a block's noise is that of its own calls a bucket, not of the
+ * series' usual traffic (one error among 5 night calls is no rise of 20 points in the noise of 25).
+ */
+export function advanceEnvelope(e: Float64Array, o: number, bucket: number, excessOf: Excess, binomial: boolean): void {
   const last = e[o + V.last]!;
   e[o + V.last] = bucket;
   if (!(last === last) || bucket <= last) return;
@@ -136,7 +140,7 @@ export function advanceEnvelope(e: Float64Array, o: number, bucket: number, exce
     if (from === to) continue;
     const r = ringSize(j);
     const covered = e[s + COUNT]! >= Math.max(1, (1 << j) / 2) && e[s + WEIGHT]! > 0;
-    const excess = covered ? excessOf(e[s + SUM]! / e[s + WEIGHT]!, e[s + BASE]!, e[s + AUX]!) : -Infinity;
+    const excess = covered ? excessOf(e[s + SUM]! / e[s + WEIGHT]!, e[s + BASE]!, binomial ? e[s + WEIGHT]! / e[s + COUNT]! : e[s + AUX]!) : -Infinity;
     e[s + SUM] = e[s + WEIGHT] = e[s + COUNT] = 0;
     // Blocks from .. to-1 end (only `from` had points); each takes the ring slot of the block r
     // before it, which then counts for its day. After r + 1 of them the ring holds only empty blocks.
