@@ -149,3 +149,9 @@ function print(rows: Row[], what: string): void {
 console.log(`seasonal path — lags from a shift's onset to its row with the pass at each bucket's grace (default ${GRACE_MIN * 60} s)`);
 print(nab(), 'windows');
 print([...generated([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'generated, calibration (seeds 1-10)'), ...generated([101, 102, 103, 104, 105, 106, 107, 108, 109, 110], 'generated, held out (seeds 101-110)')], 'shifts');
+// EVAL_SEEDS=401-440: one more group of generated seeds, for a check on seeds nothing was looked at on
+const more = /^(\d+)-(\d+)$/.exec(process.env.EVAL_SEEDS ?? '');
+if (more) {
+  const [from, to] = [Number(more[1]), Number(more[2])];
+  print(generated(Array.from({ length: to - from + 1 }, (_, i) => from + i), `generated, seeds ${from}-${to}`), 'shifts');
+}
