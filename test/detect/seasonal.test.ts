@@ -242,31 +242,27 @@ describe('seasonal path: how long a count regime must be', () => {
 describe('seasonal path: what the envelope and the profile learn', () => {
   const start = 19_000 * DAY * B; // a midnight
   const cycle = (i: number): number => Math.exp(0.6 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)); // peak at 14:24
+  /** n points of `mean(i)` with multiplicative noise of sd `sd` (p95 latency, CPU). */
+  const around = (seed: number, n: number, sd: number, mean: (i: number) => number): Float64Array => {
+    const r = rng(seed);
+    return Float64Array.from({ length: n }, (_, i) => mean(i) * Math.exp(sd * gauss(r)));
+  };
+  const latencyRows = (values: Float64Array, from = start): ChangePoint[] => worsening(new BocpdDetector('latency_p95').run({ values, start: from }).changes);
 
   it('an incident reported once does not hide the next ones like it: the same slowdown five times in a week is five rows', () => {
     // ten days of p95 latency with a daily cycle; p95 doubles for three hours at 11:00, 20:00 or 02:00 on days 3 to 8
     const onsets = [3 * DAY + 132, 4 * DAY + 240, 5 * DAY + 24, 6 * DAY + 132, 8 * DAY + 240];
     const rows = [301, 302, 303, 304, 305].map((seed) => {
-      const r = rng(seed);
-      const values = new Float64Array(10 * DAY);
-      for (let i = 0; i < values.length; i++) {
-        const slow = onsets.some((at) => i >= at && i < at + 36) ? 2 : 1;
-        values[i] = 8e4 * cycle(i) * slow * Math.exp(0.1 * gauss(r));
-      }
-      const found = worsening(new BocpdDetector('latency_p95').run({ values, start }).changes);
+      const found = latencyRows(around(seed, 10 * DAY, 0.1, (i) => 8e4 * cycle(i) * (onsets.some((at) => i >= at && i < at + 36) ? 2 : 1)));
       return { rows: found.length, slowdowns: onsets.filter((at) => found.some((c) => c.index >= at - 2 && c.index <= at + 12)).length };
     });
     expect(rows).toEqual(Array(5).fill({ rows: 5, slowdowns: 5 }));
   });
 
   it('p95 up by 70% for three hours is a shift though each bucket rises by under 4 of its noise units; for ten minutes it is not', () => {
-    const found = (seed: number, len: number): boolean => {
-      const r = rng(seed);
-      const at = 5 * DAY + 132;
-      const values = new Float64Array(6 * DAY);
-      for (let i = 0; i < values.length; i++) values[i] = 8e4 * cycle(i) * (i >= at && i < at + len ? 1.7 : 1) * Math.exp(0.18 * gauss(r));
-      return worsening(new BocpdDetector('latency_p95').run({ values, start }).changes).some((c) => c.index >= at - 2 && c.index <= at + 12);
-    };
+    const at = 5 * DAY + 132;
+    const found = (seed: number, len: number): boolean =>
+      latencyRows(around(seed, 6 * DAY, 0.18, (i) => 8e4 * cycle(i) * (i >= at && i < at + len ? 1.7 : 1))).some((c) => c.index >= at - 2 && c.index <= at + 12);
     const seeds = [321, 322, 323, 324, 325];
     expect(seeds.filter((seed) => found(seed, 36)).length).toBeGreaterThanOrEqual(4);
     expect(seeds.filter((seed) => found(seed, 2))).toEqual([]);
@@ -291,16 +287,10 @@ describe('seasonal path: what the envelope and the profile learn', () => {
 
   it('a level jump in the first days is not learnt as the daily shape: no row on the days after it', () => {
     // CPU-like: 40 from 14:30 on day 0, 3 from 23:00 on day 1 until 17:00 on day 2 (a stopped job), then 33 for twelve days
-    const rows = [311, 312, 313].map((seed) => {
-      const r = rng(seed);
-      const values = new Float64Array(15 * DAY - 174);
-      for (let i = 0; i < values.length; i++) {
-        const at = i + 174; // buckets since midnight of day 0
-        const level = at < DAY + 276 ? 40 : at < 2 * DAY + 204 ? 3 : 33;
-        values[i] = level * Math.exp(0.05 * gauss(r));
-      }
-      return worsening(new BocpdDetector('latency_p95').run({ values, start: start + 174 * B }).changes).filter((c) => c.index + 174 >= 3 * DAY).length;
-    });
+    const level = (at: number): number => (at < DAY + 276 ? 40 : at < 2 * DAY + 204 ? 3 : 33); // `at`: buckets since midnight of day 0
+    const rows = [311, 312, 313].map(
+      (seed) => latencyRows(around(seed, 15 * DAY - 174, 0.05, (i) => level(i + 174)), start + 174 * B).filter((c) => c.index + 174 >= 3 * DAY).length,
+    );
     expect(rows).toEqual([0, 0, 0]);
   });
 });

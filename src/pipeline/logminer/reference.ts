@@ -55,7 +55,7 @@ import { parseNumber, runParams, skeletonParams, tokenParam } from './params.js'
 import { jsonTemplate, textTemplate, TemplateStore, type RefTemplate } from './state.js';
 import { splitPattern, tokenizeLine } from './tokenize.js';
 import {
-  constantsOf, fieldBefore, generalize, globMatch, headOf, isLetterWord, isWord, leafKeyOf, looseCovers, runCovers,
+  constantsOf, fieldBefore, generalize, globMatch, headOf, isWord, leafKeyOf, looseCovers, runCovers,
   sameKey, skeletonOf, tokenKind, valuePositions, wordsDiffer,
 } from './tokens.js';
 
@@ -82,7 +82,7 @@ export class ReferenceCore implements MinerCore {
     this.simNum = config.similarityTenths ?? SIM_NUM;
     this.enumMax = config.enumMax ?? ENUM_MAX;
     this.off = new Set(config.without ?? []);
-    this.isWord = this.off.has('names') ? isLetterWord : isWord;
+    this.isWord = this.off.has('names') ? (t) => isWord(t, false) : isWord;
     this.out = ReferenceCore.alloc(64);
   }
 

@@ -17,13 +17,13 @@ export function tokenKind(t: string): number {
  * "GET): two or more letters, or a name in capitals (two capitals, then capitals, digits, `_` or `-`,
  * ending in a capital or digit, as constants are written), and at most one trailing . , ; : ! or ?.
  * A lower-case name with digits, `_` or `-` (`ops-admin1`, `backup_daily`, `eth0`) names a thing: a
- * value, not a word.
+ * value, not a word. `names` false (eval:logs' ablation of class 3): letters only, no trailing mark.
  */
-export function isWord(t: string): boolean {
+export function isWord(t: string, names = true): boolean {
   // the method of a quoted request line keeps its opening quote ("GET, "POST: isRequestLine)
   const s = t.length > 0 && t.charCodeAt(0) === 34 ? 1 : 0;
   let e = t.length;
-  if (e - s > 2 && isEndMark(t.charCodeAt(e - 1))) e--;
+  if (names && e - s > 2 && isEndMark(t.charCodeAt(e - 1))) e--;
   if (e - s < 2) return false;
   let letters = true;
   let caps = true;
@@ -33,14 +33,7 @@ export function isWord(t: string): boolean {
     if (!(isUpper(c) || ((isDigit(c) || c === 95 || c === 45) && i >= s + 2))) caps = false;
   }
   const z = t.charCodeAt(e - 1);
-  return letters || (caps && (isUpper(z) || isDigit(z)));
-}
-/** A word of letters only (the method of a request line with its quote): isWord without names in capitals or a trailing mark, for eval:logs' ablation of class 3. */
-export function isLetterWord(t: string): boolean {
-  const s = t.length > 0 && t.charCodeAt(0) === 34 ? 1 : 0;
-  if (t.length - s < 2) return false;
-  for (let i = s; i < t.length; i++) if (!isAlpha(t.charCodeAt(i))) return false;
-  return true;
+  return letters || (names && caps && (isUpper(z) || isDigit(z)));
 }
 /** . , ; : ! ? */
 const isEndMark = (c: number): boolean => c === 46 || c === 44 || c === 59 || c === 58 || c === 33 || c === 63;
