@@ -1,5 +1,6 @@
 // Assembles the service: store → writer → worker pool → receivers and API. Started downstream first
 // (store before anything that writes to it); if a step fails, what already started is stopped.
+import { availableParallelism } from 'node:os';
 import { stopStack } from './core/stops.js';
 import type * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
@@ -7,6 +8,7 @@ import { duckdbThreads, type Config } from './core/config.js';
 import { createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
 import { createLatencyAdmission } from './receivers/latency-admission.js';
+import { createRefusalPace, refusalsPerSecond } from './receivers/refusal-pace.js';
 import { memoryBudget } from './core/budget.js';
 import { loadUws, mountRoutes, type Server as HttpServer } from './api/http.js';
 import { otlpHttpRoutes } from './receivers/otlp-http.js';
@@ -124,7 +126,8 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     stops.push(() => admission.stop());
     const latency = createLatencyAdmission({ maxAckWaitMs: config.maxAckWaitMs });
     const gate = createGate({ config, control, registry, placement, forwarder });
-    const ctx: IngestContext = { pool, logPool, admission, latency, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
+    const pace = createRefusalPace({ perSecond: refusalsPerSecond(availableParallelism()) });
+    const ctx: IngestContext = { pool, logPool, admission, latency, pace, gate, maxBodyBytes: config.maxBodyBytes, ingested: (t) => registry.ingested(t) };
     const startedAt = Date.now();
     const ingestTotals = () => ({
       inflight_bytes: admission.inflightBytes(),
@@ -132,6 +135,8 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       max_ack_wait_ms: config.maxAckWaitMs,
       estimated_ack_wait_ms: latency.estimatedWaitMs(),
       refused_for_wait: latency.refused(),
+      refusals_waiting: pace.waiting(),
+      refusals_paced: pace.paced(),
       max_body_bytes: config.maxBodyBytes,
       workers: config.workers,
       queued_tasks: pool.queueSize,

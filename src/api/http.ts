@@ -177,6 +177,11 @@ export function mountRoutes(app: UwsApp, routes: readonly RouteSpec[], gate: Gat
       if (tenant !== null) where = gate.place(tenant, forwardedBy !== undefined);
       if (isHere(where)) admitted = spec.admit?.(declared, tenant);
     } catch (err) {
+      // A 429 of ingest admission waits its turn (receivers/refusal-pace.ts), the body unread meanwhile.
+      if (spec.holdRefusal && !bodyRead && toApiError(err).code === 'RATE_LIMITED') {
+        res.pause();
+        return spec.holdRefusal(() => failed(err));
+      }
       return failed(err);
     }
     const routeParams = params;

@@ -46,6 +46,8 @@ export interface RouteSpec {
    * ApiError (e.g. 429). What it admits is told when the body has arrived, and released once answered.
    */
   admit?(declaredBytes: number, tenant: string | null): { arrived(): void; release(): void } | void;
+  /** Where `admit` refused with 429: answers the refusal (`answer`) when its turn comes, the body unread meanwhile (receivers/refusal-pace.ts). */
+  holdRefusal?(answer: () => void): void;
   /**
    * The answer for an error once the route is matched, for a protocol with its own error shape
    * (JSON-RPC at /mcp, google.rpc.Status on the OTLP/HTTP port), given the request's headers. Default: the error body.

@@ -59,6 +59,8 @@ export const StatusSchema = obj(
         max_ack_wait_ms: num(),
         estimated_ack_wait_ms: num(),
         refused_for_wait: int(),
+        refusals_waiting: int('refusals held for their turn now (receivers/refusal-pace.ts)'),
+        refusals_paced: int('refusals that waited for their turn since start'),
         max_body_bytes: int(),
         workers: int(),
         queued_tasks: int(),

@@ -16,4 +16,6 @@ export interface UwsResponse {
   writeHeader(k: string, v: string): UwsResponse;
   /** `closeConnection` closes the connection once the answer is written (whatever of the request is unread is not read). */
   end(body?: string | Uint8Array, closeConnection?: boolean): void;
+  /** Stops reading the request: what the sender pushes waits in its socket's buffers. */
+  pause(): void;
 }

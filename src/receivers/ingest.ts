@@ -2,6 +2,7 @@
 import type { Pool } from '../compute/pool.js';
 import { storageFullError, type Admission } from './admission.js';
 import type { LatencyAdmission, Waiting } from './latency-admission.js';
+import type { RefusalPace } from './refusal-pace.js';
 import type { Gate } from '../tenancy/gate.js';
 import type { TenantRuntime } from '../tenancy/runtime.js';
 import type { IngestFailure, IngestResult, IngestSuccess, OtlpTask } from '../pipeline/tasks.js';
@@ -17,6 +18,8 @@ export interface IngestContext {
   admission: Admission;
   /** The instance's bound on the wait for an acknowledgement. */
   latency: LatencyAdmission;
+  /** The pace at which refusals are answered (refusal-pace.ts). */
+  pace: RefusalPace;
   gate: Gate;
   maxBodyBytes: number;
   /** Told after each committed ingest (status: a tenant's last ingest). */

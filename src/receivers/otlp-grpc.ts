@@ -22,11 +22,14 @@ const HTTP_PATHS: Record<Signal | 'profiles', string> = { traces: '/v1/traces', 
 const raw = (b: Buffer) => b;
 
 /**
- * HTTP/2 receive windows where grpc-go's BDP estimator tops out: with Node's 64 KiB a large export
- * takes many window round trips (fewer spans/s at 64 senders in bench:ingest). grpc-js has no option for them,
- * so bindGrpc sets them on its HTTP/2 server options and sessions.
+ * HTTP/2 receive windows. A stream's is what a refused export may push while its refusal waits its
+ * turn (refusal-pace.ts), held in this process: 64 KiB (Node's default) kept a flood of 400 held
+ * 2.6 MB exports to 1.2 GiB peak RSS where 1 MiB reached 1.6 GiB, with the same accepted rate, and
+ * 64 senders of bench:ingest were not slower (bench/README.md, bench:overload). The connection's is
+ * where grpc-go's BDP estimator tops out, so one connection's many streams do not wait on each other.
+ * grpc-js has no option for them, so bindGrpc sets them on its HTTP/2 server options and sessions.
  */
-export const GRPC_STREAM_WINDOW = 1 << 20;
+export const GRPC_STREAM_WINDOW = 64 << 10;
 export const GRPC_CONNECTION_WINDOW = 16 << 20;
 
 interface GrpcServerInternals {
@@ -121,7 +124,8 @@ export function admitAtMessage(ctx: IngestContext): (stream: ServerHttp2Stream, 
       try {
         admitted = admitInstance(ctx, length);
       } catch (err) {
-        return answerAtStream(stream, toApiError(err));
+        // Its turn in the refusals' pace (refusal-pace.ts); the stream stays paused meanwhile.
+        return ctx.pace.hold(() => answerAtStream(stream, toApiError(err)));
       }
       stream.once('end', () => admitted.arrived());
       stream.once('close', () => admitted.release());

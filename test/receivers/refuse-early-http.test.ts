@@ -9,6 +9,8 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { useTestServer } from '../helpers/server.js';
 import { encodeTraces } from '../helpers/otlp.js';
+import { availableParallelism } from 'node:os';
+import { refusalsPerSecond } from '../../src/receivers/refusal-pace.js';
 
 const srv = useTestServer({ SVC_MAX_INFLIGHT_BYTES: '1024', SVC_MAX_ACK_WAIT_MS: '0' });
 const NOW_US = Date.now() * 1000 - 60_000_000;
@@ -105,6 +107,27 @@ describe('OTLP/HTTP refusal before the body', () => {
     expect(next.closed).toBe(false);
     first.socket.destroy();
     expect(await spanCount('held')).toBe(50);
+  });
+
+  it('paces a flood of refusals: beyond the burst each waits its turn, unread, and still gets its 429', async () => {
+    const held = encodeTraces('held-pace', [{ traceId: randomBytes(16), startUs: NOW_US, durationUs: 10, attributes: {} }]);
+    const first = await open(post(held.length + 2048, 'application/x-protobuf'), held.subarray(0, 10));
+    for (let i = 0; i < 500; i++) {
+      const st = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
+      if (st.status.ingest['inflight_bytes']! > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const burst = 0.1 * refusalsPerSecond(availableParallelism());
+    const flood = await Promise.all(Array.from({ length: burst + 60 }, () => open(post(3_000_000, 'application/x-protobuf'), Buffer.alloc(32 * 1024))));
+    const answers = await Promise.all(flood.map((c) => c.answers(1)));
+    for (const a of answers) {
+      expect(a.closed).toBe(true);
+      expect(a.text).toMatch(/^HTTP\/1\.1 429 /);
+    }
+    const st = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
+    expect(st.status.ingest['refusals_paced']).toBeGreaterThan(0);
+    expect(st.status.ingest['refusals_waiting']).toBe(0);
+    first.socket.destroy();
   });
 
   it('keeps the connection open after an answer to a request without a body', async () => {
