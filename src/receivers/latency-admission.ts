@@ -1,13 +1,13 @@
 // Overload is refused before it queues, by time as well as bytes: a request is admitted only while
 // its estimated wait for an acknowledgement (ack-wait.ts) stays under half of SVC_MAX_ACK_WAIT_MS
-// (ADMIT_SHARE). Under a
-// flood of senders that never back off, the byte limit alone let accepted requests wait far past the
-// 10 s after which OTel exporters give up and send again (duplicates). Refusals are 429 / gRPC
-// UNAVAILABLE with Retry-After, decided before the body is read.
+// (ADMIT_SHARE). Under a flood of senders that never back off, the byte limit alone let accepted
+// requests wait far past the 10 s after which OTel exporters give up and send again (duplicates).
+// Refusals are 429 / gRPC UNAVAILABLE with Retry-After, decided before the body is read.
 // The estimate alone is not enough: after light traffic the rate it knows is that of small requests
 // answered at each flush, far below what the server can take, so the first burst would look slow.
 // So a burst is trusted up to TRUSTED_BURST_BYTES in flight until a queue stands (the oldest request
-// in flight has waited half the limit); from then on, and for LOADED_MEMORY_MS after the queue last
+// in flight has waited the whole limit: a steady load's slowest answers come near half of it, and a
+// commit's stall then set off refusals of 8 steady senders); from then on, and for LOADED_MEMORY_MS after the queue last
 // stood, the rate is one learnt under load and the estimate decides alone. Trusting the burst again
 // as soon as the queue had drained let a flood in by the trusted bytes at each drain, which a
 // loaded server took seconds to answer (bench/README.md, bench:overload). Before the first answer (no
@@ -62,7 +62,7 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
   };
   let stoodAt = -Infinity; // when a queue last stood
   const loaded = (t: number) => {
-    if (oldestWaitMs(t) >= opts.maxAckWaitMs / 2) stoodAt = t;
+    if (oldestWaitMs(t) >= opts.maxAckWaitMs) stoodAt = t;
     return t - stoodAt <= LOADED_MEMORY_MS;
   };
   /** The refusal of a request of `bytes` admitted now, or null; counts the refusal. */

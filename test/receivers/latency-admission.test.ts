@@ -17,7 +17,7 @@ function clocked(maxAckWaitMs: number, trustedBurstBytes?: number) {
 }
 
 describe('latency admission', () => {
-  it('takes the first burst after light traffic, and refuses once the oldest request has waited half the limit', () => {
+  it('takes the first burst after light traffic, and refuses once the oldest request has waited the limit', () => {
     const { clock, adm, admit } = clocked(2000);
     // Light traffic: 1 KiB requests, each answered at the next flush 100 ms later (a rate of ~10 bytes/ms).
     for (let i = 0; i < 20; i++) {
@@ -29,8 +29,11 @@ describe('latency admission', () => {
     // A burst of 16 × 512 KiB: the estimate says minutes, but nothing has waited yet.
     const burst = Array.from({ length: 16 }, () => admit(512 * 1024));
     expect(burst).toHaveLength(16);
-    // Nothing answered for 1.2 s: the queue stands, and the estimate is far past the limit.
+    // Nothing answered for 1.2 s, past half the limit: a steady load's slow moment, still trusted.
     clock.t += 1200;
+    burst.push(admit(512 * 1024));
+    // Nothing answered for 2.1 s: the queue stands, and the estimate is far past the limit.
+    clock.t += 900;
     let refusal: unknown = null;
     try {
       admit(512 * 1024);
@@ -49,20 +52,20 @@ describe('latency admission', () => {
 
   it('keeps refusing by the estimate while the queue stands, though a commit has just answered the oldest', () => {
     const { clock, adm, admit } = clocked(2000, 2 ** 40); // the standing queue alone, whatever the burst's bytes
-    // Under load: 64 KiB requests answered ~1 s after admission, a rate of ~64 bytes/ms.
+    // Under load: 64 KiB requests answered ~2 s after admission, a rate of ~64 bytes/ms.
     const inflight: { done: () => void; at: number }[] = [];
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < 400; i++) {
       inflight.push({ done: admit(64 * 1024), at: clock.t });
       clock.t += 10;
-      while (inflight.length && clock.t - inflight[0]!.at >= 1000) inflight.shift()!.done();
+      while (inflight.length && clock.t - inflight[0]!.at >= 2000) inflight.shift()!.done();
     }
-    // A burst: the oldest has waited ~1 s, the estimate is past the limit: refused.
+    // A burst: the oldest has waited ~2 s, the estimate is past the limit: refused.
     const burstAt = clock.t;
     for (let i = 0; i < 500; i++) inflight.push({ done: admit(64 * 1024), at: clock.t });
     clock.t += 10;
     expect(() => admit(64 * 1024)).toThrow(ApiError);
     // A group commit answers everything from before the burst: the oldest has waited 500 ms, less than
-    // half the limit, but a queue stood within LOADED_MEMORY_MS: the estimate still decides, and refuses.
+    // the limit, but a queue stood within LOADED_MEMORY_MS: the estimate still decides, and refuses.
     clock.t = burstAt + 500;
     while (inflight.length && inflight[0]!.at < burstAt) inflight.shift()!.done();
     expect(adm.estimatedWaitMs()).toBeGreaterThan(2000);

@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { useTestServer } from '../helpers/server.js';
 import { encodeTraces, postOtlp, statusOf } from '../helpers/otlp.js';
 import { clientFor, queryRows } from '../helpers/client.js';
+import { availableParallelism } from 'node:os';
+import { refusalsPerSecond } from '../../src/receivers/refusal-pace.js';
 
 const srv = useTestServer({ SVC_MAX_ACK_WAIT_MS: '1' });
 // Recent timestamps: the server deletes data older than its retention at start.
@@ -78,5 +80,20 @@ describe('admission by the wait for an acknowledgement', () => {
     expect(status.status.ingest['max_ack_wait_ms']).toBe(1);
     expect(status.status.ingest['refused_for_wait']).toBe(refused.length + grpcRefused.length);
     expect(status.status.ingest['inflight_bytes']).toBe(0);
+  });
+
+  it('paces gRPC refusals beyond the burst: each held stream still gets UNAVAILABLE with Retry-After', async () => {
+    const before = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
+    const burst = 0.1 * refusalsPerSecond(availableParallelism());
+    const answers = await Promise.all(Array.from({ length: burst + 60 }, () => grpcExport(traceBody().body)));
+    const refused = answers.filter((e) => e !== null);
+    expect(refused.length).toBeGreaterThan(burst);
+    for (const e of refused) {
+      expect(e!.code).toBe(grpc.status.UNAVAILABLE);
+      expect(Number(e!.metadata.get('retry-after')[0])).toBeGreaterThanOrEqual(1);
+    }
+    const after = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
+    expect(after.status.ingest['refusals_paced']!).toBeGreaterThan(before.status.ingest['refusals_paced']!);
+    expect(after.status.ingest['refusals_waiting']).toBe(0);
   });
 });
