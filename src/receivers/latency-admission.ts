@@ -7,8 +7,8 @@
 // answered at each flush, far below what the server can take, so the first burst would look slow.
 // So a burst is trusted up to TRUSTED_BURST_BYTES in flight until a queue stands (the oldest request
 // in flight has waited the whole limit: a steady load's slowest answers come near half of it, and a
-// commit's stall then set off refusals of 8 steady senders); from then on, and for LOADED_MEMORY_MS after the queue last
-// stood, the rate is one learnt under load and the estimate decides alone. Trusting the burst again
+// commit's stall then set off refusals of 8 steady senders); from then on, and for LOADED_MEMORY_MS
+// after the queue last stood, the rate is one learnt under load and the estimate decides alone. Trusting the burst again
 // as soon as the queue had drained let a flood in by the trusted bytes at each drain, which a
 // loaded server took seconds to answer (bench/README.md, bench:overload). Before the first answer (no
 // rate yet) nothing beyond the trusted burst is admitted.
