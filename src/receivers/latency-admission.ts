@@ -8,10 +8,10 @@
 // So a burst is trusted up to TRUSTED_BURST_BYTES in flight until a queue stands (the oldest request
 // in flight has waited the whole limit: a steady load's slowest answers come near half of it, and a
 // commit's stall then set off refusals of 8 steady senders); from then on, and for LOADED_MEMORY_MS
-// after the queue last stood, the rate is one learnt under load and the estimate decides alone. Trusting the burst again
-// as soon as the queue had drained let a flood in by the trusted bytes at each drain, which a
-// loaded server took seconds to answer (bench/README.md, bench:overload). Before the first answer (no
-// rate yet) nothing beyond the trusted burst is admitted.
+// after the queue last stood, the rate is one learnt under load and the estimate decides alone.
+// Trusting the burst again as soon as the queue had drained let a flood in by the trusted bytes at
+// each drain, which a loaded server took seconds to answer (bench/README.md, bench:overload). Before
+// the first answer (no rate yet) nothing beyond the trusted burst is admitted.
 import { ApiError } from '../core/errors.js';
 import { ACK_WAIT_TAU_MS, AckWaitEstimator, retryAfterSeconds } from './ack-wait.js';
 
