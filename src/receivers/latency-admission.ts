@@ -1,17 +1,16 @@
 // Overload is refused before it queues, by time as well as bytes: a request is admitted only while
-// its estimated wait for an acknowledgement (ack-wait.ts) stays under half of SVC_MAX_ACK_WAIT_MS
-// (ADMIT_SHARE). Under a flood of senders that never back off, the byte limit alone let accepted
-// requests wait far past the 10 s after which OTel exporters give up and send again (duplicates).
-// Refusals are 429 / gRPC UNAVAILABLE with Retry-After, decided before the body is read.
+// its estimated wait for an acknowledgement (ack-wait.ts) stays under SVC_MAX_ACK_WAIT_MS. Under a
+// flood of senders that never back off, the byte limit alone let accepted requests wait far past the
+// 10 s after which OTel exporters give up and send again (duplicates). Refusals are 429 / gRPC
+// UNAVAILABLE with Retry-After, decided before the body is read.
 // The estimate alone is not enough: after light traffic the rate it knows is that of small requests
 // answered at each flush, far below what the server can take, so the first burst would look slow.
 // So a burst is trusted up to TRUSTED_BURST_BYTES in flight until a queue stands (the oldest request
-// in flight has waited the whole limit: a steady load's slowest answers come near half of it, and a
-// commit's stall then set off refusals of 8 steady senders); from then on, and for LOADED_MEMORY_MS
-// after the queue last stood, the rate is one learnt under load and the estimate decides alone.
-// Trusting the burst again as soon as the queue had drained let a flood in by the trusted bytes at
-// each drain, which a loaded server took seconds to answer (bench/README.md, bench:overload). Before
-// the first answer (no rate yet) nothing beyond the trusted burst is admitted.
+// in flight has waited half the limit); from then on, and for LOADED_MEMORY_MS after the queue last
+// stood, the rate is one learnt under load and the estimate decides alone. Trusting the burst again
+// as soon as the queue had drained let a flood in by the trusted bytes at each drain, which a
+// loaded server took seconds to answer (bench/README.md, bench:overload). Before the first answer (no
+// rate yet) nothing beyond the trusted burst is admitted.
 import { ApiError } from '../core/errors.js';
 import { ACK_WAIT_TAU_MS, AckWaitEstimator, retryAfterSeconds } from './ack-wait.js';
 
@@ -39,15 +38,6 @@ export const TRUSTED_BURST_BYTES = 32 * 1024 * 1024;
  */
 export const LOADED_MEMORY_MS = 3 * ACK_WAIT_TAU_MS;
 
-/**
- * The share of SVC_MAX_ACK_WAIT_MS an admitted request's estimated wait may take; the rest is room for
- * the estimate's error. Under a paced flood on 2 cores (bench:overload, 400 senders), admitting up to
- * the whole bound let acknowledgements reach p99 2.2 s (OTLP/HTTP) and 3.4 s (gRPC) for a 1 s bound,
- * with 25 exports in flight where 8 keep the server busy; at half, 1.3 s and 0.9 s, peak RSS 120-140
- * MiB lower, and no fewer spans accepted (65% and 95% of the unloaded rate, against 70% and 81%).
- */
-export const ADMIT_SHARE = 0.5;
-
 /** `maxAckWaitMs` 0 admits everything (the byte limit and the disk check still apply). */
 export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () => number; trustedBurstBytes?: number }): LatencyAdmission {
   const trusted = opts.trustedBurstBytes ?? TRUSTED_BURST_BYTES;
@@ -62,7 +52,7 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
   };
   let stoodAt = -Infinity; // when a queue last stood
   const loaded = (t: number) => {
-    if (oldestWaitMs(t) >= opts.maxAckWaitMs) stoodAt = t;
+    if (oldestWaitMs(t) >= opts.maxAckWaitMs / 2) stoodAt = t;
     return t - stoodAt <= LOADED_MEMORY_MS;
   };
   /** The refusal of a request of `bytes` admitted now, or null; counts the refusal. */
@@ -71,12 +61,12 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
     const { bytes: queued, requests } = estimator.inflight();
     const beyondTrust = requests > 0 && queued + bytes > trusted;
     const unknown = beyondTrust && estimator.rate(t) === null; // none answered yet
-    if (!(opts.maxAckWaitMs > 0 && (wait > ADMIT_SHARE * opts.maxAckWaitMs || unknown) && (beyondTrust || loaded(t)))) return null;
+    if (!(opts.maxAckWaitMs > 0 && (wait > opts.maxAckWaitMs || unknown) && (beyondTrust || loaded(t)))) return null;
     refused++;
     const about = unknown ? 'an unknown time (none answered yet)' : `about ${Number.isFinite(wait) ? Math.round(wait) : 'unbounded'} ms`;
     return ApiError.refusal(
       'RATE_LIMITED',
-      `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait ${about} for its acknowledgement (admitted up to ${ADMIT_SHARE * opts.maxAckWaitMs} ms, within SVC_MAX_ACK_WAIT_MS ${opts.maxAckWaitMs})`,
+      `ingest is busy: ${requests} requests (${queued} bytes) ahead would make this one wait ${about} for its acknowledgement (limit ${opts.maxAckWaitMs} ms)`,
       'retry after the delay in Retry-After; a sender that retries sooner is refused again',
       retryAfterSeconds(wait, opts.maxAckWaitMs),
     );
