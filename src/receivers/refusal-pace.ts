@@ -27,8 +27,10 @@ export interface RefusalPace {
  */
 export const REFUSALS_PER_CORE_SECOND = 160;
 
-/** Refusals answered at once after a quiet spell: a tenth of a second's pace. */
-const BURST_SECONDS = 0.1;
+/** Refusals answered at once after a quiet spell: a tenth of a second's pace, at least one. */
+export function refusalBurst(perSecond: number): number {
+  return Math.max(1, perSecond * 0.1);
+}
 
 /**
  * The most refusals held at once; beyond it a refusal is answered at once. A held OTLP/HTTP
@@ -43,7 +45,7 @@ const TICK_MS = 10;
 export function createRefusalPace(opts: { perSecond: number; maxWaiting?: number; now?: () => number }): RefusalPace {
   const now = opts.now ?? (() => performance.now());
   const maxWaiting = opts.maxWaiting ?? MAX_WAITING_REFUSALS;
-  const burst = Math.max(1, opts.perSecond * BURST_SECONDS);
+  const burst = refusalBurst(opts.perSecond);
   let tokens = burst;
   let last = now();
   const queue: (() => void)[] = [];

@@ -9,7 +9,7 @@ import { useTestServer } from '../helpers/server.js';
 import { encodeTraces, postOtlp, statusOf } from '../helpers/otlp.js';
 import { clientFor, queryRows } from '../helpers/client.js';
 import { availableParallelism } from 'node:os';
-import { refusalsPerSecond } from '../../src/receivers/refusal-pace.js';
+import { refusalBurst, refusalsPerSecond } from '../../src/receivers/refusal-pace.js';
 
 const srv = useTestServer({ SVC_MAX_ACK_WAIT_MS: '1' });
 // Recent timestamps: the server deletes data older than its retention at start.
@@ -84,7 +84,7 @@ describe('admission by the wait for an acknowledgement', () => {
 
   it('paces gRPC refusals beyond the burst: each held stream still gets UNAVAILABLE with Retry-After', async () => {
     const before = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
-    const burst = 0.1 * refusalsPerSecond(availableParallelism());
+    const burst = refusalBurst(refusalsPerSecond(availableParallelism()));
     const answers = await Promise.all(Array.from({ length: burst + 60 }, () => grpcExport(traceBody().body)));
     const refused = answers.filter((e) => e !== null);
     expect(refused.length).toBeGreaterThan(burst);

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { useTestServer } from '../helpers/server.js';
 import { encodeTraces } from '../helpers/otlp.js';
 import { availableParallelism } from 'node:os';
-import { refusalsPerSecond } from '../../src/receivers/refusal-pace.js';
+import { refusalBurst, refusalsPerSecond } from '../../src/receivers/refusal-pace.js';
 
 const srv = useTestServer({ SVC_MAX_INFLIGHT_BYTES: '1024', SVC_MAX_ACK_WAIT_MS: '0' });
 const NOW_US = Date.now() * 1000 - 60_000_000;
@@ -66,6 +66,15 @@ async function open(head: string, body?: Uint8Array): Promise<Raw> {
 
 const post = (length: number, contentType: string) => `POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: ${contentType}\r\nContent-Length: ${length}\r\n\r\n`;
 
+/** Waits until the server counts an admitted upload's bytes in flight (admission is decided at the headers). */
+async function untilInFlight(): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const st = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
+    if (st.status.ingest['inflight_bytes']! > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 async function spanCount(service: string): Promise<number> {
   const res = await fetch(`${srv.api}/v1/query`, { method: 'POST', body: `SELECT count(*) AS n FROM svc_spans WHERE service_name = '${service}'` });
   expect(res.status).toBe(200);
@@ -79,11 +88,7 @@ describe('OTLP/HTTP refusal before the body', () => {
     expect(held.length).toBeGreaterThan(1024);
     const first = await open(post(held.length, 'application/x-protobuf'), held.subarray(0, 100));
     // Admission is decided at the headers: once the server has seen them, the held bytes count in flight.
-    for (let i = 0; i < 500; i++) {
-      const st = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
-      if (st.status.ingest['inflight_bytes']! > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await untilInFlight();
 
     const refused = await open(post(3_000_000, 'application/json'), Buffer.alloc(32 * 1024, 0x20));
     const { text, closed } = await refused.answers(1);
@@ -112,12 +117,8 @@ describe('OTLP/HTTP refusal before the body', () => {
   it('paces a flood of refusals: beyond the burst each waits its turn, unread, and still gets its 429', async () => {
     const held = encodeTraces('held-pace', [{ traceId: randomBytes(16), startUs: NOW_US, durationUs: 10, attributes: {} }]);
     const first = await open(post(held.length + 2048, 'application/x-protobuf'), held.subarray(0, 10));
-    for (let i = 0; i < 500; i++) {
-      const st = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
-      if (st.status.ingest['inflight_bytes']! > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const burst = 0.1 * refusalsPerSecond(availableParallelism());
+    await untilInFlight();
+    const burst = refusalBurst(refusalsPerSecond(availableParallelism()));
     const flood = await Promise.all(Array.from({ length: burst + 60 }, () => open(post(3_000_000, 'application/x-protobuf'), Buffer.alloc(32 * 1024))));
     const answers = await Promise.all(flood.map((c) => c.answers(1)));
     for (const a of answers) {
