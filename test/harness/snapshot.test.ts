@@ -159,7 +159,9 @@ describe('tds restore into a fresh server', () => {
     const again = await cli(['restore', snap, '--url', fresh.api]);
     expect(again.code).toBe(0);
     for (const [name, t] of Object.entries(again.out.tables as Record<string, { rows: number; inserted: number; duplicates: number }>)) {
-      if (name !== 'svc_services') expect(t, name).toEqual({ rows: t.rows, inserted: 0, duplicates: t.rows });
+      // svc_dirty_buckets is a work queue: a scheduled detection pass at a bucket's end between the
+      // two restores empties it, and the second restore then marks those buckets again (CI, once).
+      if (name !== 'svc_services' && name !== 'svc_dirty_buckets') expect(t, name).toEqual({ rows: t.rows, inserted: 0, duplicates: t.rows });
     }
     for (const t of QUERYABLE_TABLES) expect(await tableRows(fresh, t.name), t.name).toEqual(await tableRows(source, t.name));
   });
