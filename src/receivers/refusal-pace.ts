@@ -64,7 +64,12 @@ export function createRefusalPace(opts: { perSecond: number; maxWaiting?: number
     while (tokens >= 1 && waiting() > 0) {
       tokens--;
       const answer = queue[head++]!;
-      answer();
+      // Answered from a timer: a sender gone meanwhile must not stop the others' turns, nor the process.
+      try {
+        answer();
+      } catch {
+        /* nothing left to tell it */
+      }
     }
     if (head > 1024 && head * 2 > queue.length) queue.splice(0, head), (head = 0);
     if (waiting() > 0) schedule();

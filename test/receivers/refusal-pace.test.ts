@@ -46,6 +46,18 @@ describe('refusal pace', () => {
     expect(answered).toEqual(Array.from({ length: 13 }, (_v, i) => i));
   });
 
+  it('goes on with the others when an answer fails', async () => {
+    const { pace, answered, hold } = paced();
+    hold(10);
+    pace.hold(() => {
+      throw new Error('the sender went away');
+    });
+    hold(2);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(answered).toHaveLength(12);
+    expect(pace.waiting()).toBe(0);
+  });
+
   it('answers at once beyond the most that may wait', () => {
     const { pace, answered, hold } = paced(5);
     hold(20); // 10 within the burst, 5 wait, 5 beyond them
