@@ -49,7 +49,7 @@ export function otlpHttpRoutes(ctx: IngestContext): RouteSpec[] {
     maxBody: ctx.maxBodyBytes,
     access: 'tenant' as const,
     admit: (n: number, tenant: string | null) => admitIngest(ctx, tenant, n),
-    holdRefusal: (answer: () => void) => ctx.pace.hold(answer),
+    holdRefusal: ctx.pace.hold,
     // A refused key keeps the API's error body on every port (a decision of the hosted variant, tested in test/tenancy).
     errorReply: (err: unknown, headers: Record<string, string> = {}) => (toApiError(err).status === 401 ? errorReply(err) : otlpErrorReply(err, contentEncoding({ headers }) ?? 'json')),
     async handler(req: Request): Promise<Reply> {

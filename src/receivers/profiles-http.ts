@@ -34,7 +34,7 @@ export function profileRoutes(ctx: IngestContext): RouteSpec[] {
     doc: endpoint,
     maxBody: ctx.maxBodyBytes,
     admit: (n: number, tenant: string | null) => admitIngest(ctx, tenant, n),
-    holdRefusal: (answer: () => void) => ctx.pace.hold(answer),
+    holdRefusal: ctx.pace.hold,
     async handler(req: Request) {
       const contentType = profileContentType(req);
       if (!req.body.length) throw new ApiError('EMPTY', 'the body is empty', 'send a pprof profile or a push request');

@@ -48,8 +48,7 @@ export function createRefusalPace(opts: { perSecond: number; maxWaiting?: number
   const burst = refusalBurst(opts.perSecond);
   let tokens = burst;
   let last = now();
-  const queue: (() => void)[] = [];
-  let head = 0; // queue[head..] wait; answered ones are dropped in slices
+  const queue: (() => void)[] = []; // at most maxWaiting: shift() from it is cheap
   let timer: NodeJS.Timeout | null = null;
   let paced = 0;
   const refill = () => {
@@ -57,13 +56,12 @@ export function createRefusalPace(opts: { perSecond: number; maxWaiting?: number
     tokens = Math.min(burst, tokens + ((t - last) / 1000) * opts.perSecond);
     last = t;
   };
-  const waiting = () => queue.length - head;
   const drain = () => {
     timer = null;
     refill();
-    while (tokens >= 1 && waiting() > 0) {
+    while (tokens >= 1 && queue.length > 0) {
       tokens--;
-      const answer = queue[head++]!;
+      const answer = queue.shift()!;
       // Answered from a timer: a sender gone meanwhile must not stop the others' turns, nor the process.
       try {
         answer();
@@ -71,8 +69,7 @@ export function createRefusalPace(opts: { perSecond: number; maxWaiting?: number
         /* nothing left to tell it */
       }
     }
-    if (head > 1024 && head * 2 > queue.length) queue.splice(0, head), (head = 0);
-    if (waiting() > 0) schedule();
+    if (queue.length > 0) schedule();
   };
   const schedule = () => {
     if (timer) return;
@@ -83,16 +80,16 @@ export function createRefusalPace(opts: { perSecond: number; maxWaiting?: number
   return {
     hold(answer) {
       refill();
-      if (waiting() === 0 && tokens >= 1) {
+      if (queue.length === 0 && tokens >= 1) {
         tokens--;
         return answer();
       }
-      if (waiting() >= maxWaiting) return answer();
+      if (queue.length >= maxWaiting) return answer();
       queue.push(answer);
       paced++;
       schedule();
     },
-    waiting,
+    waiting: () => queue.length,
     paced: () => paced,
   };
 }

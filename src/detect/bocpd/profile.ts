@@ -11,9 +11,9 @@
 // 1 / min(days seen + 1, 7), the move clipped to 4 times the knots' usual miss once two days are in
 // (before that, 4 times the values' spread around the level): an incident moves the shape by a
 // seventh of a few usual misses, a real change of shape is learnt within a week, and a level jump in
-// the first days is not learnt as the day's shape. At midnight the shape is re-centred (its median goes into the level) and the day's
-// mean deseasonalised level enters a ring of seven; from two weeks on, each weekday's offset from the
-// ring's median is learnt the same way.
+// the first days is not learnt as the day's shape. At midnight the shape is re-centred (its median
+// goes into the level) and the day's mean deseasonalised level enters a ring of seven; from two
+// weeks on, each weekday's offset from the ring's median is learnt the same way.
 import { BUCKETS_PER_DAY } from '../../core/time.js';
 
 // Not tuned on data: the memory, clipping and coverage below follow from what one incident may move
