@@ -24,7 +24,7 @@ const T_AUX: i32 = 3;
 const T_RECENT: i32 = 8;
 const T_PROFILE: i32 = 62;
 const T_ENVELOPE: i32 = 143;
-const T_SIZE: i32 = 242;
+const T_SIZE: i32 = 262;
 
 const F_DAYS: i32 = 0;
 const F_DAY: i32 = 1;

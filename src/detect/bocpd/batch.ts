@@ -4,9 +4,10 @@
 import { BUCKET_US } from '../../core/time.js';
 import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
-import { MARGIN, T, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
-import { addPoint, anyHeld, cleared, dropAtOrAbove, hold } from './held.js';
-import { noteReported } from './envelope.js';
+import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
+import { addPoint, anyHeld, cleared, dropAtOrAbove, hold, newHeld } from './held.js';
+import { QUIET_SPAN, V, noteReported } from './envelope.js';
+import { W, recordPoint, recordValue } from './record.js';
 import { dailyActive } from './profile.js';
 
 export interface SeriesInput {
@@ -161,22 +162,23 @@ function locate(core: BatchCore, i: number, s: SeriesInput, prev: Float64Array |
  * The second reading, when the engine reported changes or one is waiting: the same steps again
  * from the context as it was, with the changes taken in at the points that reported them.
  */
-function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Array, events: Float64Array, evs: readonly number[]): { changes: ChangePoint[]; context: Float64Array } {
+function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Array, events: Float64Array, evs: readonly number[], records: readonly number[]): { changes: ChangePoint[]; context: Float64Array } {
   const m = core.timed;
   const c = p.before.slice();
-  const unit = m.binomial ? 100 : 1; // the engine's means of error_rate are percentages
+  const unit = engineUnit(m);
   const changes: ChangePoint[] = [];
   const report = (index: number, at: number, before: number, after: number): void => {
     const toRaw = rawAt(c, 0, m, c[T.origin]! + index);
     changes.push({ index, at, before: toRaw(before), after: toRaw(after) });
   };
   let e = 0;
+  let rec = 0;
   for (let k = 0; k < p.length; k++) {
     // the context moves through the engine's own reading, so that a series read in pieces or whole
     // gets the same context whichever stretches are read here; with nothing waiting, up to the next
     // event the points only move it
     const idle = !anyHeld(c, T.held) && !(c[T.downFrom]! === c[T.downFrom]);
-    const stop = idle ? (e < evs.length ? events[evs[e]! + E.at]! - p.t0 : p.length) : k + 1;
+    const stop = idle ? Math.min(e < evs.length ? events[evs[e]! + E.at]! - p.t0 : p.length, rec < records.length ? records[rec]! : p.length) : k + 1;
     if (stop > k + 1) {
       readStretch(core, c, p, raw, ns, k, stop);
       k = stop - 1;
@@ -192,7 +194,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
       // a fall reported on its first point is read with the point after it: a lone low point (a
       // missing bucket's zero) does not end a waiting change
-      if (c[T.downFrom]! === c[T.downFrom]) fallBack(c, unit, c[T.downFrom]!, Math.max(c[T.downTo]!, point), c[T.downTo]!);
+      if (c[T.downFrom]! === c[T.downFrom]) fallBack(c, m, c[T.downFrom]!, Math.max(c[T.downTo]!, point), c[T.downTo]!);
     }
     if (e < evs.length && events[evs[e]! + E.at] === t) {
       const ev = evs[e++]!;
@@ -208,8 +210,21 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
         if (index === t) {
           c[T.downFrom] = before;
           c[T.downTo] = level;
-        } else fallBack(c, unit, before, Math.max(level, point), level);
+        } else fallBack(c, m, before, Math.max(level, point), level);
         report(index, t, before, level);
+      }
+    }
+    if (rec < records.length && records[rec] === k) {
+      rec++;
+      // a new record for the week: the worsening is the point itself, unless it belongs to a
+      // worsening whose start was reported in the last two hours (the span the envelope keeps quiet
+      // for it); whatever waited is part of it
+      if (!(bucket - c[T.envelope + V.reported]! < QUIET_SPAN)) {
+        newHeld(c, T.held);
+        c[T.raised] = 1;
+        noteReported(c, T.envelope, bucket);
+        report(t, t, unit * levelBefore(c, 0, bucket, bucket).level, point);
+        continue;
       }
     }
     const h = cleared(c, T.held, m.excess, t, MARGIN, dailyActive(c, T.profile), m.shrink);
@@ -219,6 +234,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       report(h.start, t, h.before, (unit * h.sum) / h.weight);
     }
   }
+  c.set(p.state.subarray(core.stateSize + T.record, core.stateSize + T.record + W.size), T.record); // the first reading's, as it stands after these points
   return { changes, context: c };
 }
 
@@ -244,10 +260,22 @@ function readStretch(core: BatchCore, c: Float64Array, p: Prepared, raw: Float64
  * least the latest point, so that a lone low point is not taken for the end of a change): a change
  * waiting from a level as high ends, and a deep fall makes the next rise a recovery (noteFall).
  */
-function fallBack(c: Float64Array, unit: number, before: number, level: number, low: number): void {
+function fallBack(c: Float64Array, m: TimedModel, before: number, level: number, low: number): void {
   c[T.downFrom] = c[T.downTo] = NaN;
   dropAtOrAbove(c, T.held, level);
-  noteFall(c, 0, before / unit, low / unit);
+  const unit = engineUnit(m);
+  noteFall(c, 0, before / unit, low / unit, !m.binomial);
+}
+
+/** Takes a series' points from .. to-1 (the first at `bucket`) into its record; returns the points (from 0) that beat it. */
+function readRecords(m: TimedModel, c: Float64Array, o: number, raw: Float64Array, ns: Float64Array, from: number, to: number, bucket: number): number[] {
+  const out: number[] = [];
+  for (let k = from; k < to; k++) {
+    const x = raw[k]!;
+    const n = m.binomial ? ns[k]! : 1;
+    if (m.observed(x, n) && recordPoint(c, o, m.units, bucket + k - from, recordValue(m.binomial, x, n))) out.push(k - from);
+  }
+  return out;
 }
 
 /** Timestamped series: residuals to the engine (BOCPD's lag on this path), changes read back through the envelope. */
@@ -272,6 +300,7 @@ export function runTimed(core: BatchCore, series: readonly SeriesInput[], states
     buckets[i] = w.next;
   });
   core.engine.seasonal(core.timed, { contexts, xs: raw, ns: b.ns, out: b.xs, offsets: b.offsets, buckets, nSeries: series.length });
+  const records = series.map((_, i) => readRecords(core.timed, contexts, i * T.size + T.record, raw, b.ns, b.offsets[i]!, b.offsets[i + 1]!, buckets[i]!));
   const prepared: Prepared[] = series.map((_, i) => {
     const offset = b.offsets[i]!;
     const state = new Float64Array(ss + T.size);
@@ -285,8 +314,8 @@ export function runTimed(core: BatchCore, series: readonly SeriesInput[], states
     const state = p.state;
     state.set(b.states.subarray(i * ss, (i + 1) * ss));
     state[S.timed] = 1;
-    if (!bySeries[i]!.length && !anyHeld(p.before, T.held) && !(p.before[T.downFrom]! === p.before[T.downFrom])) return { changes: [], state };
-    const read = readBack(core, p, raw, b.ns, events, bySeries[i]!);
+    if (!bySeries[i]!.length && !records[i]!.length && !anyHeld(p.before, T.held) && !(p.before[T.downFrom]! === p.before[T.downFrom])) return { changes: [], state };
+    const read = readBack(core, p, raw, b.ns, events, bySeries[i]!, records[i]!);
     state.set(read.context, ss);
     return { changes: read.changes, state };
   });

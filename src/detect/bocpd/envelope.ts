@@ -48,7 +48,7 @@ const FLOOR = 4;
  * regime within about one, after which blocks measure little excess (12 to 48 gave the same).
  */
 const QUIET_SCALE = 3;
-const QUIET_SPAN = 24;
+export const QUIET_SPAN = 24;
 
 
 const dayOf = (bucket: number): number => Math.floor(bucket / BUCKETS_PER_DAY);

@@ -36,6 +36,7 @@ import { tsEngine, wasmEngine, type Engine } from './engine.js';
 import { MODEL, R, S, stateSize } from './layout.js';
 import { runPlain, runTimed, type BatchCore, type ChangePoint, type RunResult, type SeriesInput } from './batch.js';
 import { T, TIMED_MIN_LAG, rewindContext, timedModel } from './timed.js';
+import { newRecord } from './record.js';
 import { BUCKET_US } from '../../core/time.js';
 
 export { BASE_CONFIG, SIGNAL_CONFIG, validateConfig, type DetectorConfig, type Signal } from './config.js';
@@ -144,11 +145,17 @@ export function loadState(bytes: Uint8Array): Float64Array {
   const copy = new Float64Array(new Uint8Array(bytes).buffer); // a copy (a Buffer's slice() would share its pool)
   const used = S.header + (copy[1 + S.nRuns]! | 0) * R.width;
   const context = copy.length - 1 - used;
-  // a context of another layout (saved by an older version) is dropped: the series resumes with a fresh one
-  const full = new Float64Array(copy[0]! - (context === T.size ? 0 : context));
+  // a context of another layout (saved by an older version) is dropped: the series resumes with a
+  // fresh one; one saved before the week's record existed (the same slots up to it) keeps what it
+  // learnt, its record starting empty
+  const known = context === T.size || context === T.record;
+  const full = new Float64Array(copy[0]! - context + (known ? T.size : 0));
   full.set(copy.subarray(1, 1 + used));
-  if (full[S.timed] === 1 && context !== T.size) full[S.timed] = 0;
-  if (full[S.timed] === 1) full.set(copy.subarray(1 + used), full.length - T.size);
+  if (full[S.timed] === 1 && !known) full[S.timed] = 0;
+  if (full[S.timed] === 1) {
+    full.set(copy.subarray(1 + used), full.length - T.size);
+    if (context === T.record) newRecord(full, full.length - T.size + T.record);
+  }
   return full;
 }
 
