@@ -27,7 +27,7 @@ interface Fault {
   kind: 'latency' | 'errors';
 }
 
-async function run(graceS: number, seed: number): Promise<number[]> {
+async function run(graceS: number, seed: number): Promise<Array<{ kind: Fault['kind']; lag: number }>> {
   const dir = mkdtempSync(join(tmpdir(), 'tds-bench-lag-'));
   const store = await openStore(dir);
   const writer = createWriter(store, { flushIntervalMs: 5 });
@@ -74,7 +74,7 @@ async function run(graceS: number, seed: number): Promise<number[]> {
         if (hit) found.set(f.op, (wake - f.onsetUs) / 60_000_000);
       }
     }
-    return faults.map((f) => found.get(f.op) ?? NaN);
+    return faults.map((f) => ({ kind: f.kind, lag: found.get(f.op) ?? NaN }));
   } finally {
     await pool.destroy();
     await reads.close();
@@ -88,13 +88,15 @@ const q = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p *
 async function main(): Promise<void> {
   const def = Number(settingDefault('SVC_DETECT_GRACE_S'));
   for (const grace of [...new Set([def, 30, 60])]) {
-    const lags: number[] = [];
-    for (const seed of [1, 2, 3]) lags.push(...(await run(grace, seed)));
+    const faults: Array<{ kind: string; lag: number }> = [];
+    for (const seed of [1, 2, 3]) faults.push(...(await run(grace, seed)));
+    const lags = faults.map((f) => f.lag);
     const got = lags.filter(Number.isFinite).sort((a, b) => a - b);
+    const soon = (kind: string) => `${kind} ${faults.filter((f) => f.kind === kind && f.lag <= 10).length}/${faults.filter((f) => f.kind === kind).length}`;
     console.log(
       `grace ${grace} s${grace === def ? ' (default)' : ''}: ${got.length}/${lags.length} faults written; minutes from onset to row: ` +
         `min ${got[0]!.toFixed(1)}, median ${q(got, 0.5).toFixed(1)}, p90 ${q(got, 0.9).toFixed(1)}, max ${got[got.length - 1]!.toFixed(1)}; ` +
-        `within 10 min: ${got.filter((x) => x <= 10).length}/${lags.length}`,
+        `within 10 min: ${got.filter((x) => x <= 10).length}/${lags.length} (${soon('latency')}, ${soon('errors')})`,
     );
   }
 }

@@ -58,6 +58,36 @@ describe('the week\'s record', () => {
   });
 });
 
+describe('the week\'s record of an error share', () => {
+  // 2 calls a bucket, errors 1% of calls: in a week some buckets have 1 error of 2 (50%)
+  const sparse = (seed: number) => {
+    const r = rng(seed);
+    const calls = new Float64Array(6 * DAY).fill(2);
+    const values = calls.map(() => (r() < 0.01 ? 1 : 0) + (r() < 0.01 ? 1 : 0));
+    return { values, calls };
+  };
+
+  it('one error on a bucket\'s only call is no record', () => {
+    for (const seed of [1, 2, 3]) {
+      const s = sparse(seed);
+      const at = 5 * DAY + 100;
+      s.calls[at] = 1;
+      s.values[at] = 1; // 100%, above every bucket of the week
+      const rows = worsening(new BocpdDetector('error_rate').run({ ...s, start: START }).changes);
+      expect(rows.filter((c) => c.index === at)).toEqual([]);
+    }
+  });
+
+  it('30 errors of 100 calls, where a bucket had at most 1 of 2, is one', () => {
+    const s = sparse(1);
+    const at = 5 * DAY + 100;
+    s.calls[at] = 100;
+    s.values[at] = 30;
+    const rows = worsening(new BocpdDetector('error_rate').run({ ...s, start: START }).changes);
+    expect(rows.filter((c) => c.index === at).map((c) => c.at)).toEqual([at]);
+  });
+});
+
 describe('recordPoint', () => {
   const c = new Float64Array(W.size);
   const day = (d: number, h = 0) => d * DAY + h * 12;

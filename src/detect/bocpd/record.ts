@@ -76,8 +76,15 @@ export function rewindRecord(c: Float64Array, o: number, bucket: number): void {
   summarise(c, o);
 }
 
-/** A point's value as the record keeps it: the error share (percent) for the binomial model. */
-export const recordValue = (binomial: boolean, x: number, calls: number): number => (binomial ? (100 * Math.min(x, calls)) / calls : x);
+/**
+ * A point's value as the record keeps it; for the binomial model the error share (percent) one
+ * Poisson noise unit below what was seen, so that one error among a bucket's few calls is no record.
+ */
+export function recordValue(binomial: boolean, x: number, calls: number): number {
+  if (!binomial) return x;
+  const errors = Math.min(x, calls);
+  return (100 * Math.max(0, errors - Math.sqrt(errors))) / calls;
+}
 
 const RATIO = Math.exp(LOG_MARGIN);
 
