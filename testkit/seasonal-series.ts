@@ -26,6 +26,8 @@ export interface GeneratedSeries {
   values: Float64Array;
   calls?: Float64Array;
   shifts: GeneratedShift[];
+  /** The long gap: buckets at .. end-1 have no value (no p95, no calls, zero records). */
+  gap: { at: number; end: number };
 }
 
 const BUCKET_US = 300_000_000;
@@ -130,5 +132,5 @@ export function seasonalSeries(seed: number, signal: GeneratedSignal, opts: Seas
       if (calls) calls[i] = 0;
     }
   }
-  return { name: `${signal}#${seed}`, signal, start, values, ...(calls ? { calls } : {}), shifts };
+  return { name: `${signal}#${seed}`, signal, start, values, ...(calls ? { calls } : {}), shifts, gap: { at: gapAt, end: gapAt + gapLen } };
 }
