@@ -58,6 +58,24 @@ describe('the week\'s record', () => {
   });
 });
 
+describe('a record BOCPD then finds too', () => {
+  it('is one row', () => {
+    // a daily cycle with 5% noise; from 08:20 on day 5, ×1.1 for 90 minutes, then ×1.8 for 3 hours:
+    // the step is a week's record, and BOCPD then proposes a change from the same bucket
+    for (const seed of [1, 2, 3]) {
+      const r = rng(seed);
+      const v = new Float64Array(6 * DAY);
+      const at = 5 * DAY + 100;
+      for (let i = 0; i < v.length; i++) {
+        const f = i >= at + 18 && i < at + 54 ? 1.8 : i >= at && i < at + 54 ? 1.1 : 1;
+        v[i] = 20_000 * (1.5 - 0.5 * Math.cos((2 * Math.PI * (i % DAY)) / DAY)) * Math.exp(0.05 * gauss(r)) * f;
+      }
+      const found = worsening(new BocpdDetector('latency_p95').run({ values: v, start: START }).changes).filter((c) => c.index >= 5 * DAY);
+      expect(found.map((c) => [c.index, c.at])).toEqual([[at + 18, at + 18]]);
+    }
+  });
+});
+
 describe('the week\'s record of an error share', () => {
   // 2 calls a bucket, errors 1% of calls: in a week some buckets have 1 error of 2 (50%)
   const sparse = (seed: number) => {

@@ -63,6 +63,18 @@ describe('seasonal path: shifts at peaks and troughs', () => {
   });
 });
 
+describe('seasonal path: where a worsening starts', () => {
+  it('at the step of the last hour, not at the slighter rise BOCPD merged into it', () => {
+    // generator seed 8 (a calibration seed; used here for its shape): latency ×2.35 from bucket 2432,
+    // which BOCPD's regime starts at 2414, where the residual had risen a little
+    const g = seasonalSeries(8, 'latency_p95');
+    const shift = g.shifts[1]!;
+    expect(shift.at).toBe(2432);
+    const rows = worsening(new BocpdDetector('latency_p95').run(input(g)).changes).filter((c) => c.at >= shift.at && c.at < shift.end);
+    expect(rows.map((c) => c.index)).toEqual([shift.at]);
+  });
+});
+
 describe('seasonal path: contracts', () => {
   const g = seasonalSeries(203, 'log_volume');
   const e = seasonalSeries(204, 'error_rate');

@@ -213,3 +213,18 @@ export function barFor(levels: Float64Array, oo: number, points: number, margin:
   }
   return -Infinity;
 }
+
+/** Buckets whose one-bucket excess recentExcess gives: the last hour's and the one in progress. */
+export const RECENT_EXCESS = RECENT + 1;
+
+/**
+ * The one-bucket excess of each of the last RECENT buckets and of the one in progress (its points so
+ * far), oldest first, to out[0 .. RECENT_EXCESS); -Infinity where a bucket had no value.
+ */
+export function recentExcess(e: Float64Array, o: number, excessOf: Excess, binomial: boolean, out: Float64Array): void {
+  const s = at(o, 0);
+  const current = e[o + V.last]!;
+  for (let k = 0; k < RECENT; k++) out[k] = e[s + RING + ((current - RECENT + k) % RECENT)]!;
+  const covered = e[s + COUNT]! > 0 && e[s + WEIGHT]! > 0;
+  out[RECENT] = covered ? excessOf(e[s + SUM]! / e[s + WEIGHT]!, e[s + BASE]!, binomial ? e[s + WEIGHT]! / e[s + COUNT]! : e[s + AUX]!) : -Infinity;
+}

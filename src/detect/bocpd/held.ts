@@ -101,7 +101,7 @@ export function dropAtOrAbove(c: Float64Array, o: number, level: number): void {
  * than MAX_WAIT. `learnt`: whether the series' daily profile is in use (see UNLEARNT_WAIT and barFor);
  * `shrink`: how much less noise a mean over a regime's points has than one bucket (TimedModel.shrink).
  */
-export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number, learnt: boolean, shrink: Shrink): Held | undefined {
+export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number, learnt: boolean, shrink: Shrink): (Held & { base: number; aux: number }) | undefined {
   const maxWait = learnt ? MAX_WAIT : UNLEARNT_WAIT;
   let first: number | undefined;
   let newest: number | undefined;
@@ -120,7 +120,7 @@ export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margi
   }
   if (first === undefined) return undefined;
   const pick = newest !== first && !(excess(c, newest!, ex) < TAKEOVER * c[first + RISEN]!) ? newest! : first;
-  const out = { start: c[pick + START]!, before: c[first + BEFORE]!, sum: c[pick + SUM]!, weight: c[pick + WEIGHT]! };
+  const out = { start: c[pick + START]!, before: c[first + BEFORE]!, sum: c[pick + SUM]!, weight: c[pick + WEIGHT]!, base: c[pick + BASE]!, aux: c[pick + AUX]! };
   newHeld(c, o);
   return out;
 }
