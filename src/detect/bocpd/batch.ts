@@ -6,7 +6,7 @@ import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
 import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropAtOrAbove, hold, newHeld } from './held.js';
-import { QUIET_SPAN, RECENT_EXCESS, V, noteReported, recentExcess } from './envelope.js';
+import { QUIET_SPAN, RECENT_EXCESS, lastReported, noteReported, recentExcess } from './envelope.js';
 import { W, recordPoint, recordValue } from './record.js';
 import { dailyActive } from './profile.js';
 
@@ -219,7 +219,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       // a new record for the week: the worsening is the point itself, unless it belongs to a
       // worsening whose start was reported in the last two hours (the span the envelope keeps quiet
       // for it); whatever waited is part of it
-      if (!(bucket - c[T.envelope + V.reported]! < QUIET_SPAN)) {
+      if (!(bucket - lastReported(c, T.envelope) < QUIET_SPAN)) {
         newHeld(c, T.held);
         c[T.raised] = 1;
         noteReported(c, T.envelope, bucket);
@@ -232,7 +232,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       const start = onset(c, m, h, t);
       // a change starting where the last reported worsening did (a week's record BOCPD then found
       // too) is that worsening
-      if (c[T.origin]! + start !== c[T.envelope + V.reported]) {
+      if (c[T.origin]! + start !== lastReported(c, T.envelope)) {
         c[T.raised] = 1;
         noteReported(c, T.envelope, c[T.origin]! + start);
         report(start, t, h.before, (unit * h.sum) / h.weight);

@@ -87,7 +87,7 @@ export type Shrink = (level: number, aux: number, points: number) => number;
 
 /** Whether block b of scale j is one of a reported worsening's first hours (QUIET_SCALE). */
 const quiet = (e: Float64Array, o: number, j: number, b: number): boolean => {
-  const from = e[o + V.reported]!;
+  const from = lastReported(e, o);
   return j >= QUIET_SCALE && b << j < from + QUIET_SPAN && (b + 1) << j > from;
 };
 
@@ -115,9 +115,18 @@ export function rewindEnvelope(e: Float64Array, o: number, bucket: number): void
   if (e[o + V.reported]! >= bucket) e[o + V.reported] = NaN; // it will be reported again if it is
 }
 
+/** The first bucket of the last reported worsening; NaN before one. */
+export const lastReported = (e: Float64Array, o: number): number => e[o + V.reported]!;
+
 /** A worsening starting at `bucket` was reported. */
 export function noteReported(e: Float64Array, o: number, bucket: number): void {
   e[o + V.reported] = bucket;
+}
+
+/** The excess of scale j's block in progress (slots at `s`), or -Infinity while fewer than half its buckets had a value. */
+function blockExcess(e: Float64Array, s: number, j: number, excessOf: Excess, binomial: boolean): number {
+  const covered = e[s + COUNT]! >= Math.max(1, (1 << j) / 2) && e[s + WEIGHT]! > 0;
+  return covered ? excessOf(e[s + SUM]! / e[s + WEIGHT]!, e[s + BASE]!, binomial ? e[s + WEIGHT]! / e[s + COUNT]! : e[s + AUX]!) : -Infinity;
 }
 
 /**
@@ -139,8 +148,7 @@ export function advanceEnvelope(e: Float64Array, o: number, bucket: number, exce
     const to = bucket >> j;
     if (from === to) continue;
     const r = ringSize(j);
-    const covered = e[s + COUNT]! >= Math.max(1, (1 << j) / 2) && e[s + WEIGHT]! > 0;
-    const excess = covered ? excessOf(e[s + SUM]! / e[s + WEIGHT]!, e[s + BASE]!, binomial ? e[s + WEIGHT]! / e[s + COUNT]! : e[s + AUX]!) : -Infinity;
+    const excess = blockExcess(e, s, j, excessOf, binomial);
     e[s + SUM] = e[s + WEIGHT] = e[s + COUNT] = 0;
     // Blocks from .. to-1 end (only `from` had points); each takes the ring slot of the block r
     // before it, which then counts for its day. After r + 1 of them the ring holds only empty blocks.
@@ -225,6 +233,5 @@ export function recentExcess(e: Float64Array, o: number, excessOf: Excess, binom
   const s = at(o, 0);
   const current = e[o + V.last]!;
   for (let k = 0; k < RECENT; k++) out[k] = e[s + RING + ((current - RECENT + k) % RECENT)]!;
-  const covered = e[s + COUNT]! > 0 && e[s + WEIGHT]! > 0;
-  out[RECENT] = covered ? excessOf(e[s + SUM]! / e[s + WEIGHT]!, e[s + BASE]!, binomial ? e[s + WEIGHT]! / e[s + COUNT]! : e[s + AUX]!) : -Infinity;
+  out[RECENT] = blockExcess(e, s, 0, excessOf, binomial);
 }

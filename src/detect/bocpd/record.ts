@@ -33,9 +33,9 @@ const LINEAR_MARGIN = 0.1;
 /** Offsets in the record's part of the context. */
 export const W = {
   day: 0, // the day in progress (bucket / BUCKETS_PER_DAY); NaN before the first point
-  top: 1, // its highest and lowest value so far (NaN: none)
+  top: 1, // its highest and lowest value so far (-Infinity and Infinity: none)
   bottom: 2,
-  weekTop: 3, // the past days' highest and lowest, and how many of them had a value
+  weekTop: 3, // the past days' highest and lowest (-Infinity and Infinity: none), and how many of them had a value
   weekBottom: 4,
   days: 5,
   tops: 6, // DAYS slots: each past day's highest, by day mod DAYS (NaN: no value that day)
@@ -45,6 +45,8 @@ export const W = {
 
 export function newRecord(c: Float64Array, o: number): void {
   c.fill(NaN, o, o + W.size);
+  c[o + W.top] = c[o + W.weekTop] = -Infinity;
+  c[o + W.bottom] = c[o + W.weekBottom] = Infinity;
   c[o + W.days] = 0;
 }
 
@@ -71,7 +73,8 @@ export function rewindRecord(c: Float64Array, o: number, bucket: number): void {
   if (!(day === day)) return;
   const from = Math.floor(bucket / BUCKETS_PER_DAY);
   for (let d = Math.max(from, day - DAYS + 1); d < day; d++) c[o + W.tops + (d % DAYS)] = c[o + W.bottoms + (d % DAYS)] = NaN;
-  c[o + W.top] = c[o + W.bottom] = NaN;
+  c[o + W.top] = -Infinity;
+  c[o + W.bottom] = Infinity;
   if (from < day) c[o + W.day] = from;
   summarise(c, o);
 }
@@ -91,29 +94,29 @@ const RATIO = Math.exp(LOG_MARGIN);
 /** Closes the day in progress and any empty days up to `day`. */
 function closeDays(c: Float64Array, o: number, day: number): void {
   const current = c[o + W.day]!;
-  if (current === current) {
-    for (let d = current; d < Math.min(day, current + DAYS); d++) {
-      const first = d === current;
+  if (day >= current + DAYS) newRecord(c, o); // a week or more without a point
+  else if (current === current) {
+    const seen = c[o + W.top]! > -Infinity;
+    for (let d = current; d < day; d++) {
+      const first = d === current && seen;
       c[o + W.tops + (d % DAYS)] = first ? c[o + W.top]! : NaN;
       c[o + W.bottoms + (d % DAYS)] = first ? c[o + W.bottom]! : NaN;
     }
-    if (day >= current + DAYS) newRecord(c, o);
     summarise(c, o);
   }
   c[o + W.day] = day;
-  c[o + W.top] = c[o + W.bottom] = NaN;
+  c[o + W.top] = -Infinity;
+  c[o + W.bottom] = Infinity;
 }
 
 /** Takes an observed point's value `g` (recordValue) at `bucket` in; returns whether it beats the week's record by the margin. */
 export function recordPoint(c: Float64Array, o: number, units: ShapeUnits, bucket: number, g: number): boolean {
   const day = Math.floor(bucket / BUCKETS_PER_DAY);
   if (day !== c[o + W.day]) closeDays(c, o, day);
-  const today = c[o + W.top]!;
-  const known = today === today;
-  const top = known ? Math.max(c[o + W.weekTop]!, today) : c[o + W.weekTop]!;
-  const bottom = known ? Math.min(c[o + W.weekBottom]!, c[o + W.bottom]!) : c[o + W.weekBottom]!;
-  c[o + W.top] = known ? Math.max(today, g) : g;
-  c[o + W.bottom] = known ? Math.min(c[o + W.bottom]!, g) : g;
+  const top = Math.max(c[o + W.weekTop]!, c[o + W.top]!);
+  const bottom = Math.min(c[o + W.weekBottom]!, c[o + W.bottom]!);
+  c[o + W.top] = Math.max(c[o + W.top]!, g);
+  c[o + W.bottom] = Math.min(c[o + W.bottom]!, g);
   // ln(1 + g) > ln(1 + top) + LOG_MARGIN, without a logarithm a point
   return c[o + W.days]! >= MIN_DAYS && g > (units === 'log' ? (1 + top) * RATIO - 1 : top + LINEAR_MARGIN * (top - bottom));
 }
