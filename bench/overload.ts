@@ -62,20 +62,30 @@ interface PhaseResult {
   rssPeak: number;
   rssSettled: number;
   serverCores: number;
-  memory: string;
+  status: string;
 }
 
 const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 
-/** DuckDB's memory in use (and its larger tags) and the JS heap, from the server's status. */
-async function memoryText(api: string): Promise<string> {
+/**
+ * From the server's status: DuckDB's memory in use (and its larger tags), the JS heap, and the waits
+ * the server saw over its last minute (high quantiles: the phase's exports, whatever came before).
+ */
+async function statusText(api: string): Promise<string> {
   try {
     const s = (await (await fetch(`${api}/admin/status`, { signal: AbortSignal.timeout(5000) })).json()) as {
-      status: { memory: { duckdb?: { memory_used_bytes: number; by_tag: Record<string, number> }; js_heap_bytes: number; inflight_bytes: number } };
+      status: {
+        memory: { duckdb?: { memory_used_bytes: number; by_tag: Record<string, number> }; js_heap_bytes: number; inflight_bytes: number };
+        ingest: { observed_ack_wait: { window_s: number; requests: number; over_limit: number; p99_ms: number | null; arrival_p99_ms: number | null } };
+      };
     };
     const m = s.status.memory;
+    const w = s.status.ingest.observed_ack_wait;
     const tags = Object.entries(m.duckdb?.by_tag ?? {}).filter(([, b]) => b >= 8 * MiB).sort((a, b) => b[1] - a[1]).map(([t, b]) => `${t} ${mib(b)}`);
-    return `DuckDB ${mib(m.duckdb?.memory_used_bytes ?? 0)}${tags.length ? ` (${tags.join(', ')})` : ''}, JS heap ${mib(m.js_heap_bytes)}`;
+    return (
+      `DuckDB ${mib(m.duckdb?.memory_used_bytes ?? 0)}${tags.length ? ` (${tags.join(', ')})` : ''}, JS heap ${mib(m.js_heap_bytes)}; ` +
+      `server's last ${w.window_s} s: wait p99 ${ms(w.p99_ms ?? NaN)}, of it arriving p99 ${ms(w.arrival_p99_ms ?? NaN)}, ${w.over_limit} of ${w.requests} past the limit`
+    );
   } catch (e) {
     return `status did not answer (${(e as Error).message})`;
   }
@@ -101,7 +111,7 @@ async function runPhase(srv: ChildServer, transport: Transport, phase: Phase): P
     rssPeak: Math.max(0, ...samples.map((s) => s.rss)),
     rssSettled: quantile(settled, 0.5),
     serverCores,
-    memory: await memoryText(srv.api),
+    status: await statusText(srv.api),
   };
 }
 
@@ -133,7 +143,7 @@ function phaseLine(transport: Transport, r: PhaseResult, unloaded: number): stri
     `${transport.padEnd(18)} ${p.name.padEnd(8)} ${String(p.senders).padStart(3)} × ${p.spans} spans, ${p.seconds} s: ` +
     `${rateOf(f).toFixed(0).padStart(6)} spans/s accepted (${((100 * rateOf(f)) / unloaded).toFixed(0)}% of unloaded); ` +
     `ack p50 ${ms(quantile(f.acks, 0.5))} p99 ${ms(quantile(f.acks, 0.99))} (${f.acks.length}); refused ${f.refusals.length} in p50 ${ms(quantile(f.refusals, 0.5))} p99 ${ms(quantile(f.refusals, 0.99))}; ` +
-    `answers {${answers}}; RSS peak ${mib(r.rssPeak)}, settled ${mib(r.rssSettled)}; ${r.memory}; server ${r.serverCores.toFixed(2)} cores, fleet ${f.cores.toFixed(2)} (loop delay p99 ${ms(f.loopDelayP99)})${quiet}`
+    `answers {${answers}}; RSS peak ${mib(r.rssPeak)}, settled ${mib(r.rssSettled)}; ${r.status}; server ${r.serverCores.toFixed(2)} cores, fleet ${f.cores.toFixed(2)} (loop delay p99 ${ms(f.loopDelayP99)})${quiet}`
   );
 }
 

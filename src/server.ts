@@ -135,6 +135,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       max_ack_wait_ms: config.maxAckWaitMs,
       estimated_ack_wait_ms: latency.estimatedWaitMs(),
       refused_for_wait: latency.refused(),
+      observed_ack_wait: latency.observed(),
       refusals_waiting: pace.waiting(),
       refusals_paced: pace.paced(),
       max_body_bytes: config.maxBodyBytes,

@@ -5,6 +5,7 @@
 import { anyObject, arr, bool, dict, int, iso, nstr, num, nullable, obj, oneOf, opt, str, Type, type Static } from '../core/schema.js';
 
 const count = () => Type.Integer({ minimum: 0 });
+const msOrNull = () => Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 0 });
 
 /** How many diagnoses run and wait (diagnose/admission.ts); limit and max_waiting are per tenant store. */
 const admission = {
@@ -59,6 +60,18 @@ export const StatusSchema = obj(
         max_ack_wait_ms: num(),
         estimated_ack_wait_ms: num(),
         refused_for_wait: int(),
+        observed_ack_wait: obj(
+          {
+            window_s: num(),
+            requests: count(),
+            over_limit: count(),
+            p50_ms: msOrNull(),
+            p99_ms: msOrNull(),
+            arrival_p50_ms: msOrNull(),
+            arrival_p99_ms: msOrNull(),
+          },
+          'the waits admitted requests really had, admission to answer, over the last window_s (receivers/observed-waits.ts): over_limit waited past max_ack_wait_ms; arrival_*: admission to the body\'s last byte; null with no request',
+        ),
         refusals_waiting: int('refusals held for their turn now (receivers/refusal-pace.ts)'),
         refusals_paced: int('refusals that waited for their turn since start'),
         max_body_bytes: int(),

@@ -13,6 +13,7 @@
 // rate yet) nothing beyond the trusted burst is admitted.
 import { ApiError } from '../core/errors.js';
 import { ACK_WAIT_TAU_MS, AckWaitEstimator, retryAfterSeconds } from './ack-wait.js';
+import { createObservedWaits, type WaitSummary } from './observed-waits.js';
 
 /** An admitted request's wait: told when its body has arrived, and once it is answered. */
 export interface Waiting {
@@ -27,6 +28,8 @@ export interface LatencyAdmission {
   estimatedWaitMs(): number;
   /** Requests refused by the estimate since start (status). */
   refused(): number;
+  /** The waits admitted requests really had lately (status). */
+  observed(): WaitSummary;
 }
 
 /** Bytes in flight admitted on trust, before a queue stands or a rate is known: 16 requests of 512 KiB, ~50,000 spans. */
@@ -43,6 +46,7 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
   const trusted = opts.trustedBurstBytes ?? TRUSTED_BURST_BYTES;
   const now = opts.now ?? (() => performance.now());
   const estimator = new AckWaitEstimator();
+  const observed = createObservedWaits();
   let refused = 0;
   // Requests in flight in admission order; answered ones leave the head lazily.
   const open: { t: number; done: boolean }[] = [];
@@ -80,21 +84,25 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
       estimator.started(n, t);
       const entry = { t, done: false };
       open.push(entry);
-      let arrived = false;
+      let arrivedAt = NaN;
       return {
         arrived() {
-          if (arrived || entry.done) return;
-          arrived = true;
-          estimator.arrived(n, now());
+          if (arrivedAt === arrivedAt || entry.done) return;
+          arrivedAt = now();
+          estimator.arrived(n, arrivedAt);
         },
         answered() {
           if (entry.done) return;
           entry.done = true;
-          estimator.finished(n, now(), arrived);
+          const u = now();
+          const arrived = arrivedAt === arrivedAt;
+          estimator.finished(n, u, arrived);
+          if (arrived) observed.record(u, u - t, arrivedAt - t);
         },
       };
     },
     estimatedWaitMs: () => Math.round(estimator.waitMs(1, now())),
     refused: () => refused,
+    observed: () => observed.summary(now(), opts.maxAckWaitMs),
   };
 }

@@ -120,6 +120,26 @@ describe('latency admission', () => {
     expect(adm.estimatedWaitMs()).toBeGreaterThan(1000);
   });
 
+  it('reports the waits its admitted requests had: from admission to answer, and to the body\'s arrival', () => {
+    const { clock, adm } = clocked(1000);
+    // Three requests admitted together: bodies in after 10, 20 and 30 ms, answered after 400, 1200, 1500 ms.
+    const ws = [adm.admit(1024), adm.admit(1024), adm.admit(1024)];
+    for (const [i, w] of ws.entries()) {
+      clock.t = 10 * (i + 1);
+      w.arrived();
+    }
+    clock.t = 400;
+    ws[0]!.answered();
+    clock.t = 1200;
+    ws[1]!.answered();
+    clock.t = 1500;
+    ws[2]!.answered();
+    ws[2]!.answered(); // once only
+    // A sender that went away before its body was whole: no wait to report.
+    adm.admit(1024).answered();
+    expect(adm.observed()).toMatchObject({ requests: 3, over_limit: 2, p50_ms: 1200, p99_ms: 1500, arrival_p50_ms: 20, arrival_p99_ms: 30 });
+  });
+
   it('admits everything with the limit at 0', () => {
     const { clock, adm, admit } = clocked(0);
     admit(1024);

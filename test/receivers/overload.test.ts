@@ -76,10 +76,17 @@ describe('admission by the wait for an acknowledgement', () => {
     for (const id of acked) expect(stored.get(id)).toEqual({ n: PER_TRACE, spans: PER_TRACE });
     expect(stored.size).toBe(acked.length);
 
-    const status = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> } };
+    const status = (await (await fetch(`${srv.api}/admin/status`)).json()) as { status: { ingest: Record<string, number> & { observed_ack_wait: Record<string, number> } } };
     expect(status.status.ingest['max_ack_wait_ms']).toBe(1);
     expect(status.status.ingest['refused_for_wait']).toBe(refused.length + grpcRefused.length);
     expect(status.status.ingest['inflight_bytes']).toBe(0);
+    // What came of admission: every acknowledged request, none refused; a commit takes longer than 1 ms.
+    const observed = status.status.ingest.observed_ack_wait;
+    expect(observed['requests']).toBe(acked.length);
+    expect(observed['over_limit']).toBeGreaterThan(0);
+    expect(observed['over_limit']).toBeLessThanOrEqual(acked.length);
+    expect(observed['p99_ms']).toBeGreaterThanOrEqual(observed['p50_ms']!);
+    expect(observed['arrival_p99_ms']).toBeLessThanOrEqual(observed['p99_ms']!);
   });
 
   it('paces gRPC refusals beyond the burst: each held stream still gets UNAVAILABLE with Retry-After', async () => {
