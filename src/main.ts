@@ -1,7 +1,7 @@
 // Entry point: validate configuration, start, log the bound ports as JSON lines, and shut down
 // gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, commit, checkpoint, exit 0).
 import './env-init.js';
-import { allocatorWarning, usesGlibc } from './core/allocator.js';
+import { allocatorWarning, heapTrim, trimHeaps, usesGlibc } from './core/allocator.js';
 import { ConfigError, loadConfig } from './core/config.js';
 import { jsonLog, startServer } from './server.js';
 
@@ -19,6 +19,9 @@ async function main(): Promise<void> {
   const allocator = allocatorWarning(process.env, usesGlibc());
   if (allocator) jsonLog({ level: 'warn', msg: allocator });
   const running = await startServer(config);
+  const trim = heapTrim();
+  if (typeof trim === 'function') trimHeaps(trim);
+  else if (trim.unavailable !== 'not glibc') jsonLog({ level: 'warn', msg: `glibc's heaps are not trimmed (${trim.unavailable}): memory freed after a load peak may stay resident` });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -5,6 +5,7 @@
 // hundreds of MiB so. ALLOCATOR_SETTINGS bound both, but glibc reads them once, before the process
 // runs any code, so the server cannot set them for itself: `npm start` sets them (package.json), the
 // testkit starts servers the same way, and a server started without them says so.
+import { createRequire } from 'node:module';
 import { settingDefault } from './config.js';
 
 /** glibc's tunables the server is started with (SETTINGS holds their defaults and meaning). */
@@ -28,4 +29,45 @@ export function allocatorWarning(env: NodeJS.ProcessEnv, glibc: boolean): string
   if (!glibc || !unset.length) return null;
   const set = unset.map((k) => `${k}=${settingDefault(k)}`).join(' ');
   return `${unset.join(' and ')} unset: glibc's malloc then keeps memory freed by every thread in arenas of their own (RSS grows past the memory budget's shares); start the server with ${set} in its environment, as \`npm start\` does`;
+}
+
+/**
+ * How often the heaps are trimmed (trimHeaps): a walk over ~250 MiB of heap takes ~20 ms of one of
+ * libuv's threads (bench:overload, OTLP/gRPC, one run each at 10 s and at 2 s: RSS after the flood
+ * +8.9% and +11.3% of before, against +14.5-23% untrimmed; the shorter no better).
+ */
+export const TRIM_INTERVAL_MS = 10_000;
+
+/** Calls back once glibc's malloc_trim(0) has run, off the event loop. */
+export type HeapTrim = (done: (err: unknown) => void) => void;
+
+/**
+ * glibc's free() gives memory back to the system only from the top of a heap: pages freed among
+ * allocations that live on stay resident. A flood of gRPC exports (each arriving in 16 KiB frames)
+ * left 50-90 MiB so in the main heap for good (bench/README.md, bench:overload); malloc_trim(0)
+ * returns every whole free page of every arena. Node cannot call it: koffi (an FFI, prebuilt per
+ * platform) can, and its asynchronous call runs it on libuv's pool. The reason when it cannot be
+ * had: not glibc, or koffi has no build for this platform.
+ */
+export function heapTrim(glibc = usesGlibc()): HeapTrim | { unavailable: string } {
+  if (!glibc) return { unavailable: 'not glibc' };
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+    const trim = koffi.load('libc.so.6').func('int malloc_trim(size_t)');
+    return (done) => trim.async(0, (err: unknown) => done(err));
+  } catch (err) {
+    return { unavailable: `koffi: ${(err as Error).message}` };
+  }
+}
+
+/** Trims the heaps every `intervalMs`, one trim at a time; stop() ends it. */
+export function trimHeaps(trim: HeapTrim, intervalMs = TRIM_INTERVAL_MS): { stop(): void } {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    trim(() => (running = false));
+  }, intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

@@ -3,8 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { ALLOCATOR_SETTINGS, allocatorWarning } from '../../src/core/allocator.js';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it, vi } from 'vitest';
+import { ALLOCATOR_SETTINGS, allocatorEnv, allocatorWarning, heapTrim, trimHeaps, usesGlibc, type HeapTrim } from '../../src/core/allocator.js';
 import { loadConfig, settingDefault } from '../../src/core/config.js';
 import { PACKAGE_ROOT } from '../../src/core/paths.js';
 
@@ -40,5 +41,70 @@ describe("glibc's malloc settings", () => {
     expect(() => loadConfig({ MALLOC_ARENA_MAX: 'many' })).toThrow(/MALLOC_ARENA_MAX="many"/);
     expect(() => loadConfig({ MALLOC_MMAP_THRESHOLD_: '1GB' })).toThrow(/MALLOC_MMAP_THRESHOLD_="1GB"/);
     expect(loadConfig({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' })).toMatchObject({ mallocArenaMax: 4, mallocMmapThreshold: 65536 });
+  });
+});
+
+/**
+ * A process that allocates ~200 MiB in 10-17 KiB buffers, keeps one in 16, frees the rest and
+ * collects, then trims once (`trim`) or not: its RSS (bytes) at start, once freed, and at the end.
+ */
+function freeAndTrim(trim: boolean): { start: number; freed: number; end: number } {
+  const allocator = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'src', 'core', 'allocator.js')).href;
+  const script = `
+    import { heapTrim } from ${JSON.stringify(allocator)};
+    const rss = () => process.memoryUsage().rss;
+    const start = rss();
+    const keep = [];
+    let drop = [];
+    for (let i = 0; i < 16000; i++) (i % 16 ? drop : keep).push(Buffer.alloc(10000 + (i % 8) * 1000, 1));
+    drop = null;
+    globalThis.gc();
+    await new Promise((r) => setTimeout(r, 50));
+    globalThis.gc();
+    const freed = rss();
+    if (${trim}) await new Promise((ok, fail) => heapTrim()((err) => (err ? fail(err) : ok())));
+    console.log(JSON.stringify({ start, freed, end: rss(), kept: keep.length }));`;
+  const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { env: { PATH: process.env['PATH'] ?? '', ...allocatorEnv() }, encoding: 'utf8' });
+  return JSON.parse(out) as { start: number; freed: number; end: number };
+}
+
+const MiB = 2 ** 20;
+
+describe("glibc's heaps, trimmed", () => {
+  it.runIf(usesGlibc())('gives back memory that freeing alone leaves resident', () => {
+    const untrimmed = freeAndTrim(false);
+    // freed among the buffers kept, the memory stays: glibc gives back only a heap's top
+    expect(untrimmed.end - untrimmed.start).toBeGreaterThan(100 * MiB);
+    const trimmed = freeAndTrim(true);
+    expect(trimmed.freed - trimmed.start).toBeGreaterThan(100 * MiB);
+    expect(trimmed.freed - trimmed.end).toBeGreaterThan(100 * MiB);
+  });
+
+  it('is unavailable, with the reason, where the allocator is not glibc', () => {
+    expect(heapTrim(false)).toEqual({ unavailable: 'not glibc' });
+  });
+
+  it('runs one trim at a time, every interval, until stopped', () => {
+    vi.useFakeTimers();
+    try {
+      const pending: Array<(err: unknown) => void> = [];
+      const trim: HeapTrim = (done) => void pending.push(done);
+      const trimming = trimHeaps(trim, 1000);
+      vi.advanceTimersByTime(999);
+      expect(pending).toHaveLength(0);
+      vi.advanceTimersByTime(1);
+      expect(pending).toHaveLength(1);
+      vi.advanceTimersByTime(3000); // still running: no second trim beside it
+      expect(pending).toHaveLength(1);
+      pending[0]!(null);
+      vi.advanceTimersByTime(1000);
+      expect(pending).toHaveLength(2);
+      trimming.stop();
+      pending[1]!(null);
+      vi.advanceTimersByTime(5000);
+      expect(pending).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
