@@ -32,9 +32,9 @@ export function allocatorWarning(env: NodeJS.ProcessEnv, glibc: boolean): string
 }
 
 /**
- * How often the heaps are trimmed (trimHeaps): a walk over ~250 MiB of heap takes ~20 ms of one of
- * libuv's threads (bench:overload, OTLP/gRPC, one run each at 10 s and at 2 s: RSS after the flood
- * +8.9% and +11.3% of before, against +14.5-23% untrimmed; the shorter no better).
+ * How often the heaps are trimmed (trimHeaps): each trim walks every heap on one of libuv's threads.
+ * Chosen on bench:overload (OTLP/gRPC, RSS after the flood against before it): every 2 s gave back
+ * no more than every 10 s (bench/README.md).
  */
 export const TRIM_INTERVAL_MS = 10_000;
 
@@ -42,12 +42,11 @@ export const TRIM_INTERVAL_MS = 10_000;
 export type HeapTrim = (done: (err: unknown) => void) => void;
 
 /**
- * glibc's free() gives memory back to the system only from the top of a heap: pages freed among
- * allocations that live on stay resident. A flood of gRPC exports (each arriving in 16 KiB frames)
- * left 50-90 MiB so in the main heap for good (bench/README.md, bench:overload); malloc_trim(0)
- * returns every whole free page of every arena. Node cannot call it: koffi (an FFI, prebuilt per
- * platform) can, and its asynchronous call runs it on libuv's pool. The reason when it cannot be
- * had: not glibc, or koffi has no build for this platform.
+ * glibc's free() gives memory back to the system only from the top of a heap, so pages freed among
+ * allocations that live on stay resident: after a flood of gRPC exports the main heap kept what the
+ * flood had freed (bench/README.md, bench:overload). malloc_trim(0) returns every whole free page of
+ * every arena. Node cannot call it; koffi (an FFI, prebuilt per platform) can, and its asynchronous
+ * call runs it on libuv's pool. Where it cannot be had, the reason: not glibc, or no koffi build.
  */
 export function heapTrim(glibc = usesGlibc()): HeapTrim | { unavailable: string } {
   if (!glibc) return { unavailable: 'not glibc' };

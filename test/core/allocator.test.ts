@@ -71,6 +71,7 @@ function freeAndTrim(trim: boolean): { start: number; freed: number; end: number
 const MiB = 2 ** 20;
 
 describe("glibc's heaps, trimmed", () => {
+  // malloc_trim is glibc's: elsewhere (musl, macOS) there is nothing to trim with
   it.runIf(usesGlibc())('gives back memory that freeing alone leaves resident', () => {
     const untrimmed = freeAndTrim(false);
     // freed among the buffers kept, the memory stays: glibc gives back only a heap's top
