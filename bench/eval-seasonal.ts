@@ -24,6 +24,8 @@ import { BocpdDetector, worsening, type ChangePoint, type SeriesInput, type Sign
 import { seasonalSeries, type GeneratedSignal } from '../testkit/seasonal-series.js';
 
 const GRACE_MIN = Number(settingDefault('SVC_DETECT_GRACE_S')) / 60;
+/** Buckets in an hour: a generated shift is found by a worsening starting within an hour of its onset. */
+const HOUR = 12;
 const BUCKET_MIN = BUCKET_US / 60_000_000;
 const verbose = Boolean(process.env.EVAL_VERBOSE);
 
@@ -106,14 +108,14 @@ function generated(seeds: number[], group: string): Row[] {
       const lags: number[] = [];
       let found = 0;
       // a shift whose first hour lies in the series' long gap cannot be found within that hour
-      const shifts = g.shifts.filter((s) => !(s.at >= g.gap.at && s.at + 12 <= g.gap.end));
+      const shifts = g.shifts.filter((s) => !(s.at >= g.gap.at && s.at + HOUR <= g.gap.end));
       for (const s of shifts) {
-        const c = changes.find((x) => x.index >= s.at - 2 && x.index <= s.at + 12);
+        const c = changes.find((x) => x.index >= s.at - 2 && x.index <= s.at + HOUR);
         if (!c) continue;
         found++;
         lags.push((c.at - s.at + s.share) * BUCKET_MIN + GRACE_MIN); // onset inside bucket s.at, row after bucket c.at closes
       }
-      const falses = changes.filter((c) => !g.shifts.some((s) => c.index >= s.at - 2 && c.index < s.end + 12));
+      const falses = changes.filter((c) => !g.shifts.some((s) => c.index >= s.at - 2 && c.index < s.end + HOUR));
       const days = g.values.length / 288;
       rows.push({
         group,

@@ -171,6 +171,12 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
     const toRaw = rawAt(c, 0, m, c[T.origin]! + index);
     changes.push({ index, at, before: toRaw(before), after: toRaw(after) });
   };
+  /** A worsening starting at point `start`: reported, and remembered until the series falls back. */
+  const worsened = (start: number, at: number, before: number, after: number): void => {
+    c[T.raised] = 1;
+    noteReported(c, T.envelope, c[T.origin]! + start);
+    report(start, at, before, after);
+  };
   let e = 0;
   let rec = 0;
   for (let k = 0; k < p.length; k++) {
@@ -178,7 +184,9 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
     // gets the same context whichever stretches are read here; with nothing waiting, up to the next
     // event the points only move it
     const idle = !anyHeld(c, T.held) && !(c[T.downFrom]! === c[T.downFrom]);
-    const stop = idle ? Math.min(e < evs.length ? events[evs[e]! + E.at]! - p.t0 : p.length, rec < records.length ? records[rec]! : p.length) : k + 1;
+    const nextEvent = e < evs.length ? events[evs[e]! + E.at]! - p.t0 : p.length;
+    const nextRecord = rec < records.length ? records[rec]! : p.length;
+    const stop = idle ? Math.min(nextEvent, nextRecord) : k + 1;
     if (stop > k + 1) {
       readStretch(core, c, p, raw, ns, k, stop);
       k = stop - 1;
@@ -221,9 +229,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       // for it); whatever waited is part of it
       if (!(bucket - lastReported(c, T.envelope) < QUIET_SPAN)) {
         newHeld(c, T.held);
-        c[T.raised] = 1;
-        noteReported(c, T.envelope, bucket);
-        report(t, t, unit * levelBefore(c, 0, bucket, bucket).level, point);
+        worsened(t, t, unit * levelBefore(c, 0, bucket, bucket).level, point);
         continue;
       }
     }
@@ -232,11 +238,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       const start = onset(c, m, h, t);
       // a change starting where the last reported worsening did (a week's record BOCPD then found
       // too) is that worsening
-      if (c[T.origin]! + start !== lastReported(c, T.envelope)) {
-        c[T.raised] = 1;
-        noteReported(c, T.envelope, c[T.origin]! + start);
-        report(start, t, h.before, (unit * h.sum) / h.weight);
-      }
+      if (c[T.origin]! + start !== lastReported(c, T.envelope)) worsened(start, t, h.before, (unit * h.sum) / h.weight);
     }
   }
   c.set(p.state.subarray(core.stateSize + T.record, core.stateSize + T.record + W.size), T.record); // the first reading's, as it stands after these points

@@ -242,9 +242,9 @@ export function readPoints(m: TimedModel, b: SeasonalBatch): void {
  * The series fell from `from` to `to` (raw residual units): after an outage or a silence the next rise
  * is a recovery, measured from `from`; the fall that ends a reported worsening is no outage. Nor is
  * any fall when `outages` is false (error_rate): fewer errors a call is an improvement, and a service
- * without calls is no observation at all. (Before, the fall that ended a burst of errors stayed the
- * level a real shift days later was measured from, and the shift came out below it: generated seeds
- * 101-110, 5 shifts of 160 more found, 401-440 3 of 638; calibration and NAB unchanged.)
+ * without calls is no observation at all; else the fall that ended a burst of errors stays the level
+ * a real shift days later is measured from (found on held-out generated seeds 101-110, checked on
+ * seeds 401-440, calibration and NAB; bench/README.md).
  */
 export function noteFall(c: Float64Array, o: number, from: number, to: number, outages: boolean): void {
   c[o + T.fell] = !outages || c[o + T.raised] === 1 || !(to < FALL_SHARE * from) ? NaN : from;
