@@ -19,7 +19,10 @@ import { sqlTimestamp } from '../../src/store/sql.js';
 import { B, BUCKETS, SHIFT_AT, history } from '../../testkit/incident.js';
 import { ALL_TIME, cli, rows } from './cli.js';
 
-const ENV = { SVC_DETECT_INTERVAL_S: '3600', SVC_QUERY_ROW_CAP: '200000' };
+// Detection runs only when the test asks (tds detect): scheduled passes run at each bucket's grace as
+// well as every interval, and one between two steps would close buckets a comparison expects open.
+// With a day's grace they close none of the data, which spans two hours.
+const ENV = { SVC_DETECT_INTERVAL_S: '3600', SVC_DETECT_GRACE_S: '86400', SVC_QUERY_ROW_CAP: '200000' };
 const first = Math.floor((Date.now() * 1000) / B) - BUCKETS - 3;
 const fromTs = first * B;
 const toTs = (first + BUCKETS + 1) * B;
