@@ -133,6 +133,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       inflight_bytes: admission.inflightBytes(),
       max_inflight_bytes: budget.maxInflightBytes,
       max_ack_wait_ms: config.maxAckWaitMs,
+      ack_wait_limit_ms: latency.limitMs(),
       estimated_ack_wait_ms: latency.estimatedWaitMs(),
       refused_for_wait: latency.refused(),
       observed_ack_wait: latency.observed(),

@@ -58,6 +58,7 @@ export const StatusSchema = obj(
         inflight_bytes: int(),
         max_inflight_bytes: int(),
         max_ack_wait_ms: num(),
+        ack_wait_limit_ms: num(),
         estimated_ack_wait_ms: num(),
         refused_for_wait: int(),
         observed_ack_wait: obj(

@@ -1,7 +1,7 @@
 // Admission by the wait for an acknowledgement (receivers/latency-admission.ts) on a simulated clock:
 // it refuses by an estimate learnt under load, not by one learnt from light traffic.
 import { describe, expect, it } from 'vitest';
-import { LOADED_MEMORY_MS, createLatencyAdmission } from '../../src/receivers/latency-admission.js';
+import { LOADED_MEMORY_MS, TAIL_TARGET, createLatencyAdmission } from '../../src/receivers/latency-admission.js';
 import { ApiError } from '../../src/core/errors.js';
 
 function clocked(maxAckWaitMs: number, trustedBurstBytes?: number) {
@@ -138,6 +138,42 @@ describe('latency admission', () => {
     // A sender that went away before its body was whole: no wait to report.
     adm.admit(1024).answered();
     expect(adm.observed()).toMatchObject({ requests: 3, over_limit: 2, p50_ms: 1200, p99_ms: 1500, arrival_p50_ms: 20, arrival_p99_ms: 30 });
+  });
+
+  it('narrows its limit by how far the waits went past it, only while requests are refused at the setting itself', () => {
+    const { clock, adm, admit } = clocked(1000);
+    // 60 small requests together (no queue has stood: all admitted), answered 2.5 s later: the
+    // tail went to 2.5 times the limit they were admitted under.
+    const first = Array.from({ length: 60 }, () => admit(1024));
+    clock.t += 2500;
+    for (const done of first) done();
+    // Nothing is refused at the setting: the fleet, not admission, bounds this queue, and the limit stays.
+    expect(adm.limitMs()).toBe(1000);
+    // A queue stands (the oldest has waited 600 ms) and a large request would wait past the setting:
+    // refused, and from now the limit is narrowed to keep the tail within TAIL_TARGET times the setting.
+    const queue = Array.from({ length: 10 }, () => admit(1024));
+    clock.t += 600;
+    const narrowed = Math.round((1000 * TAIL_TARGET) / 2.5);
+    expect(() => admit(64 * 1024)).toThrow(`limit ${narrowed} ms`);
+    expect(adm.limitMs()).toBe(narrowed);
+    // Small requests are admitted until the estimate reaches the narrowed limit, not the setting.
+    let estimate = 0;
+    let refusal: unknown = null;
+    for (let i = 0; i < 1000 && !refusal; i++) {
+      try {
+        queue.push(admit(1024));
+        estimate = adm.estimatedWaitMs();
+      } catch (err) {
+        refusal = err;
+      }
+    }
+    expect(String(refusal)).toContain(`limit ${narrowed} ms`);
+    expect(estimate).toBeGreaterThan(narrowed * 0.9);
+    expect(estimate).toBeLessThan(1000);
+    // Once nothing has been refused at the setting for LOADED_MEMORY_MS, the setting holds again.
+    for (const done of queue) done();
+    clock.t += LOADED_MEMORY_MS + 1;
+    expect(adm.limitMs()).toBe(1000);
   });
 
   it('admits everything with the limit at 0', () => {
