@@ -62,6 +62,13 @@ const TAIL_WINDOW_MS = 20_000;
 const TAIL_AT_LEAST = 50;
 /** The limit narrows to half the setting at most: at half, a flood's tail was within the target (bench:overload). */
 const NARROWEST = 0.5;
+/**
+ * The limit stays narrowed this long after a request was last refused at the setting itself. A flood
+ * kept being refused there 50-300 times a second while narrowed (bench:overload); after a cold
+ * start, where a fresh server refuses a large fleet for a few seconds while it learns its rate,
+ * narrowing for longer (6 s) refused 128 senders of bench:ingest for as long again.
+ */
+const PRESSED_MEMORY_MS = 2_000;
 /** How often the tail is taken again (it sorts the window's answers). */
 const TAIL_EVERY_MS = 250;
 
@@ -85,7 +92,7 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
   };
   let pressedAt = -Infinity; // when a request was last refused at the setting itself
   /** The limit at `t`: narrowed while requests are refused at the setting itself (decide). */
-  const limitAt = (t: number) => (t - pressedAt <= LOADED_MEMORY_MS ? narrowedLimit(t) : opts.maxAckWaitMs);
+  const limitAt = (t: number) => (t - pressedAt <= PRESSED_MEMORY_MS ? narrowedLimit(t) : opts.maxAckWaitMs);
   // Requests in flight in admission order; answered ones leave the head lazily.
   const open: { t: number; done: boolean }[] = [];
   const oldestWaitMs = (t: number) => {
@@ -99,10 +106,10 @@ export function createLatencyAdmission(opts: { maxAckWaitMs: number; now?: () =>
   };
   /**
    * The limit a request of `bytes` arriving at `t` is held to, and its refusal if it is refused
-   * (counted). The narrowed limit holds only while requests are refused at the setting too: where
-   * the fleet, not admission, bounds the queue (128 senders of bench:ingest, none refused at the
-   * setting, ack p99 1.7-2.0 s), narrowing only refused requests the server had time for (6,400 of
-   * them, and a third of the rate).
+   * (counted). The narrowed limit holds only while requests are refused at the setting too
+   * (PRESSED_MEMORY_MS): where the fleet, not admission, bounds the queue (128 senders of
+   * bench:ingest, none refused at the setting once warm, ack p99 1.7-2.0 s), narrowing regardless
+   * refused requests the server had time for (6,400 of them, and a third of the rate).
    */
   const decide = (bytes: number, t: number): { limitMs: number; refusal: ApiError | null } => {
     const wait = estimator.waitMs(bytes, t);

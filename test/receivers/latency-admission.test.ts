@@ -149,7 +149,7 @@ describe('latency admission', () => {
     for (const done of first) done();
     // Nothing is refused at the setting: the fleet, not admission, bounds this queue, and the limit stays.
     expect(adm.limitMs()).toBe(1000);
-    // A queue stands (the oldest has waited 600 ms) and a large request would wait past the setting:
+    // A queue stands (the oldest has waited 600 ms) and large requests would wait past the setting:
     // refused, and from now the limit is narrowed to keep the tail within TAIL_TARGET times the setting.
     const queue = Array.from({ length: 10 }, () => admit(1024));
     clock.t += 600;
@@ -170,9 +170,12 @@ describe('latency admission', () => {
     expect(String(refusal)).toContain(`limit ${narrowed} ms`);
     expect(estimate).toBeGreaterThan(narrowed * 0.9);
     expect(estimate).toBeLessThan(1000);
-    // Once nothing has been refused at the setting for LOADED_MEMORY_MS, the setting holds again.
+    // Refusals at the narrowed limit alone do not keep it narrowed: two seconds after the last
+    // refusal at the setting, the setting holds again.
     for (const done of queue) done();
-    clock.t += LOADED_MEMORY_MS + 1;
+    clock.t += 1500;
+    expect(adm.limitMs()).toBe(narrowed);
+    clock.t += 501;
     expect(adm.limitMs()).toBe(1000);
   });
 
