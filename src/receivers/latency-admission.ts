@@ -60,7 +60,7 @@ export const TAIL_TARGET = 1.7;
 const TAIL_WINDOW_MS = 20_000;
 /** Fewer answers than this in the window say nothing of a tail (light load): the setting holds. */
 const TAIL_AT_LEAST = 50;
-/** The limit narrows to half the setting at most: at half, a flood's tail was within the target (bench:overload). */
+/** The limit narrows to half the setting at most: the narrowest margin measured (a fixed half: a flood's ack p99 0.9-2.1 s, bench:overload). */
 const NARROWEST = 0.5;
 /**
  * The limit stays narrowed this long after a request was last refused at the setting itself. A flood
