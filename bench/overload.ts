@@ -75,7 +75,7 @@ async function statusText(api: string): Promise<string> {
   try {
     const s = (await (await fetch(`${api}/admin/status`, { signal: AbortSignal.timeout(5000) })).json()) as {
       status: {
-        memory: { duckdb?: { memory_used_bytes: number; by_tag: Record<string, number> }; js_heap_bytes: number; inflight_bytes: number };
+        memory: { duckdb?: { memory_used_bytes: number; by_tag: Record<string, number> }; js_heap_bytes: number; array_buffers_bytes: number; inflight_bytes: number };
         ingest: { ack_wait_limit_ms: number; observed_ack_wait: { window_s: number; requests: number; over_limit: number; p99_ms: number | null; arrival_p99_ms: number | null } };
       };
     };
@@ -83,7 +83,7 @@ async function statusText(api: string): Promise<string> {
     const w = s.status.ingest.observed_ack_wait;
     const tags = Object.entries(m.duckdb?.by_tag ?? {}).filter(([, b]) => b >= 8 * MiB).sort((a, b) => b[1] - a[1]).map(([t, b]) => `${t} ${mib(b)}`);
     return (
-      `DuckDB ${mib(m.duckdb?.memory_used_bytes ?? 0)}${tags.length ? ` (${tags.join(', ')})` : ''}, JS heap ${mib(m.js_heap_bytes)}; ` +
+      `DuckDB ${mib(m.duckdb?.memory_used_bytes ?? 0)}${tags.length ? ` (${tags.join(', ')})` : ''}, JS heap ${mib(m.js_heap_bytes)}, buffers ${mib(m.array_buffers_bytes)}; ` +
       `server's last ${w.window_s} s: wait p99 ${ms(w.p99_ms ?? NaN)}, of it arriving p99 ${ms(w.arrival_p99_ms ?? NaN)}, ${w.over_limit} of ${w.requests} past the limit, now ${ms(s.status.ingest.ack_wait_limit_ms)}`
     );
   } catch (e) {

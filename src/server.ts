@@ -145,6 +145,10 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     });
     // The budget and what uses it; DuckDB's own figures come from the open-mode store (the hosted
     // variant's stores each have the limit below).
+    const mainThreadMemory = () => {
+      const m = process.memoryUsage();
+      return { js_heap_bytes: m.heapUsed, array_buffers_bytes: m.arrayBuffers };
+    };
     const memoryStatus = async () => ({
       budget_bytes: budget.bytes,
       budget_source: budget.source,
@@ -155,9 +159,9 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
       inflight_bytes: admission.inflightBytes(),
       max_inflight_bytes: budget.maxInflightBytes,
       rss_bytes: process.memoryUsage.rss(),
-      // The main thread's JavaScript heap (the decode workers have their own): with DuckDB's figure,
-      // what of the RSS is neither.
-      js_heap_bytes: process.memoryUsage().heapUsed,
+      // The main thread's JavaScript heap (the decode workers have their own), and the buffers outside
+      // it (request bodies, gRPC messages): with DuckDB's figure, what of the RSS is none of them.
+      ...mainThreadMemory(),
     });
     // Diagnoses wait their turn per tenant store, so that a pile of them cannot starve ingest.
     const diagnoses = diagnoseAdmissions({ limit: config.diagnoseConcurrency, maxWaiting: config.diagnoseQueue, maxWaitMs: config.diagnoseTimeoutMs / 2, timeLimitMs: config.diagnoseTimeoutMs });

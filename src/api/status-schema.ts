@@ -93,6 +93,7 @@ export const StatusSchema = obj(
       max_inflight_bytes: int(),
       rss_bytes: int(),
       js_heap_bytes: int(),
+      array_buffers_bytes: int(),
     }),
     diagnoses: obj(admission, 'diagnoses running and waiting, added up over the tenant stores; busy: answered busy since start; coalesced: shared the answer of an identical call'),
     detection: obj({

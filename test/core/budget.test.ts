@@ -83,5 +83,7 @@ describe('a server with a small budget', () => {
     expect(m['rss_bytes']).toBeGreaterThan(m['duckdb']['memory_used_bytes']);
     expect(m['js_heap_bytes']).toBeGreaterThan(0);
     expect(m['js_heap_bytes']).toBeLessThan(m['rss_bytes']);
+    expect(m['array_buffers_bytes']).toBeGreaterThan(0);
+    expect(m['array_buffers_bytes']).toBeLessThan(m['rss_bytes']);
   });
 });
