@@ -20,6 +20,7 @@ import { RESET_AFTER_REFUSAL, runFleet, type FleetResult } from './lib/fleet.js'
 import { benchTransports, quietSender, type QuietTimings, type Transport } from './lib/quiet-sender.js';
 import { withBenchServer, type ChildServer } from '../testkit/server.js';
 import { quantile } from './lib/sustain.js';
+import { memoryClasses, memoryClassesText } from './lib/smaps.js';
 import { settingDefault } from '../src/core/config.js';
 
 const STEADY_SECONDS = Number(process.env['OVERLOAD_STEADY_SECONDS'] ?? 45);
@@ -54,6 +55,7 @@ const PHASES: readonly Phase[] = [
 /** The window over which a phase's settled RSS is taken (the median of its samples). */
 const SETTLED_SECONDS = 10;
 const SAMPLE_MS = 250;
+const PEAK_MAP_MS = 2000;
 
 interface PhaseResult {
   phase: Phase;
@@ -61,6 +63,8 @@ interface PhaseResult {
   quiet: QuietTimings | null;
   rssPeak: number;
   rssSettled: number;
+  /** Where the memory was near the peak (smaps). */
+  peakMap: string;
   serverCores: number;
   status: string;
 }
@@ -95,7 +99,14 @@ async function runPhase(srv: ChildServer, transport: Transport, phase: Phase): P
   const target = transport === 'otlp-grpc' ? srv.otlpGrpc : srv.otlpHttp;
   const pid = srv.child.pid!;
   const samples: { t: number; rss: number }[] = [];
-  const sampler = setInterval(() => samples.push({ t: performance.now(), rss: rssOf(pid) }), SAMPLE_MS);
+  // Where the memory is at the phase's peak: smaps read again when RSS passes the peak so far, at
+  // most every PEAK_MAP_MS (a read takes a few ms of this process, none of the server's).
+  let peakMap = { rss: 0, t: -Infinity, classes: {} as ReturnType<typeof memoryClasses> };
+  const sampler = setInterval(() => {
+    const s = { t: performance.now(), rss: rssOf(pid) };
+    samples.push(s);
+    if (s.rss > peakMap.rss && s.t - peakMap.t >= PEAK_MAP_MS) peakMap = { ...s, classes: memoryClasses(pid) };
+  }, SAMPLE_MS);
   const quiet = phase.name === 'flood' ? quietSender(transport, target) : null;
   const cpu0 = srv.cpuSeconds();
   const t0 = performance.now();
@@ -110,6 +121,7 @@ async function runPhase(srv: ChildServer, transport: Transport, phase: Phase): P
     quiet: (await quiet?.stop()) ?? null,
     rssPeak: Math.max(0, ...samples.map((s) => s.rss)),
     rssSettled: quantile(settled, 0.5),
+    peakMap: `${mib(peakMap.rss)}: ${memoryClassesText(peakMap.classes)}`,
     serverCores,
     status: await statusText(srv.api),
   };
@@ -143,7 +155,7 @@ function phaseLine(transport: Transport, r: PhaseResult, unloaded: number): stri
     `${transport.padEnd(18)} ${p.name.padEnd(8)} ${String(p.senders).padStart(3)} × ${p.spans} spans, ${p.seconds} s: ` +
     `${rateOf(f).toFixed(0).padStart(6)} spans/s accepted (${((100 * rateOf(f)) / unloaded).toFixed(0)}% of unloaded); ` +
     `ack p50 ${ms(quantile(f.acks, 0.5))} p99 ${ms(quantile(f.acks, 0.99))} (${f.acks.length}); refused ${f.refusals.length} in p50 ${ms(quantile(f.refusals, 0.5))} p99 ${ms(quantile(f.refusals, 0.99))}; ` +
-    `answers {${answers}}; RSS peak ${mib(r.rssPeak)}, settled ${mib(r.rssSettled)}; ${r.status}; server ${r.serverCores.toFixed(2)} cores, fleet ${f.cores.toFixed(2)} (loop delay p99 ${ms(f.loopDelayP99)})${quiet}`
+    `answers {${answers}}; RSS peak ${mib(r.rssPeak)}, settled ${mib(r.rssSettled)} (at ${r.peakMap}); ${r.status}; server ${r.serverCores.toFixed(2)} cores, fleet ${f.cores.toFixed(2)} (loop delay p99 ${ms(f.loopDelayP99)})${quiet}`
   );
 }
 
