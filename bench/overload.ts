@@ -20,7 +20,7 @@ import { RESET_AFTER_REFUSAL, runFleet, type FleetResult } from './lib/fleet.js'
 import { benchTransports, quietSender, type QuietTimings, type Transport } from './lib/quiet-sender.js';
 import { withBenchServer, type ChildServer } from '../testkit/server.js';
 import { quantile } from './lib/sustain.js';
-import { memoryClasses, memoryClassesText } from './lib/smaps.js';
+import { memoryClasses, memoryClassesText, type MemoryClasses } from './lib/smaps.js';
 import { settingDefault } from '../src/core/config.js';
 
 const STEADY_SECONDS = Number(process.env['OVERLOAD_STEADY_SECONDS'] ?? 45);
@@ -101,7 +101,7 @@ async function runPhase(srv: ChildServer, transport: Transport, phase: Phase): P
   const samples: { t: number; rss: number }[] = [];
   // Where the memory is at the phase's peak: smaps read again when RSS passes the peak so far, at
   // most every PEAK_MAP_MS (a read takes a few ms of this process, none of the server's).
-  let peakMap = { rss: 0, t: -Infinity, classes: {} as ReturnType<typeof memoryClasses> };
+  let peakMap: { rss: number; t: number; classes: MemoryClasses } = { rss: 0, t: -Infinity, classes: {} };
   const sampler = setInterval(() => {
     const s = { t: performance.now(), rss: rssOf(pid) };
     samples.push(s);

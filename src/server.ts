@@ -145,24 +145,25 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     });
     // The budget and what uses it; DuckDB's own figures come from the open-mode store (the hosted
     // variant's stores each have the limit below).
-    const mainThreadMemory = () => {
+    const memoryStatus = async () => {
+      const duckdb = local ? { duckdb: await (await current())!.reads.use((c) => duckdbMemory(c)) } : {};
       const m = process.memoryUsage();
-      return { js_heap_bytes: m.heapUsed, array_buffers_bytes: m.arrayBuffers };
+      return {
+        budget_bytes: budget.bytes,
+        budget_source: budget.source,
+        duckdb_memory_limit_per_store: budget.duckdbMemoryLimit,
+        max_open_stores: budget.stores,
+        store_reopen_rows: budget.storeReopenRows,
+        ...duckdb,
+        inflight_bytes: admission.inflightBytes(),
+        max_inflight_bytes: budget.maxInflightBytes,
+        rss_bytes: m.rss,
+        // The main thread's JavaScript heap (the decode workers have their own), and the buffers
+        // outside it (request bodies, gRPC messages): with DuckDB's figure, what of the RSS is none.
+        js_heap_bytes: m.heapUsed,
+        array_buffers_bytes: m.arrayBuffers,
+      };
     };
-    const memoryStatus = async () => ({
-      budget_bytes: budget.bytes,
-      budget_source: budget.source,
-      duckdb_memory_limit_per_store: budget.duckdbMemoryLimit,
-      max_open_stores: budget.stores,
-      store_reopen_rows: budget.storeReopenRows,
-      ...(local ? { duckdb: await (await current())!.reads.use((c) => duckdbMemory(c)) } : {}),
-      inflight_bytes: admission.inflightBytes(),
-      max_inflight_bytes: budget.maxInflightBytes,
-      rss_bytes: process.memoryUsage.rss(),
-      // The main thread's JavaScript heap (the decode workers have their own), and the buffers outside
-      // it (request bodies, gRPC messages): with DuckDB's figure, what of the RSS is none of them.
-      ...mainThreadMemory(),
-    });
     // Diagnoses wait their turn per tenant store, so that a pile of them cannot starve ingest.
     const diagnoses = diagnoseAdmissions({ limit: config.diagnoseConcurrency, maxWaiting: config.diagnoseQueue, maxWaitMs: config.diagnoseTimeoutMs / 2, timeLimitMs: config.diagnoseTimeoutMs });
     let apiUrl = ''; // known once the API port is bound; the MCP tools call the API there

@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 
 export type MemoryClass = 'main heap' | 'arenas' | 'anon ≥64M' | 'anon 2-64M' | 'anon <2M' | 'files';
+/** Resident bytes by class. */
+export type MemoryClasses = Partial<Record<MemoryClass, number>>;
 
 const MiB = 2 ** 20;
 const ARENA = 64 * MiB;
@@ -19,14 +21,14 @@ function classOf(start: bigint, size: number, name: string): MemoryClass {
 }
 
 /** Resident bytes by class; empty when the process is gone or /proc is not there. */
-export function memoryClasses(pid: number): Partial<Record<MemoryClass, number>> {
+export function memoryClasses(pid: number): MemoryClasses {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
   } catch {
     return {};
   }
-  const out: Partial<Record<MemoryClass, number>> = {};
+  const out: MemoryClasses = {};
   let current: MemoryClass | null = null;
   for (const line of text.split('\n')) {
     const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
@@ -41,7 +43,7 @@ export function memoryClasses(pid: number): Partial<Record<MemoryClass, number>>
 }
 
 /** `main heap 190, arenas 65, ...` in MiB, largest first. */
-export function memoryClassesText(classes: Partial<Record<MemoryClass, number>>): string {
+export function memoryClassesText(classes: MemoryClasses): string {
   return Object.entries(classes)
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${Math.round(v / MiB)}`)
