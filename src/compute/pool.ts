@@ -10,11 +10,22 @@ export type Pool = Piscina;
 export interface PoolOptions {
   /** Run the threads at a lower CPU priority (compute/priority.ts). */
   lowPriority?: boolean;
+  /** Cap each thread's young generation (V8's new space and its copy), MiB; unset: V8's default. */
+  youngGenerationMb?: number;
 }
 
-export function createPool(threads: number, opts: PoolOptions = {}, file = 'worker.js'): Pool {
+/**
+ * The decode workers' young generation. V8 grows a thread's new space when much survives its
+ * scavenges, and is slow to shrink it: under bench:overload's flood each decode worker's went from 16
+ * to 32 MiB and stayed so through the steady load after it. At 24 (a new space of 16 MiB, what steady
+ * ingest had anyway) it stays at 16.
+ */
+export const DECODE_YOUNG_GENERATION_MB = 24;
+
+/** `worker`: the module the threads run (its default export handles a task); the service's own by default. */
+export function createPool(threads: number, opts: PoolOptions = {}, worker = join(DIST_SRC, 'worker.js')): Pool {
   return new Piscina({
-    filename: pathToFileURL(join(DIST_SRC, file)).href,
+    filename: pathToFileURL(worker).href,
     workerData: { lowPriority: opts.lowPriority ?? false },
     minThreads: threads,
     maxThreads: threads,
@@ -22,5 +33,6 @@ export function createPool(threads: number, opts: PoolOptions = {}, file = 'work
     // flight), not by a task count: piscina's 'auto' (threads²) refused bursts of small requests.
     maxQueue: Infinity,
     idleTimeout: 60_000,
+    ...(opts.youngGenerationMb ? { resourceLimits: { maxYoungGenerationSizeMb: opts.youngGenerationMb } } : {}),
   });
 }

@@ -38,6 +38,14 @@ export interface Connector {
 export const STORE_CHECKPOINT_THRESHOLD = '256MB';
 
 /**
+ * A free of this much at once makes DuckDB's jemalloc give every arena's freed pages back to the
+ * system at once (DuckDB's default: 512 MB). Chosen on bench:overload (one value tried): at the
+ * flood's peak the large anonymous mappings, DuckDB's, held 508-557 MiB at the default (four gRPC
+ * runs) and 355-447 MiB at 32 MB (three runs), at the same unloaded ingest rate (bench/README.md).
+ */
+export const STORE_BULK_FLUSH_THRESHOLD = '32MB';
+
+/**
  * Rows per row group (DuckDB's default is 122,880): a commit of at least this many rows to a table
  * is written straight into the file instead of through the WAL, whose checkpoints stop every commit.
  */
@@ -84,11 +92,13 @@ export async function openStore(dataDir: string, tenant = 'default', opts: Store
   // The row group size is an ATTACH option only, hence an in-memory database with the file attached.
   // max_vacuum_tasks=0: merging the partly filled row groups of direct writes rewrote neighbours.
   // allocator_background_threads (global to the process): DuckDB's jemalloc otherwise returns freed
-  // pages to the system only when later allocations get round to it (seen in `npm run soak`).
+  // pages to the system only when later allocations get round to it (seen in `npm run soak`); they
+  // return them lazily, hence also the bulk flush.
   const instance = await DuckDBInstance.create(':memory:', {
     checkpoint_threshold: STORE_CHECKPOINT_THRESHOLD,
     max_vacuum_tasks: '0',
     allocator_background_threads: 'true',
+    allocator_bulk_deallocation_flush_threshold: STORE_BULK_FLUSH_THRESHOLD,
     temp_directory: `${path}.tmp`,
     ...(opts.threads ? { threads: String(opts.threads) } : {}),
     ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit } : {}),
