@@ -4,7 +4,8 @@
 // 4 MB; the acknowledgement wait is set far beyond the test's waits): an export whose message has not
 // arrived counts with its declared length, so one of 3 MB beside it is refused before its message
 // arrives and a small one is taken. An admission never let go would count against every later export:
-// after whole, abandoned, oversized and message-less exports nothing is left in flight.
+// after whole, abandoned, oversized, message-less and cut-short exports nothing is left in flight; a
+// message the server gathers from pieces (otlp-grpc.ts gatherMessage) is decoded whole.
 import { describe, expect, it } from 'vitest';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
@@ -92,15 +93,47 @@ describe('OTLP/gRPC admission at the message prefix', () => {
       // A message over the size limit: refused by grpc-js itself, by its prefix.
       const tooLarge = await exportOnce(client, new Uint8Array(5 << 20));
       expect(tooLarge?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-      // A stream that ends before a whole prefix: nothing to decode.
+      // A stream that ends before a whole prefix, or before its whole message: nothing to decode.
       const short = partialExport(100, 0, true, 3);
       expect(await short.status).toBe(grpc.status.INVALID_ARGUMENT);
       short.session.destroy();
+      const cutShort = partialExport(100_000, 1_000, true);
+      expect(await cutShort.status).toBe(grpc.status.INVALID_ARGUMENT);
+      cutShort.session.destroy();
       expect(await settled()).toBe(0);
       // And ingest still takes exports.
       expect(await exportOnce(client, realisticBatch(64, start + 999_000))).toBeNull();
     } finally {
       client.close();
     }
+  });
+
+  it('takes a message that arrives in pieces, its prefix split too: decoded whole, nothing rejected', async () => {
+    const body = realisticBatch(200, Date.now() * 1000);
+    const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), body]);
+    framed.writeUInt32BE(body.length, 1);
+    const session = http2.connect(`http://${srv.otlpGrpc}`);
+    session.on('error', () => {});
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': EXPORT, 'content-type': 'application/grpc', te: 'trailers' });
+      const status = new Promise<number>((resolve) => {
+        stream.on('response', (h) => h['grpc-status'] !== undefined && resolve(Number(h['grpc-status'])));
+        stream.on('trailers', (t) => resolve(Number(t['grpc-status'])));
+      });
+      const reply: Buffer[] = [];
+      stream.on('data', (d: Buffer) => reply.push(d));
+      const cuts = [3, 4_000, Math.floor(framed.length / 2), framed.length];
+      for (let i = 0; i < cuts.length; i++) {
+        stream.write(framed.subarray(i === 0 ? 0 : cuts[i - 1], cuts[i]));
+        await new Promise((resolve) => setTimeout(resolve, 30)); // each piece its own DATA frames
+      }
+      stream.end();
+      expect(await status).toBe(grpc.status.OK);
+      // The answer is an ExportTraceServiceResponse with nothing rejected: an empty message.
+      expect(Buffer.concat(reply)).toEqual(Buffer.from([0, 0, 0, 0, 0]));
+    } finally {
+      session.destroy();
+    }
+    expect(await settled()).toBe(0);
   });
 });
