@@ -70,59 +70,21 @@ function answerAtStream(stream: ServerHttp2Stream, e: ApiError): void {
 const PREFIX_BYTES = 5;
 
 /**
- * Calls `then` with the length the stream's message declares, once its prefix has arrived, and leaves
- * what was read at the head of the stream, paused, for grpc-js; `then(null)` when the stream ended
- * before a whole prefix (what was read is then gone: the request had no message to decode).
+ * Reads the stream into `into` until it is full, then leaves it, and whatever came beyond it, at the
+ * head of the stream, paused, for the next reader; `then(false)` when the stream ended first. A reset
+ * by the client ends the reading and nothing else (the stream's close tells the rest).
  */
-function messageLength(stream: ServerHttp2Stream, then: (length: number | null) => void): void {
-  const chunks: Buffer[] = [];
+function readInto(stream: ServerHttp2Stream, into: Buffer, then: (full: boolean) => void): void {
   let got = 0;
   const onData = (chunk: Buffer) => {
-    chunks.push(chunk);
-    got += chunk.length;
-    if (got < PREFIX_BYTES) return;
-    detach();
-    stream.pause();
-    const head = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-    stream.unshift(head);
-    then(head.readUInt32BE(1));
-  };
-  const onEnd = () => {
-    detach();
-    then(null);
-  };
-  const detach = () => {
-    stream.off('data', onData);
-    stream.off('end', onEnd);
-    stream.off('close', detach);
-  };
-  stream.on('data', onData);
-  stream.once('end', onEnd);
-  stream.once('close', detach); // reset by the client before its message: nothing to decide
-}
-
-/**
- * Reads an admitted export's message, as it arrives, into one buffer of the length its prefix
- * declared, and leaves it whole at the head of the stream, paused, for grpc-js; `then(false)` when the
- * stream ended first. grpc-js would keep the HTTP/2 chunks (16 KiB each, from glibc's main heap) until
- * the message is complete and then join them: at the peak of bench:overload's flood of 2.6 MB
- * exports glibc's main heap held 160-220 MiB, against 40-50 for OTLP/HTTP, whose receiver copies a
- * body into one buffer of its declared length (api/http.ts); gathered, 94-99 MiB. A buffer this
- * large is mapped on its own and given back whole when freed; the copy costs ~0.3 ms a 2.6 MB export.
- */
-function gatherMessage(stream: ServerHttp2Stream, length: number, then: (whole: boolean) => void): void {
-  const total = PREFIX_BYTES + length;
-  const message = Buffer.from(new ArrayBuffer(total));
-  let got = 0;
-  const onData = (chunk: Buffer) => {
-    const take = Math.min(chunk.length, total - got);
-    chunk.copy(message, got, 0, take);
+    const take = Math.min(chunk.length, into.length - got);
+    chunk.copy(into, got, 0, take);
     got += take;
-    if (got < total) return;
+    if (got < into.length) return;
     detach();
     stream.pause();
-    if (take < chunk.length) stream.unshift(chunk.subarray(take)); // beyond the message: grpc-js's to judge
-    stream.unshift(message);
+    if (take < chunk.length) stream.unshift(chunk.subarray(take));
+    stream.unshift(into);
     then(true);
   };
   const onEnd = () => {
@@ -136,8 +98,27 @@ function gatherMessage(stream: ServerHttp2Stream, length: number, then: (whole: 
   };
   stream.on('data', onData);
   stream.once('end', onEnd);
-  stream.once('close', detach); // reset by the client: its admission ends with the stream
+  stream.once('close', detach);
   stream.resume();
+}
+
+/** Calls `then` with the length the stream's message declares once its prefix has arrived, `null` when the stream ended before a whole prefix. */
+function messageLength(stream: ServerHttp2Stream, then: (length: number | null) => void): void {
+  const prefix = Buffer.alloc(PREFIX_BYTES);
+  readInto(stream, prefix, (full) => then(full ? prefix.readUInt32BE(1) : null));
+}
+
+/**
+ * Reads an admitted export's message, as it arrives, into one buffer of the length its prefix
+ * declared, and leaves it whole for grpc-js; `then(false)` when the stream ended first. grpc-js would
+ * keep the HTTP/2 chunks (16 KiB each, from glibc's main heap) until the message is complete and
+ * then join them: at the peak of bench:overload's flood of 2.6 MB exports glibc's main heap held
+ * 160-220 MiB, against 40-50 for OTLP/HTTP, whose receiver copies a body into one buffer of its
+ * declared length (api/http.ts); gathered, 94-99 MiB. A buffer this large is mapped on its own and
+ * given back whole when freed; the copy costs ~0.3 ms a 2.6 MB export.
+ */
+function gatherMessage(stream: ServerHttp2Stream, length: number, then: (whole: boolean) => void): void {
+  readInto(stream, Buffer.from(new ArrayBuffer(PREFIX_BYTES + length)), then);
 }
 
 /**
