@@ -114,7 +114,7 @@ function messageLength(stream: ServerHttp2Stream, then: (length: number | null) 
  * keep the HTTP/2 chunks (16 KiB each, from glibc's main heap) until the message is complete and
  * then join them: at the peak of bench:overload's flood of 2.6 MB exports glibc's main heap held
  * 160-220 MiB, against 40-50 for OTLP/HTTP, whose receiver copies a body into one buffer of its
- * declared length (api/http.ts); gathered, 94-99 MiB. A buffer this large is mapped on its own and
+ * declared length (api/http.ts); gathered, 94-102 MiB. A buffer this large is mapped on its own and
  * given back whole when freed; the copy costs ~0.3 ms a 2.6 MB export.
  */
 function gatherMessage(stream: ServerHttp2Stream, length: number, then: (whole: boolean) => void): void {
