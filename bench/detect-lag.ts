@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/db.js';
 import { createWriter } from '../src/store/writer.js';
 import { openReadPool, readRows } from '../src/store/readers.js';
-import { createPool, DECODE_YOUNG_GENERATION_MB } from '../src/compute/pool.js';
+import { createDecodePool } from '../src/compute/pool.js';
 import { runPass, type PassDeps } from '../src/detect/pass.js';
 import { settingDefault } from '../src/core/config.js';
 import { BUCKET_US, BUCKETS_PER_DAY } from '../src/core/time.js';
@@ -32,7 +32,7 @@ async function run(graceS: number, seed: number): Promise<Array<{ kind: Fault['k
   const store = await openStore(dir);
   const writer = createWriter(store, { flushIntervalMs: 5 });
   const reads = await openReadPool(store, { size: 2 });
-  const pool = createPool(2, { youngGenerationMb: DECODE_YOUNG_GENERATION_MB }); // as the server runs detection
+  const pool = createDecodePool(2);
   try {
     const day0 = Math.floor(Date.now() * 1000 / BUCKET_US / BUCKETS_PER_DAY) * BUCKETS_PER_DAY - (HISTORY_DAYS + 2) * BUCKETS_PER_DAY;
     const live = day0 + HISTORY_DAYS * BUCKETS_PER_DAY;

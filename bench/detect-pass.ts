@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/db.js';
 import { createWriter } from '../src/store/writer.js';
 import { openReadPool } from '../src/store/readers.js';
-import { createPool, DECODE_YOUNG_GENERATION_MB } from '../src/compute/pool.js';
+import { createDecodePool } from '../src/compute/pool.js';
 import { runPass } from '../src/detect/pass.js';
 import { BUCKET_US } from '../src/core/time.js';
 
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     await spans(newest);
     const writer = createWriter(store, { flushIntervalMs: 5 });
     const reads = await openReadPool(store, { size: 4 });
-    const pool = createPool(2, { youngGenerationMb: DECODE_YOUNG_GENERATION_MB }); // as the server runs detection
+    const pool = createDecodePool(2);
     const deps = { store, writer, reads, pool, graceS: 0, cache: new Map() };
     await pool.run({ kind: 'detect', signal: 'latency_p95', series: [{ points: '[]', from: 0, length: 4, missing: 'none' }] }); // start the threads
     console.log(`store: ${OPS * 2} series (${OPS} operations × error_rate, latency_p95), ${HISTORY + 1} buckets each; ${OPS * SPANS_PER_OP} raw spans per new bucket`);

@@ -5,7 +5,7 @@ import { stopStack } from './core/stops.js';
 import type * as grpc from '@grpc/grpc-js';
 import { join, resolve } from 'node:path';
 import { duckdbThreads, type Config } from './core/config.js';
-import { createPool, DECODE_YOUNG_GENERATION_MB, type Pool } from './compute/pool.js';
+import { createDecodePool, createPool, type Pool } from './compute/pool.js';
 import { createAdmission, type Admission } from './receivers/admission.js';
 import { createLatencyAdmission } from './receivers/latency-admission.js';
 import { createRefusalPace, refusalsPerSecond } from './receivers/refusal-pace.js';
@@ -75,7 +75,7 @@ export async function startServer(config: Config, log: Log = jsonLog): Promise<R
     const threads = duckdbThreads(config);
     // The decode pool yields to the event loop and DuckDB under a saturated CPU; the one log miner
     // thread does not (it is every log record's serial path). Both serve every tenant.
-    const pool: Pool = createPool(config.workers, { lowPriority: true, youngGenerationMb: DECODE_YOUNG_GENERATION_MB });
+    const pool: Pool = createDecodePool(config.workers, { lowPriority: true });
     stops.push(() => pool.destroy());
     const logPool: Pool = createPool(1);
     stops.push(() => logPool.destroy());

@@ -15,12 +15,12 @@ export interface PoolOptions {
 }
 
 /**
- * The decode workers' young generation. V8 grows a thread's new space when much survives its
+ * The decode threads' young generation. V8 grows a thread's new space when much survives its
  * scavenges, and is slow to shrink it: under bench:overload's flood each decode worker's went from 16
  * to 32 MiB and stayed so through the steady load after it. At 24 (a new space of 16 MiB, what steady
  * ingest had anyway) it stays at 16.
  */
-export const DECODE_YOUNG_GENERATION_MB = 24;
+const DECODE_YOUNG_GENERATION_MB = 24;
 
 /** `worker`: the module the threads run (its default export handles a task); the service's own by default. */
 export function createPool(threads: number, opts: PoolOptions = {}, worker = join(DIST_SRC, 'worker.js')): Pool {
@@ -35,4 +35,9 @@ export function createPool(threads: number, opts: PoolOptions = {}, worker = joi
     idleTimeout: 60_000,
     ...(opts.youngGenerationMb ? { resourceLimits: { maxYoungGenerationSizeMb: opts.youngGenerationMb } } : {}),
   });
+}
+
+/** The pool that decodes ingest and runs detection, as the server runs it (its threads' young generation capped). */
+export function createDecodePool(threads: number, opts: Omit<PoolOptions, 'youngGenerationMb'> = {}): Pool {
+  return createPool(threads, { ...opts, youngGenerationMb: DECODE_YOUNG_GENERATION_MB });
 }

@@ -170,8 +170,7 @@ describe('latency admission', () => {
     expect(String(refusal)).toContain(`limit ${narrowed} ms`);
     expect(estimate).toBeGreaterThan(narrowed * 0.9);
     expect(estimate).toBeLessThan(1000);
-    // Refusals at the narrowed limit alone do not keep it narrowed: two seconds after the last
-    // refusal at the setting, the setting holds again.
+    // Two seconds after the last refusal at the setting itself, the setting holds again.
     for (const done of queue) done();
     clock.t += 1500;
     expect(adm.limitMs()).toBe(narrowed);
