@@ -42,11 +42,23 @@ export interface Writer {
   /** Runs `fn` on the writer connection once no commit is under way; commits wait for it (retention, detection writes). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   /**
+   * Watches which 5-minute buckets commits append to from now on, the commits under way included: a
+   * reader that aggregates buckets from a snapshot taken after this call learns which of them may
+   * hold rows it did not see (the detection pass, which then leaves those buckets dirty).
+   */
+  watchBuckets(): BucketWatch;
+  /**
    * Every service's first and last time seen, as the services table holds them: the table at start
    * (opts.services) widened by each commit of its bounds. GET /v1/services answers from it without a
    * query, which under ingest waited behind the loaders for tens of milliseconds.
    */
   services(): Readonly<ServiceSpans>;
+}
+
+export interface BucketWatch {
+  /** Whether a commit under way at the watch's start, or started since, appends to `bucket`; any bucket once an exclusive step (not a checkpoint) has run: it may have written rows or marks. */
+  touched(bucket: number): boolean;
+  stop(): void;
 }
 
 interface Pending {
@@ -76,6 +88,8 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
   let exclusiveRunning = false;
   const st: WriterStats = { commits: 0, rowsCommitted: 0, failedCommits: 0, pendingSubmissions: 0, lastCommitMs: 0, lastSyncMs: 0, lastCommitRows: 0, checkpoints: 0, lastCheckpointMs: 0, invalidated: false };
   let checkpoint: Promise<void> | null = null; // queued or running
+  const committing = new Map<DuckDBConnection, number[]>(); // the buckets each loader's commit under way appends to
+  const watches = new Set<{ buckets: Set<number> | null }>(); // null: every bucket (watchBuckets)
   const committer = createCommitter(store, known, st);
   const commit = (items: readonly Pending[], loader: DuckDBConnection) => committer.commit(items.map((it) => it.sub), loader);
 
@@ -118,10 +132,14 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       claiming = false;
       const items = queue.splice(0, policy.take(queue));
       st.pendingSubmissions = queue.length;
+      const buckets = items.flatMap((it) => it.sub.buckets ?? []);
+      committing.set(loader, buckets);
+      for (const w of watches) for (const b of buckets) w.buckets?.add(b);
       if (policy.checkpointDue()) queueCheckpoint(); // before schedule(): commits wait for it
       schedule(); // a row group's worth left behind goes on the other loader
       if (items.length) await commitGroup(items, loader);
     })().finally(() => {
+      committing.delete(loader);
       free.push(loader);
       running.delete(run);
       // What queued meanwhile goes next: usually a row group's worth at once under load; less waits
@@ -155,17 +173,21 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       .finally(() => (checkpoint = null));
   }
 
-  /** Queues `fn` to run once no commit is under way; `forget`: it may delete dirty marks. */
+  /** Queues `fn` to run once no commit is under way; `forget`: it may write rows or delete dirty marks (a checkpoint does neither). */
   function queueExclusive<T>(fn: () => Promise<T>, forget: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       exclusives.push(async () => {
         if (forget) committer.forgetMarks();
         // No commit runs during an exclusive step: a failure of its own (a checkpoint, retention or a
         // detection pass out of memory) cannot leave the writer's connection in a failed transaction.
-        await fn().then(resolve, (err: unknown) => {
-          if (isInvalidated(err)) st.invalidated = true;
-          return rollbackLeftovers(store.writer).then(() => reject(err));
-        });
+        await fn()
+          .finally(() => {
+            if (forget) for (const w of watches) w.buckets = null;
+          })
+          .then(resolve, (err: unknown) => {
+            if (isInvalidated(err)) st.invalidated = true;
+            return rollbackLeftovers(store.writer).then(() => reject(err));
+          });
       });
       if (!running.size && !exclusiveRunning) void runExclusives();
     });
@@ -219,6 +241,11 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
     stats: () => ({ ...st }),
     services: () => known,
     exclusive: (fn) => queueExclusive(fn, true),
+    watchBuckets() {
+      const w = { buckets: new Set([...committing.values()].flat()) as Set<number> | null };
+      watches.add(w);
+      return { touched: (b) => w.buckets?.has(b) ?? true, stop: () => void watches.delete(w) };
+    },
   };
 }
 

@@ -12,6 +12,7 @@ import { BocpdDetector, worsening } from '../../src/detect/bocpd/index.js';
 import { BUCKET_US } from '../../src/core/time.js';
 import { tempDir } from '../helpers/tmp.js';
 import { rng } from '../../testkit/rng.js';
+import { spanBatch, submitOf } from '../store/fixtures.js';
 
 const DAY = 288;
 const dir = tempDir('tds-pass-');
@@ -78,6 +79,45 @@ describe('runPass as of a time, with a grace', () => {
     expect(r.anomalies_written).toBe(1);
     const rows = await reads.use((c) => readRows(c, `SELECT ts_shift_us FROM svc_anomalies WHERE service_name = 'replay'`));
     expect(rows.map((x) => Number(x['ts_shift_us']))).toEqual([(old + 20) * BUCKET_US]);
+  });
+});
+
+describe('the aggregation beside the commits', () => {
+  const b0 = Math.floor(Date.now() * 1000 / BUCKET_US) - 80;
+  const calls = async () =>
+    Number((await reads.use((c) => readRows(c, `SELECT n FROM svc_series_5m WHERE service_name = 'late' AND signal = 'error_rate' AND timestamp = make_timestamp(${b0 * BUCKET_US})`)))[0]?.['n'] ?? 0);
+  const marked = async () => (await reads.use((c) => readRows(c, `SELECT bucket FROM svc_dirty_buckets WHERE bucket = ${b0}`))).length > 0;
+
+  it('keeps the mark of a bucket that a commit reached while it was aggregated, and the next pass counts that commit', async () => {
+    await spans('late', b0, b0 + 1, () => 20_000);
+    // The pass's aggregation is held after its first statement (its snapshot is taken) while a late
+    // span of the same bucket commits through the writer.
+    let held = false;
+    const late = { ...submitOf(spanBatch(1, () => ({ timestamp: b0 * BUCKET_US + 1_000_000, service_name: 'late', operation: 'GET /a', span_id: 'late' }))), buckets: [b0] };
+    const holding: Store = {
+      ...store,
+      connect: async () => {
+        const conn = await store.connect();
+        const run = conn.run.bind(conn);
+        return Object.assign(Object.create(conn) as typeof conn, {
+          run: async (sql: string) => {
+            if (!held && sql.startsWith('INSERT INTO svc_series_5m')) {
+              held = true;
+              await writer.submit(late);
+            }
+            return run(sql);
+          },
+        });
+      },
+    };
+    const asOf = { asOfUs: (b0 + 2) * BUCKET_US, graceUs: 0 };
+    await runPass({ ...deps(), store: holding }, asOf);
+    expect(held).toBe(true);
+    expect(await calls()).toBe(20); // the snapshot did not hold the late span
+    expect(await marked()).toBe(true);
+    await runPass(deps(), asOf);
+    expect(await calls()).toBe(21);
+    expect(await marked()).toBe(false);
   });
 });
 

@@ -262,6 +262,44 @@ describe('store', () => {
     expect(await dirty()).toEqual([6]);
   });
 
+  it('tells a bucket watch the buckets of commits under way at its start or started since, and every bucket after an exclusive step', async () => {
+    const { store: base } = await fresh();
+    // The first load of a commit of bucket 3 is held until released: that commit is under way when the watch starts.
+    let release: () => void = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    let loading: () => void = () => {};
+    const loadingNow = new Promise<void>((r) => (loading = r));
+    let armed = false;
+    const store = watchLoaders(base, async (sql) => {
+      if (!armed || !sql.startsWith('INSERT INTO')) return;
+      armed = false;
+      loading();
+      await released;
+    });
+    const w = createWriter(store, { flushIntervalMs: 1 });
+    await w.submit({ ...submitOf(spanBatch(1, () => ({ span_id: 'done' }))), buckets: [1] });
+    armed = true;
+    const underWay = w.submit({ ...submitOf(spanBatch(1, () => ({ span_id: 'held' }))), buckets: [3] });
+    await loadingNow;
+    const watch = w.watchBuckets();
+    const later = w.submit({ ...submitOf(spanBatch(1, () => ({ span_id: 'later' }))), buckets: [5] });
+    release();
+    await Promise.all([underWay, later]);
+    expect([1, 3, 5, 7].map((b) => watch.touched(b))).toEqual([false, true, true, false]);
+    await w.exclusive(async () => {
+      expect(watch.touched(7)).toBe(false); // a step reads the watch before its own writes count
+    });
+    expect(watch.touched(7)).toBe(true);
+    watch.stop();
+    // A checkpoint writes no row: it leaves a watch as it was.
+    const again = w.watchBuckets();
+    const G = STORE_ROW_GROUP_SIZE;
+    for (let k = 0; k < 2 * CHECKPOINT_ROW_GROUPS + 1; k++) await w.submit(submitOf(spanBatch(G / 2, (i) => ({ span_id: `c${k}-${i}` }))));
+    expect(w.stats().checkpoints).toBeGreaterThan(0);
+    expect(again.touched(7)).toBe(false);
+    again.stop();
+  });
+
   it('commits on two loaders side by side; what others may update too goes one commit at a time, in order', async () => {
     const { store } = await fresh();
     expect(store.loaders).toHaveLength(2);
