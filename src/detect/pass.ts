@@ -165,9 +165,10 @@ async function closeDirtyBuckets(deps: PassDeps, closedLimit: number): Promise<n
   // The aggregation reads every row of the buckets: a bucket of bench:overload's unloaded phase (3.7
   // million spans) took 1.7 s, and as an exclusive step it held every commit that long (traced), so
   // a flood's acknowledgements waited past their bound. It runs beside the commits instead, on a
-  // connection of its own (only the pass writes these tables), and the commits wait only for the
-  // marks' deletion. A bucket some commit appended to meanwhile keeps its mark: the snapshot may have
-  // missed rows of it, and the next pass aggregates it again, as it would late data.
+  // connection of its own, and the commits wait only for the marks' deletion. A bucket some commit
+  // appended to meanwhile keeps its mark: the snapshot may have missed rows of it, and the next pass
+  // aggregates it again, as it would late data. Every mark stays if an exclusive step ran meanwhile
+  // (a restore, the only other writer of the series and rollups, or retention).
   const watch = deps.writer.watchBuckets();
   try {
     const conn = await deps.store.connect();
