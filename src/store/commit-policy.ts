@@ -11,7 +11,8 @@
 // Commits of less than a row group go through the WAL, and the policy says when to checkpoint it:
 // once a table has CHECKPOINT_ROW_GROUPS row groups' worth there (walRows). DuckDB's own threshold let a few
 // senders' commits pile up until one checkpoint stopped every commit for seconds (8 senders of 512
-// spans: 4,096 in flight never fill a group); two row groups at a time stop them only briefly. A
+// spans: 4,096 in flight never fill a group); two row groups at a time stop them only briefly, and
+// on a large store, whose checkpoints take longer, no more than a quarter of the time. A
 // checkpoint seals the row group the WAL was filling (the next append starts a new one), so the
 // commits before it are cut to fill that group exactly where the batches allow: groups stay full.
 
@@ -28,7 +29,8 @@ export const CHECKPOINT_ROW_GROUPS = 2;
  * ms at 1 M spans, 60–80 at 10 M, 190–260 at 40 M), and at two row groups apiece a large store spent
  * most of the writer's time in them: 8 closed-loop submitters of 1,000 spans took 128,800 spans/s at
  * 1 M spans and 61,600 at 40 M (ack p99 104 → 334 ms). Spaced, checkpoints take at most a quarter of
- * the writer's time and the WAL holds more row groups as the store grows; 3 was the first value tried.
+ * the writer's time and the WAL holds more row groups as the store grows. Chosen at 40 M of 1, 3 and 6
+ * (80,800, 107,200 and 103,200 spans/s; bench:writer, bench/README.md).
  */
 export const CHECKPOINT_SPACING = 3;
 
