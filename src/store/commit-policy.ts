@@ -12,7 +12,7 @@
 // once a table has CHECKPOINT_ROW_GROUPS row groups' worth there (walRows). DuckDB's own threshold let a few
 // senders' commits pile up until one checkpoint stopped every commit for seconds (8 senders of 512
 // spans: 4,096 in flight never fill a group); two row groups at a time stop them only briefly, and
-// on a large store, whose checkpoints take longer, no more than a quarter of the time. A
+// on a large store, whose checkpoints take longer, a share of what it holds. A
 // checkpoint seals the row group the WAL was filling (the next append starts a new one), so the
 // commits before it are cut to fill that group exactly where the batches allow: groups stay full.
 
@@ -24,15 +24,19 @@
 export const CHECKPOINT_ROW_GROUPS = 2;
 
 /**
- * After a checkpoint, the next waits this many times as long as it took. A checkpoint also writes
- * metadata of the whole table, so its time grows with the store (DuckDB 1.5, 16,000 rows of WAL: ~20
- * ms at 1 M spans, 60–80 at 10 M, 190–260 at 40 M), and at two row groups apiece a large store spent
- * most of the writer's time in them: 8 closed-loop submitters of 1,000 spans took 128,800 spans/s at
- * 1 M spans and 61,600 at 40 M (ack p99 104 → 334 ms). Spaced, checkpoints take at most a quarter of
- * the writer's time and the WAL holds more row groups as the store grows. Chosen at 40 M of 1, 3 and 6
- * (80,800, 107,200 and 103,200 spans/s; bench:writer, bench/README.md).
+ * A checkpoint waits for at least this share of its table's stored rows in the WAL (whole row groups;
+ * no fewer than CHECKPOINT_ROW_GROUPS). A checkpoint also writes metadata of the whole table, so its
+ * time grows with the store (DuckDB 1.5, 16,000 rows of WAL: ~20 ms at 1 M spans, 60–80 at 10 M,
+ * 190–260 at 40 M), and at two row groups apiece a large store spent most of the writer's time in
+ * them: 8 closed-loop submitters of 1,000 spans took 118,400 spans/s at 1 M spans and 59,200 at 40 M
+ * (bench:writer, bench/README.md). In proportion to the store, the metadata's share of the writer's
+ * time stays bounded: at ~5 ms a million rows (idle), 1/500 keeps it within a quarter at 100,000
+ * spans/s; it applies from 8 M rows on (1/500 of them is two row groups). Not tuned further: 40 M
+ * spans then took 99,200 spans/s (one run). Spacing checkpoints by three times the last one's time
+ * instead fed on itself: a longer wait folds more rows, the checkpoint takes longer, the next waits
+ * longer (bench:overload's 8 senders of 1,000 spans: ack p99 1.4 s against 0.4).
  */
-export const CHECKPOINT_SPACING = 3;
+export const CHECKPOINT_STORE_SHARE = 1 / 500;
 
 /** What the policy reads of a submission: the rows each part brings its table. */
 export interface Batch {
@@ -50,7 +54,7 @@ export class CommitPolicy {
   private rowsPerSubmission = 0; // moving average, to guess what those bring
   private lastFilled = false; // the last commit held a row group's worth for some table
   private readonly walRows = new Map<string, number>(); // rows taken through the WAL since the last checkpoint, by table
-  private notBefore = -Infinity; // the next checkpoint waits until then (CHECKPOINT_SPACING)
+  private readonly storedRows = new Map<string, number>(); // rows each table holds, as of the last checkpoint
 
   /** `checkpointGroups`: the row groups' worth a table has in the WAL when a checkpoint is due. */
   constructor(
@@ -95,19 +99,16 @@ export class CommitPolicy {
    * How many queued submissions, from the front, the commit starting now takes: up to the one at
    * which some table holds exactly a row group's rows, if one does (512-span batches, 16 at a time; a
    * Collector batch of 8,192 alone); short of a row group queued, up to the one that brings the WAL
-   * exactly to the rows a checkpoint is due at (walRows), or past them (a checkpoint spaced out) to a
-   * whole number of row groups, if one does; otherwise all of them.
+   * exactly to the rows a checkpoint is due at (walRows), if one does; otherwise all of them.
    */
   take(queue: readonly Queued[]): number {
     const G = this.rowGroupRows;
-    const due = G * this.checkpointGroups;
-    const sealsGroups = (wal: number) => wal >= due && wal % G === 0;
     const direct = mostRowsOneTable(queue) >= G;
     const rows = new Map<string, number>();
     let n = 0;
     while (n < queue.length) {
       const tables = addRows(rows, queue[n++]!.sub);
-      if (tables.some((t) => rows.get(t) === G || (!direct && sealsGroups((this.walRows.get(t) ?? 0) + rows.get(t)!)))) break;
+      if (tables.some((t) => rows.get(t) === G || (!direct && (this.walRows.get(t) ?? 0) + rows.get(t)! === this.dueRows(t)))) break;
     }
     const filled = Math.max(0, ...rows.values()) >= G;
     for (const [t, r] of rows) if (r < G) this.walRows.set(t, (this.walRows.get(t) ?? 0) + r);
@@ -116,11 +117,16 @@ export class CommitPolicy {
     return n;
   }
 
-  /** Whether some table has checkpointGroups row groups' worth in the WAL, and the last checkpoint is far enough behind at `now` (ms): checkpoint before the next commit. */
-  checkpointDue(now: number): boolean {
-    if (now < this.notBefore) return false;
-    for (const r of this.walRows.values()) if (r >= this.rowGroupRows * this.checkpointGroups) return true;
+  /** Whether some table has the rows a checkpoint waits for in the WAL (dueRows): checkpoint before the next commit. */
+  checkpointDue(): boolean {
+    for (const [t, r] of this.walRows) if (r >= this.dueRows(t)) return true;
     return false;
+  }
+
+  /** The WAL rows a checkpoint of `table` waits for: checkpointGroups row groups, or CHECKPOINT_STORE_SHARE of what it holds in whole row groups. */
+  dueRows(table: string): number {
+    const G = this.rowGroupRows;
+    return Math.max(G * this.checkpointGroups, Math.ceil(((this.storedRows.get(table) ?? 0) * CHECKPOINT_STORE_SHARE) / G) * G);
   }
 
   /** A checkpoint starts (no commit under way): the WAL's rows are folded into the file. */
@@ -128,9 +134,9 @@ export class CommitPolicy {
     this.walRows.clear();
   }
 
-  /** The checkpoint took `ms` and ended at `now` (ms): the next waits CHECKPOINT_SPACING times as long. */
-  checkpointTook(ms: number, now: number): void {
-    this.notBefore = now + CHECKPOINT_SPACING * ms;
+  /** The rows `table` holds (after a checkpoint): its checkpoints wait for more as it grows (dueRows). */
+  stored(table: string, rows: number): void {
+    this.storedRows.set(table, rows);
   }
 }
 

@@ -135,7 +135,7 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       const buckets = items.flatMap((it) => it.sub.buckets ?? []);
       committing.set(loader, buckets);
       for (const w of watches) for (const b of buckets) w.buckets?.add(b);
-      if (policy.checkpointDue(performance.now())) queueCheckpoint(); // before schedule(): commits wait for it
+      if (policy.checkpointDue()) queueCheckpoint(); // before schedule(): commits wait for it
       schedule(); // a row group's worth left behind goes on the other loader
       if (items.length) await commitGroup(items, loader);
     })().finally(() => {
@@ -168,7 +168,8 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
       await store.writer.run('CHECKPOINT');
       st.checkpoints++;
       st.lastCheckpointMs = performance.now() - t;
-      policy.checkpointTook(st.lastCheckpointMs, performance.now());
+      const sizes = await store.writer.runAndReadAll(`SELECT table_name, estimated_size FROM duckdb_tables() WHERE database_name = current_database()`);
+      for (const [table, rows] of sizes.getRows()) policy.stored(String(table), Number(rows));
     }, false)
       .catch(() => {}) // the WAL stays as it was: the next due checkpoint takes it
       .finally(() => (checkpoint = null));

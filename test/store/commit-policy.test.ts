@@ -1,7 +1,7 @@
 // The writer's commit policy alone (no DuckDB): how much a commit takes (cut at an exact row group)
 // and whether a free loader commits now or waits for submissions on their way.
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_SPACING, CommitPolicy, type Queued } from '../../src/store/commit-policy.js';
+import { CHECKPOINT_STORE_SHARE, CommitPolicy, type Queued } from '../../src/store/commit-policy.js';
 
 /** A queued submission appending `rows` to each table given (`table:rows`), `!` marking an upsert. */
 function q(...parts: string[]): Queued {
@@ -90,20 +90,20 @@ describe('when the WAL is checkpointed', () => {
   it('is due once a table has a row group in the WAL, and not after the checkpoint', () => {
     const p = new CommitPolicy(10, 1);
     expect(p.take([q('spans:4', 'logs:3')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
     expect(p.take([q('spans:3', 'logs:3')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(false); // 7 and 6
+    expect(p.checkpointDue()).toBe(false); // 7 and 6
     expect(p.take([q('spans:4')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(true); // 11 spans, past a group: no cut could fill it exactly
+    expect(p.checkpointDue()).toBe(true); // 11 spans, past a group: no cut could fill it exactly
     p.checkpointed();
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
   });
 
   it('cuts commits short of a row group to fill the group the WAL is filling exactly', () => {
     const p = new CommitPolicy(10, 1);
     expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(3); // 6 in the WAL
     expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(2); // 6 + 4 = 10
-    expect(p.checkpointDue(0)).toBe(true);
+    expect(p.checkpointDue()).toBe(true);
     p.checkpointed();
     expect(p.take([q('spans:2'), q('spans:3')])).toBe(2);
   });
@@ -112,34 +112,33 @@ describe('when the WAL is checkpointed', () => {
     const p = new CommitPolicy(10, 2);
     expect(p.take([q('spans:4'), q('spans:4')])).toBe(2); // 8
     expect(p.take([q('spans:4'), q('spans:4')])).toBe(2); // 16: a group filled, the WAL fills the next
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
     expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(2); // 16 + 4 = 20
-    expect(p.checkpointDue(0)).toBe(true);
+    expect(p.checkpointDue()).toBe(true);
   });
 
-  it('spaces checkpoints out by CHECKPOINT_SPACING times the last one, cutting commits at whole row groups meanwhile', () => {
+  it('waits for CHECKPOINT_STORE_SHARE of a large table in the WAL, and cuts at it', () => {
     const p = new CommitPolicy(10, 1);
-    expect(p.take([q('spans:3'), q('spans:3')])).toBe(2); // 6 in the WAL
-    expect(p.take([q('spans:2'), q('spans:2'), q('spans:2')])).toBe(2); // 10
-    expect(p.checkpointDue(1_000)).toBe(true); // none before: due at once
-    p.checkpointed();
-    p.checkpointTook(200, 1_200);
-    const next = 1_200 + CHECKPOINT_SPACING * 200;
-    expect(p.take([q('spans:6')])).toBe(1);
-    expect(p.take([q('spans:3'), q('spans:1'), q('spans:2')])).toBe(2); // 10: due, but too soon
-    expect(p.checkpointDue(next - 1)).toBe(false);
-    expect(p.take([q('spans:5'), q('spans:4')])).toBe(2); // 19
-    expect(p.take([q('spans:1'), q('spans:3')])).toBe(1); // 20: the next whole group
-    expect(p.checkpointDue(next - 1)).toBe(false);
-    expect(p.checkpointDue(next)).toBe(true);
+    p.stored('spans', 40 / CHECKPOINT_STORE_SHARE); // a share of 40 rows: 4 row groups
+    expect(p.dueRows('spans')).toBe(40);
+    expect(p.dueRows('logs')).toBe(10); // a table not stored yet: the row groups
+    p.stored('logs', 1 / CHECKPOINT_STORE_SHARE); // a share of 1 row: still the row groups
+    expect(p.dueRows('logs')).toBe(10);
+    expect(p.take([q('spans:6'), q('spans:3')])).toBe(2); // 9
+    expect(p.take([q('spans:6'), q('spans:3')])).toBe(2); // 18: a group is not enough
+    expect(p.take([q('spans:6'), q('spans:3')])).toBe(2); // 27
+    expect(p.take([q('spans:6'), q('spans:3')])).toBe(2); // 36
+    expect(p.checkpointDue()).toBe(false);
+    expect(p.take([q('spans:1'), q('spans:3'), q('spans:2')])).toBe(2); // 40
+    expect(p.checkpointDue()).toBe(true);
   });
 
   it('leaves commits of a row group or more alone: they are written straight into the file', () => {
     const p = new CommitPolicy(10, 1);
     expect(p.take([q('spans:6')])).toBe(1);
     expect(p.take([q('spans:4'), q('spans:6'), q('spans:3')])).toBe(2); // an exact group, not 6 + 4
-    expect(p.checkpointDue(0)).toBe(false);
+    expect(p.checkpointDue()).toBe(false);
     expect(p.take([q('spans:12')])).toBe(1);
-    expect(p.checkpointDue(0)).toBe(false); // still 6
+    expect(p.checkpointDue()).toBe(false); // still 6
   });
 });

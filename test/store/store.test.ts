@@ -242,6 +242,24 @@ describe('store', () => {
     expect(n.map(Number)).toEqual([due + G / 4, due + G / 4]);
   });
 
+  it('checkpoints a large table at a share of what it holds, once a checkpoint has told the writer its size', async () => {
+    const { store } = await fresh();
+    await store.writer.run(
+      `INSERT INTO svc_spans (timestamp, service_name, trace_id, span_id, span_name, status_code, duration_us, operation, is_error) ` +
+        `SELECT make_timestamp(1700000000000000 + range), 'big', range::VARCHAR, range::VARCHAR, 'GET /a', 0, 1, 'GET /a', false FROM range(200000)`,
+    );
+    const w = createWriter(store, { flushIntervalMs: 1, rowGroupRows: 100 }); // the policy's groups: 100 rows
+    const submit = (k: number) => w.submit(submitOf(spanBatch(50, (i) => ({ span_id: `w${k}-${i}` }))));
+    for (let k = 0; k < 5; k++) await submit(k); // 200 rows of WAL: two groups, the first checkpoint
+    expect(w.stats().checkpoints).toBe(1);
+    // 200,200 rows stored at that checkpoint: a share is 401 rows, 500 in whole groups
+    for (let k = 5; k < 13; k++) await submit(k); // 450 rows of WAL
+    expect(w.stats().checkpoints).toBe(1);
+    await submit(13); // 500: due
+    await submit(14); // waited for it
+    expect(w.stats().checkpoints).toBe(2);
+  });
+
   it('leaves the WAL to DuckDB with checkpoints off', async () => {
     const { store } = await fresh();
     const w = createWriter(store, { flushIntervalMs: 1, checkpoints: false });
