@@ -179,12 +179,14 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
   function queueExclusive<T>(fn: () => Promise<T>, forget: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       exclusives.push(async () => {
-        if (forget) committer.forgetMarks();
         // No commit runs during an exclusive step: a failure of its own (a checkpoint, retention or a
         // detection pass out of memory) cannot leave the writer's connection in a failed transaction.
+        // What it may have written is known only after it (a step reads a watch before its own writes count).
         await fn()
           .finally(() => {
-            if (forget) for (const w of watches) w.buckets = null;
+            if (!forget) return;
+            committer.forgetMarks();
+            for (const w of watches) w.buckets = null;
           })
           .then(resolve, (err: unknown) => {
             if (isInvalidated(err)) st.invalidated = true;
@@ -244,7 +246,7 @@ export function createWriter(store: Store, opts: WriterOptions): Writer {
     services: () => known,
     exclusive: (fn) => queueExclusive(fn, true),
     watchBuckets() {
-      const w = { buckets: new Set([...committing.values()].flat()) as Set<number> | null };
+      const w: { buckets: Set<number> | null } = { buckets: new Set([...committing.values()].flat()) };
       watches.add(w);
       return { touched: (b) => w.buckets?.has(b) ?? true, stop: () => void watches.delete(w) };
     },

@@ -13,6 +13,7 @@ import { BUCKET_US } from '../../src/core/time.js';
 import { tempDir } from '../helpers/tmp.js';
 import { rng } from '../../testkit/rng.js';
 import { spanBatch, submitOf } from '../store/fixtures.js';
+import { beforeEachRun } from '../helpers/db.js';
 
 const DAY = 288;
 const dir = tempDir('tds-pass-');
@@ -96,19 +97,12 @@ describe('the aggregation beside the commits', () => {
     const late = { ...submitOf(spanBatch(1, () => ({ timestamp: b0 * BUCKET_US + 1_000_000, service_name: 'late', operation: 'GET /a', span_id: 'late' }))), buckets: [b0] };
     const holding: Store = {
       ...store,
-      connect: async () => {
-        const conn = await store.connect();
-        const run = conn.run.bind(conn);
-        return Object.assign(Object.create(conn) as typeof conn, {
-          run: async (sql: string) => {
-            if (!held && sql.startsWith('INSERT INTO svc_series_5m')) {
-              held = true;
-              await writer.submit(late);
-            }
-            return run(sql);
-          },
-        });
-      },
+      connect: async () =>
+        beforeEachRun(await store.connect(), async (sql) => {
+          if (held || !sql.startsWith('INSERT INTO svc_series_5m')) return;
+          held = true;
+          await writer.submit(late);
+        }),
     };
     const asOf = { asOfUs: (b0 + 2) * BUCKET_US, graceUs: 0 };
     await runPass({ ...deps(), store: holding }, asOf);

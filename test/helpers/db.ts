@@ -1,4 +1,4 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 
 /** Opens a stopped server's database file read-only and returns the rows of one query as JS objects. */
@@ -21,4 +21,15 @@ export async function queriesStopped(dataDir: string, sqls: readonly string[]): 
     conn.closeSync();
     inst.closeSync();
   }
+}
+
+/** `conn` with each statement passed to `before` ahead of running (to hold or watch it), the rest of the connection as it is. */
+export function beforeEachRun(conn: DuckDBConnection, before: (sql: string) => Promise<void>): DuckDBConnection {
+  const run = conn.run.bind(conn);
+  return Object.assign(Object.create(conn) as DuckDBConnection, {
+    run: async (sql: string) => {
+      await before(sql);
+      return run(sql);
+    },
+  });
 }

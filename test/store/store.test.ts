@@ -8,6 +8,7 @@ import { HISTOGRAM_FIXTURE, batchOf, spanBatch, submitOf } from './fixtures.js';
 import { LOG_TEMPLATES, METRICS_HISTOGRAM, SPANS, SPEC_TABLES, tableByName } from '../../src/store/schema.js';
 import { serviceSpans } from '../../src/store/batch.js';
 import { tempDir } from '../helpers/tmp.js';
+import { beforeEachRun } from '../helpers/db.js';
 import { readServiceSpans } from '../../src/store/readers.js';
 import { listServices } from '../../src/api/routes/services.js';
 
@@ -25,16 +26,7 @@ async function fresh(): Promise<{ store: Store; dir: string }> {
 
 /** The store with each loader connection's statements passed to `before` (with the loader's index) ahead of running. */
 function watchLoaders(store: Store, before: (sql: string, loader: number) => Promise<void>): Store {
-  const loaders = store.loaders.map((conn, i) => {
-    const run = conn.run.bind(conn);
-    return Object.assign(Object.create(conn) as typeof conn, {
-      run: async (sql: string) => {
-        await before(sql, i);
-        return run(sql);
-      },
-    });
-  });
-  return { ...store, loaders };
+  return { ...store, loaders: store.loaders.map((conn, i) => beforeEachRun(conn, (sql) => before(sql, i))) };
 }
 
 describe('store', () => {
