@@ -269,8 +269,8 @@ function readStretch(core: BatchCore, c: Float64Array, p: Prepared, raw: Float64
  */
 function fallBack(c: Float64Array, m: TimedModel, before: number, level: number, low: number): void {
   c[T.downFrom] = c[T.downTo] = NaN;
-  dropAtOrAbove(c, T.held, level);
   const unit = engineUnit(m);
+  dropAtOrAbove(c, T.held, level, m.excess, level / unit);
   noteFall(c, 0, before / unit, low / unit, !m.binomial);
 }
 
