@@ -23,7 +23,7 @@ export interface RefusalPace {
 /**
  * Refusals answered a second per core. Chosen on bench:overload (OTLP/HTTP, 2 cores): 250 a core
  * let 60-62% of the unloaded rate through a 400-sender flood, 167 86%, 125 73% (refusals then waited
- * 0.8, 1.2 and 1.5 s); each refusal costs the machine ~0.8 ms of CPU on loopback, sender included.
+ * 0.8, 1.2 and 1.5 s); each refusal of a 2.6 MB body costs the machine ~1.4 ms of CPU on loopback, sender included.
  */
 export const REFUSALS_PER_CORE_SECOND = 160;
 
