@@ -15,59 +15,67 @@ export interface SignalDef {
   unit: string;
   /** What an absent bucket is: no observation (NaN) or a zero count. */
   missing: 'none' | 'zero';
-  /** SELECT producing (timestamp, service_name, operation, signal, value, n, k) for [lo, hi). */
-  aggregate(lo: string, hi: string): string;
+  /** The table a bucket is aggregated from, and which of its rows count (SQL; '' for all). */
+  table: string;
+  filter: string;
+  /** A bucket's aggregates: its value, and the n and k its model reads (the series' columns). */
+  value: string;
+  n: string;
+  k: string;
 }
 
 /** Bucket start of a timestamp column: floor to the 5-minute grid since the epoch. */
 const bucketOf = (col: string) => `make_timestamp((epoch_us(${col}) // ${BUCKET_US}) * ${BUCKET_US})`;
 
-/** One signal's bucket aggregate over [lo, hi) of a table: (timestamp, service_name, operation, signal, value, n, k). */
-function aggregate(name: SignalName, table: string, entity: string, value: string, n: string, k: string, filter = '') {
-  return (lo: string, hi: string) =>
-    `SELECT ${bucketOf('timestamp')} AS timestamp, service_name, ${entity} AS operation, '${name}' AS signal, ` +
-    `${value} AS value, ${n} AS n, ${k} AS k FROM ${table} WHERE ${filter}timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`;
-}
+const spans = { table: SPANS.name, entity: 'operation', filter: '', missing: 'none' } as const;
+const logs = { table: LOGS.name, entity: 'service', filter: '', missing: 'zero' } as const;
 
 export const SIGNALS: readonly SignalDef[] = [
+  { name: 'error_rate', unit: 'percent of calls', ...spans, value: '100.0 * count_if(is_error) / count(*)', n: 'count(*)', k: 'count_if(is_error)' },
+  { name: 'latency_p95', unit: 'microseconds', ...spans, value: 'quantile_cont(duration_us, 0.95)', n: 'count(*)', k: 'NULL::BIGINT' },
+  { name: 'log_volume', unit: 'log records per 5-minute bucket', ...logs, value: 'count(*)::DOUBLE', n: 'count(*)', k: 'NULL::BIGINT' },
+  { name: 'error_log_rate', unit: 'error log records per 5-minute bucket', ...logs, value: 'count_if(is_error)::DOUBLE', n: 'count(*)', k: 'count_if(is_error)' },
+  // Time-valued profiles (cpu, wall: nanoseconds) are the cost; byte and count profiles measure
+  // something else and are not summed into it.
   {
-    name: 'error_rate',
-    entity: 'operation',
-    unit: 'percent of calls',
-    missing: 'none',
-    aggregate: aggregate('error_rate', SPANS.name, 'operation', '100.0 * count_if(is_error) / count(*)', 'count(*)', 'count_if(is_error)'),
-  },
-  {
-    name: 'latency_p95',
-    entity: 'operation',
-    unit: 'microseconds',
-    missing: 'none',
-    aggregate: aggregate('latency_p95', SPANS.name, 'operation', 'quantile_cont(duration_us, 0.95)', 'count(*)', 'NULL::BIGINT'),
-  },
-  {
-    name: 'log_volume',
-    entity: 'service',
-    unit: 'log records per 5-minute bucket',
-    missing: 'zero',
-    aggregate: aggregate('log_volume', LOGS.name, 'service_name', 'count(*)::DOUBLE', 'count(*)', 'NULL::BIGINT'),
-  },
-  {
-    name: 'error_log_rate',
-    entity: 'service',
-    unit: 'error log records per 5-minute bucket',
-    missing: 'zero',
-    aggregate: aggregate('error_log_rate', LOGS.name, 'service_name', 'count_if(is_error)::DOUBLE', 'count(*)', 'count_if(is_error)'),
-  },
-  {
-    // Time-valued profiles (cpu, wall: nanoseconds) are the cost; byte and count profiles measure
-    // something else and are not summed into it.
     name: 'profile_cost',
-    entity: 'service',
     unit: 'profiled nanoseconds per 5-minute bucket',
+    table: PROFILES.name,
+    entity: 'service',
+    filter: "unit = 'nanoseconds'",
     missing: 'none',
-    aggregate: aggregate('profile_cost', PROFILES.name, 'service_name', 'sum(value)::DOUBLE', 'sum(sample_count)::BIGINT', 'NULL::BIGINT', "unit = 'nanoseconds' AND "),
+    value: 'sum(value)::DOUBLE',
+    n: 'sum(sample_count)::BIGINT',
+    k: 'NULL::BIGINT',
   },
 ];
+
+/**
+ * Every signal's buckets over [lo, hi) (TIMESTAMP literals) as one query: (timestamp, service_name,
+ * operation, signal, value, n, k). The signals of one table, entity and filter are aggregated in one
+ * scan, a materialised CTE, then unpivoted: error rate and latency read the spans once instead of
+ * twice (4 million spans: 119-137 ms against 168-220).
+ */
+export function seriesSelect(lo: string, hi: string): string {
+  const groups = new Map<string, SignalDef[]>();
+  for (const s of SIGNALS) {
+    const key = JSON.stringify([s.table, s.entity, s.filter]);
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  const ctes: string[] = [];
+  const selects: string[] = [];
+  [...groups.values()].forEach((group, g) => {
+    const { table, entity, filter } = group[0]!;
+    const measures = group.map((s, i) => `${s.value} AS v${i}, ${s.n} AS n${i}, ${s.k} AS k${i}`).join(', ');
+    const key = entity === 'operation' ? 'operation' : 'service_name';
+    ctes.push(
+      `s${g} AS MATERIALIZED (SELECT ${bucketOf('timestamp')} AS timestamp, service_name, ${key} AS operation, ${measures} ` +
+        `FROM ${table} WHERE ${filter ? `${filter} AND ` : ''}timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL)`,
+    );
+    group.forEach((s, i) => selects.push(`SELECT timestamp, service_name, operation, '${s.name}' AS signal, v${i} AS value, n${i} AS n, k${i} AS k FROM s${g}`));
+  });
+  return `WITH ${ctes.join(', ')} ${selects.join(' UNION ALL ')}`;
+}
 
 export function signalDef(name: string): SignalDef | undefined {
   return SIGNALS.find((s) => s.name === name);
@@ -82,7 +90,7 @@ export function rebuildSeriesSql(fromBucket: number, toBucket: number): string[]
   const cols = SERIES.columns.map((c) => `"${c.name}"`).join(', ');
   return [
     `DELETE FROM ${SERIES.name} WHERE timestamp >= ${lo} AND timestamp < ${hi}`,
-    `INSERT INTO ${SERIES.name} (${cols}) ${SIGNALS.map((s) => s.aggregate(lo, hi)).join(' UNION ALL ')}`,
+    `INSERT INTO ${SERIES.name} (${cols}) SELECT * FROM (${seriesSelect(lo, hi)})`,
     ...rebuildRollupsSql(lo, hi),
   ];
 }

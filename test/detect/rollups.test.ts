@@ -7,7 +7,7 @@ import { rebuildSeriesSql } from '../../src/detect/signals.js';
 import { ERROR_TYPES_ROLLUP, ROLLUPS } from '../../src/detect/rollups.js';
 import { STATEMENTS } from '../../src/diagnose/reads/index.js';
 import { readRows } from '../../src/store/readers.js';
-import { DIRTY_BUCKETS, LOGS, ROLLUP_TABLES, SPANS } from '../../src/store/schema.js';
+import { DIRTY_BUCKETS, LOGS, PROFILES, ROLLUP_TABLES, SERIES, SPANS } from '../../src/store/schema.js';
 import { tempDir } from '../helpers/tmp.js';
 import { sqlTimestamp } from '../../src/store/sql.js';
 
@@ -56,6 +56,35 @@ describe('rollups', () => {
     // Rebuilding the same buckets again replaces, never duplicates.
     for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
     expect(sorted(await readRows(store.writer, `SELECT * FROM svc_error_types_5m`))).toEqual(sorted(await readRows(store.writer, ERROR_TYPES_ROLLUP.aggregate(sqlTimestamp(B0 * B), sqlTimestamp((B0 + 3) * B)))));
+  });
+
+  it('the series of a bucket, every signal from one scan of its table, are what counting by hand gives', async () => {
+    const { store } = await storeWithSpans();
+    cleanups.push(() => store.close());
+    // profile cost counts only time-valued samples: 5 of 2,000 ns, and a byte sample that is not cost
+    await store.writer.run(
+      `INSERT INTO ${PROFILES.name} (timestamp, service_name, profile_type, unit, function, value, sample_count) ` +
+        `SELECT make_timestamp(${B0 * B} + i * 1000000), 'llm', 'cpu', 'nanoseconds', 'f', 2000, 2 FROM range(5) AS t(i) ` +
+        `UNION ALL SELECT make_timestamp(${B0 * B}), 'llm', 'alloc_space', 'bytes', 'f', 999999, 1`,
+    );
+    for (const s of rebuildSeriesSql(B0, B0 + 2)) await store.writer.run(s);
+    const rows = await readRows(store.writer, `SELECT service_name, operation, signal, value, n, k FROM ${SERIES.name} WHERE timestamp = ${sqlTimestamp(B0 * B)}`);
+    const at = (service: string, signal: string) => rows.find((r) => r['service_name'] === service && r['signal'] === signal);
+    // The first bucket holds i = 0..299; 'llm' has every third, i = 3j: 100 spans and logs, an error
+    // where i is a multiple of 21 (15 of them), durations 1000 + 3j.
+    const durations = Array.from({ length: 100 }, (_, j) => 1000 + 3 * j);
+    const pos = 0.95 * (durations.length - 1); // quantile_cont: linear between the neighbours
+    const p95 = durations[Math.floor(pos)]! + (pos - Math.floor(pos)) * (durations[Math.ceil(pos)]! - durations[Math.floor(pos)]!);
+    expect(at('llm', 'error_rate')).toMatchObject({ operation: 'GET /x', value: 15, n: 100n, k: 15n });
+    expect(at('llm', 'latency_p95')).toMatchObject({ operation: 'GET /x', n: 100n, k: null });
+    expect(at('llm', 'latency_p95')!['value']).toBeCloseTo(p95, 9);
+    expect(at('llm', 'log_volume')).toMatchObject({ operation: 'llm', value: 100, n: 100n, k: null });
+    expect(at('llm', 'error_log_rate')).toMatchObject({ operation: 'llm', value: 15, n: 100n, k: 15n });
+    expect(at('llm', 'profile_cost')).toMatchObject({ operation: 'llm', value: 10_000, n: 10n, k: null });
+    expect(rows.filter((r) => r['service_name'] === 'llm').map((r) => r['signal']).sort()).toEqual(['error_log_rate', 'error_rate', 'latency_p95', 'log_volume', 'profile_cost']);
+    // 'pay' has the other 200: errors where i is a multiple of 7 but not of 3 (43 - 15 = 28)
+    expect(at('pay', 'error_rate')).toMatchObject({ value: 14, n: 200n, k: 28n });
+    expect(at('pay', 'profile_cost')).toBeUndefined();
   });
 
   it('the diagnosis reads log levels from the rollup of closed buckets and from raw rows of open ones, as raw rows alone give them', async () => {

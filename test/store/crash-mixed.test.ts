@@ -17,7 +17,7 @@ import { queriesStopped } from '../helpers/db.js';
 import { tempDir } from '../helpers/tmp.js';
 import { rng } from '../../testkit/rng.js';
 import { BUCKET_US } from '../../src/core/time.js';
-import { SIGNALS } from '../../src/detect/signals.js';
+import { seriesSelect } from '../../src/detect/signals.js';
 import { ROLLUPS } from '../../src/detect/rollups.js';
 import { sqlTimestamp } from '../../src/store/sql.js';
 
@@ -140,7 +140,7 @@ const CHECKS = {
   spans: `SELECT span_id AS id, count(*) AS n FROM svc_spans WHERE service_name = 'shop' GROUP BY ALL`,
   logs: `SELECT json_extract_string(log_attributes, '$.uid') AS id, count(*) AS n FROM svc_logs GROUP BY ALL`,
   points: `SELECT json_extract_string(attributes, '$.uid') AS id, count(*) AS n FROM svc_metrics_gauge GROUP BY ALL`,
-  series: differenceSql('SELECT * FROM svc_series_5m', SIGNALS.map((s) => s.aggregate(...whole)).join(' UNION ALL ')),
+  series: differenceSql('SELECT * FROM svc_series_5m', seriesSelect(...whole)),
   rollups: ROLLUPS.map((r) => differenceSql(`SELECT * FROM ${r.table.name}`, r.aggregate(...whole))),
   templates: `SELECT count(*) AS n FROM svc_logs WHERE template_id IS NOT NULL AND template_id NOT IN (SELECT template_id FROM svc_log_templates)`,
   alerts: `SELECT count(*) AS n FROM svc_anomalies a WHERE NOT EXISTS (SELECT 1 FROM svc_alerts l WHERE l.service_name = a.service_name AND l.operation = a.operation AND l.signal = a.signal)`,

@@ -10,7 +10,7 @@
 // yet (svc_dirty_buckets) are aggregated from raw telemetry with the very same statements the pass
 // uses, so a diagnosis works before any pass has run and agrees with the series after it.
 import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, MERGE_CHAIN_SQL, METRICS_GAUGE, METRICS_HISTOGRAM, METRICS_SUM, PROFILES, SERIES, SPANS } from '../../store/schema.js';
-import { SIGNALS, type SignalName } from '../../detect/signals.js';
+import { seriesSelect, type SignalName } from '../../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, LOG_LEVELS_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../../detect/rollups.js';
 import { BUCKET_US, MINUTE_US, bucketRuns } from '../../core/time.js';
 import { sqlString, sqlTimestamp } from '../../store/sql.js';
@@ -129,7 +129,7 @@ export const STATEMENTS = {
   /** The series' own aggregates over raw telemetry for buckets [lo, hi) the pass has not closed. */
   rawSeries: statement(
     (lo: number, hi: number) =>
-      seriesLists(`(${SIGNALS.map((s) => s.aggregate(sqlTimestamp(lo), sqlTimestamp(hi))).join(' UNION ALL ')})`),
+      seriesLists(`(${seriesSelect(sqlTimestamp(lo), sqlTimestamp(hi))})`),
     (r) => seriesRows(r),
   ),
 
