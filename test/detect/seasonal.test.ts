@@ -74,6 +74,21 @@ describe('seasonal path: where a worsening starts', () => {
     expect(rows.map((c) => c.index)).toEqual([shift.at]);
   });
 
+  it('measured from the level before it when BOCPD reports it more than 16 buckets on: a few error logs a bucket that triple', () => {
+    // generator seed 9 (a calibration seed; used here for its shape): error logs x3.5 from bucket 2487,
+    // about one a bucket before; BOCPD reports the change 19 buckets after its start, when the level
+    // had risen with it, and the change measured from that level never cleared its bar
+    const g = seasonalSeries(9, 'error_log_rate');
+    const shift = g.shifts[1]!;
+    expect(shift.at).toBe(2487);
+    const before = g.values.subarray(shift.at - 24, shift.at).reduce((a, b) => a + b, 0) / 24;
+    expect(before).toBeLessThan(1.5);
+    const rows = worsening(new BocpdDetector('error_log_rate').run(input(g)).changes).filter((c) => c.index >= shift.at - 2 && c.index <= shift.at + 12);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.before).toBeLessThan(2 * before);
+    expect(rows[0]!.after / rows[0]!.before).toBeGreaterThan(1.5);
+  });
+
   it('at the shift, not at a burst that ended before it: the series back at its level ends what the burst started', () => {
     // generator seed 10 (a calibration seed; used here for its shape): its daily cron burst (3 buckets
     // at x3) at bucket 1399 started a change that, with the burst's points in its mean, stayed a little

@@ -263,9 +263,14 @@ export function riseBase(c: Float64Array, o: number, level: number): number {
   return fell > level && level < FALL_SHARE * fell ? fell : level;
 }
 
-/** The series' level just before `bucket` (the current one once `bucket` is no longer recent), and its noise's aux. */
+/**
+ * The series' level just before `bucket`, and its noise's aux. Once `bucket` is no longer recent, the
+ * oldest level kept: BOCPD reports a change of a few counts a bucket up to 20 buckets after its start,
+ * and the level now has risen with it (then the current one, where none is kept).
+ */
 export function levelBefore(c: Float64Array, o: number, bucket: number, now: number): { level: number; aux: number } {
-  const recent = now - bucket < RECENT_LEVELS && bucket <= now ? c[o + T.recent + (bucket % RECENT_LEVELS)]! : NaN;
+  const at = bucket > now ? NaN : Math.max(bucket, now - (RECENT_LEVELS - 1));
+  const recent = at === at ? c[o + T.recent + (at % RECENT_LEVELS)]! : NaN;
   return { level: recent === recent ? recent : c[o + T.level]!, aux: c[o + T.aux]! };
 }
 
