@@ -5,7 +5,7 @@ import { BUCKET_US } from '../../core/time.js';
 import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
 import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
-import { addPoint, anyHeld, cleared, dropAtOrAbove, hold, newHeld } from './held.js';
+import { addPoint, anyHeld, cleared, dropEnded, hold, newHeld } from './held.js';
 import { QUIET_SPAN, RECENT_EXCESS, lastReported, noteReported, recentExcess } from './envelope.js';
 import { W, recordPoint, recordValue } from './record.js';
 import { dailyActive } from './profile.js';
@@ -270,7 +270,7 @@ function readStretch(core: BatchCore, c: Float64Array, p: Prepared, raw: Float64
 function fallBack(c: Float64Array, m: TimedModel, before: number, level: number, low: number): void {
   c[T.downFrom] = c[T.downTo] = NaN;
   const unit = engineUnit(m);
-  dropAtOrAbove(c, T.held, level, m.excess, level / unit);
+  dropEnded(c, T.held, level, m.excess, level / unit);
   noteFall(c, 0, before / unit, low / unit, !m.binomial);
 }
 

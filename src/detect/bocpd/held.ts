@@ -96,7 +96,7 @@ export function addPoint(c: Float64Array, o: number, sum: number, weight: number
  * The series fell back to `level` (the engine's units; `raw` the same in raw units): changes whose old
  * level was as high end, and so do those whose base it is back within RETURNED noise units of.
  */
-export function dropAtOrAbove(c: Float64Array, o: number, level: number, ex: Excess, raw: number): void {
+export function dropEnded(c: Float64Array, o: number, level: number, ex: Excess, raw: number): void {
   for (let k = 0; k < SLOTS; k++) {
     const s = slot(o, k);
     if (!free(c, s) && (c[s + BEFORE]! >= level || ex(raw, c[s + BASE]!, c[s + AUX]!) <= RETURNED)) c[s + START] = NaN;
