@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store/db.js';
 import { SIGNALS, seriesSelect } from '../src/detect/signals.js';
+import { bucketIndexSql, bucketStartSql } from '../src/detect/rollups.js';
 import { SERIES, SPANS } from '../src/store/schema.js';
 import { sqlTimestamp } from '../src/store/sql.js';
 import { BUCKET_US } from '../src/core/time.js';
@@ -15,13 +16,13 @@ import { BUCKET_US } from '../src/core/time.js';
 const SPAN_COUNT = 4_000_000;
 const ROUNDS = 5;
 
-/** The reference: each signal's own aggregate, one scan of its table each. */
+/** The reference: each signal's own aggregate, one scan of its table each (grouped the same way). */
 function perSignalSelect(lo: string, hi: string): string {
-  const bucketOf = `make_timestamp((epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US})`;
   return SIGNALS.map(
     (s) =>
-      `SELECT ${bucketOf} AS timestamp, service_name, ${s.entity === 'operation' ? 'operation' : 'service_name'} AS operation, '${s.name}' AS signal, ` +
-      `${s.value} AS value, ${s.n} AS n, ${s.k} AS k FROM ${s.table} WHERE ${s.filter ? `${s.filter} AND ` : ''}timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL`,
+      `SELECT ${bucketStartSql('b')} AS timestamp, service_name, operation, '${s.name}' AS signal, value, n, k FROM (SELECT ${bucketIndexSql('timestamp')} AS b, service_name, ` +
+      `${s.entity === 'operation' ? 'operation' : 'service_name'} AS operation, ${s.value} AS value, ${s.n} AS n, ${s.k} AS k ` +
+      `FROM ${s.table} WHERE ${s.filter ? `${s.filter} AND ` : ''}timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL)`,
   ).join(' UNION ALL ');
 }
 

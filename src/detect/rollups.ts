@@ -12,29 +12,40 @@ export interface Rollup {
   aggregate(lo: string, hi: string): string;
 }
 
-const bucket = `make_timestamp((epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US})`;
+/**
+ * A row's 5-minute bucket as an integer (grouped on), and a bucket's start as a TIMESTAMP (computed
+ * once a group): grouping on the timestamp computed for every row took 10-15% longer on 4 million
+ * spans (bench:detect's close-bucket.ts).
+ */
+export const bucketIndexSql = (col: string): string => `epoch_us(${col}) // ${BUCKET_US}`;
+export const bucketStartSql = (index: string): string => `make_timestamp(${index} * ${BUCKET_US})`;
+/** A 5-minute rollup: `select` (its columns after the timestamp) grouped by bucket, the bucket's start first. */
+const perBucket = (select: string, rest: string) => `SELECT ${bucketStartSql('b')} AS timestamp, * EXCLUDE (b) FROM (SELECT ${bucketIndexSql('timestamp')} AS b, ${select} ${rest} GROUP BY ALL)`;
 const within = (lo: string, hi: string) => `timestamp >= ${lo} AND timestamp < ${hi}`;
 
 export const RESOURCES_ROLLUP: Rollup = {
   table: RESOURCES_5M,
   aggregate: (lo, hi) =>
-    `SELECT ${bucket} AS timestamp, service_name, service_version, container_image, service_instance_id, k8s_pod_name, ` +
-    `any_value(k8s_deployment), any_value(k8s_namespace), any_value(service_namespace), min(epoch_us(timestamp)), max(epoch_us(timestamp)), count(*) ` +
-    `FROM ${SPANS.name} WHERE ${within(lo, hi)} GROUP BY ALL`,
+    perBucket(
+      `service_name, service_version, container_image, service_instance_id, k8s_pod_name, any_value(k8s_deployment), any_value(k8s_namespace), ` +
+        `any_value(service_namespace), epoch_us(min(timestamp)), epoch_us(max(timestamp)), count(*)`,
+      `FROM ${SPANS.name} WHERE ${within(lo, hi)}`,
+    ),
 };
 
 export const ERROR_TYPES_ROLLUP: Rollup = {
   table: ERROR_TYPES_5M,
   aggregate: (lo, hi) =>
-    `SELECT ${bucket} AS timestamp, service_name, coalesce(error_type, 'unclassified'), min(epoch_us(timestamp)), count(*) ` +
-    `FROM ${SPANS.name} WHERE is_error AND ${within(lo, hi)} GROUP BY ALL`,
+    perBucket(`service_name, coalesce(error_type, 'unclassified'), epoch_us(min(timestamp)), count(*)`, `FROM ${SPANS.name} WHERE is_error AND ${within(lo, hi)}`),
 };
 
 export const GEN_AI_ROLLUP: Rollup = {
   table: GEN_AI_5M,
   aggregate: (lo, hi) =>
-    `SELECT ${bucket} AS timestamp, service_name, gen_ai_model, coalesce(gen_ai_finish_reasons, '[]'), count(*), count_if(is_error) ` +
-    `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${within(lo, hi)} GROUP BY ALL`,
+    perBucket(
+      `service_name, gen_ai_model, coalesce(gen_ai_finish_reasons, '[]'), count(*), count_if(is_error)`,
+      `FROM ${SPANS.name} WHERE gen_ai_model IS NOT NULL AND ${within(lo, hi)}`,
+    ),
 };
 
 /** Severity 13–16 is WARN in the OpenTelemetry log data model. */
