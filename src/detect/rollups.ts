@@ -14,8 +14,8 @@ export interface Rollup {
 
 /**
  * A row's 5-minute bucket as an integer (grouped on), and a bucket's start as a TIMESTAMP (computed
- * once a group): grouping on the timestamp computed for every row took 10-15% longer on 4 million
- * spans (bench:detect's close-bucket.ts).
+ * once a group): with the timestamp computed for every row, closing 4 million spans' two buckets
+ * took 265-295 ms instead of 244-262 (two alternated runs, series and rollups).
  */
 export const bucketIndexSql = (col: string): string => `epoch_us(${col}) // ${BUCKET_US}`;
 export const bucketStartSql = (index: string): string => `make_timestamp(${index} * ${BUCKET_US})`;

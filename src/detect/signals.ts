@@ -24,7 +24,6 @@ export interface SignalDef {
   k: string;
 }
 
-
 const spans = { table: SPANS.name, entity: 'operation', filter: '', missing: 'none' } as const;
 const logs = { table: LOGS.name, entity: 'service', filter: '', missing: 'zero' } as const;
 
