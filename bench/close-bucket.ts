@@ -7,10 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store/db.js';
-import { SIGNALS, seriesSelect } from '../src/detect/signals.js';
-import { bucketIndexSql, bucketStartSql } from '../src/detect/rollups.js';
+import { SIGNALS, entityColumn, seriesSelect } from '../src/detect/signals.js';
 import { SERIES, SPANS } from '../src/store/schema.js';
-import { sqlTimestamp } from '../src/store/sql.js';
+import { bucketIndexSql, bucketStartSql, sqlTimestamp } from '../src/store/sql.js';
 import { BUCKET_US } from '../src/core/time.js';
 
 const SPAN_COUNT = 4_000_000;
@@ -21,7 +20,7 @@ function perSignalSelect(lo: string, hi: string): string {
   return SIGNALS.map(
     (s) =>
       `SELECT ${bucketStartSql('b')} AS timestamp, service_name, operation, '${s.name}' AS signal, value, n, k FROM (SELECT ${bucketIndexSql('timestamp')} AS b, service_name, ` +
-      `${s.entity === 'operation' ? 'operation' : 'service_name'} AS operation, ${s.value} AS value, ${s.n} AS n, ${s.k} AS k ` +
+      `${entityColumn(s)} AS operation, ${s.value} AS value, ${s.n} AS n, ${s.k} AS k ` +
       `FROM ${s.table} WHERE ${s.filter ? `${s.filter} AND ` : ''}timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL)`,
   ).join(' UNION ALL ');
 }

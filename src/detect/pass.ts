@@ -25,7 +25,7 @@ import { bucketTs, rebuildSeriesSql, signalDef, type SignalName } from './signal
 import { encodeBatches } from '../pipeline/encode.js';
 import { alertStatements, type ShiftEvent } from './alerts.js';
 import { BUCKET_US, bucketRuns } from '../core/time.js';
-import { inTransaction, sqlString, sqlTimestamp } from '../store/sql.js';
+import { bucketIndexSql, inTransaction, sqlString, sqlTimestamp } from '../store/sql.js';
 import { decodeState, dueToSave, encodeState, type SeriesState, type StateCache } from './states.js';
 
 export interface PassDeps {
@@ -146,7 +146,7 @@ export async function runPass(deps: PassDeps, opts: PassOptions = {}): Promise<P
  */
 export async function markUnfedBuckets(deps: Pick<PassDeps, 'store' | 'writer'>): Promise<number> {
   const w = deps.store.writer;
-  const bucket = `epoch_us(s.timestamp) // ${BUCKET_US}`;
+  const bucket = bucketIndexSql('s.timestamp');
   return deps.writer.exclusive(async () => {
     const r = await w.run(
       `INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} SELECT DISTINCT ${bucket} FROM ${SERIES.name} AS s ` +
@@ -191,7 +191,7 @@ async function closeDirtyBuckets(deps: PassDeps, closedLimit: number): Promise<n
 
 /** Step 2: which series have points in the closed dirty buckets, and from where each must be fed. */
 async function planFeeds(deps: PassDeps, dirty: readonly number[], closedLimit: number): Promise<FeedPlan> {
-  const inDirty = `(epoch_us(timestamp) // ${BUCKET_US}) IN (${dirty.join(', ')})`;
+  const inDirty = `(${bucketIndexSql('timestamp')}) IN (${dirty.join(', ')})`;
   const touched = await deps.reads.use((c) =>
     readRows(
       c,
@@ -248,7 +248,7 @@ async function loadPoints(deps: PassDeps, plan: FeedPlan, closedLimit: number): 
       readRows(
         c,
         `SELECT service_name, operation, signal, min(epoch_us(timestamp)) // ${BUCKET_US} AS first_bucket, ` +
-          `to_json(list([epoch_us(timestamp) // ${BUCKET_US}, value, n, coalesce(k, 0)] ORDER BY timestamp))::VARCHAR AS pts ` +
+          `to_json(list([${bucketIndexSql('timestamp')}, value, n, coalesce(k, 0)] ORDER BY timestamp))::VARCHAR AS pts ` +
           `FROM ${SERIES.name} WHERE ${where} GROUP BY ALL`,
       ),
     );

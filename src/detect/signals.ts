@@ -2,9 +2,9 @@
 // telemetry, and what an absent bucket means. One table of facts used by the pass, the drill-down
 // SQL and the anomalies endpoint.
 import { LOGS, PROFILES, SERIES, SPANS } from '../store/schema.js';
-import { bucketIndexSql, bucketStartSql, rebuildRollupsSql } from './rollups.js';
+import { rebuildRollupsSql } from './rollups.js';
 import { BUCKET_US } from '../core/time.js';
-import { sqlTimestamp } from '../store/sql.js';
+import { bucketIndexSql, bucketStartSql, sqlTimestamp } from '../store/sql.js';
 
 export type SignalName = 'error_rate' | 'latency_p95' | 'log_volume' | 'error_log_rate' | 'profile_cost';
 
@@ -23,6 +23,9 @@ export interface SignalDef {
   n: string;
   k: string;
 }
+
+/** The column a signal's entity is keyed by in its table. */
+export const entityColumn = (s: SignalDef): string => (s.entity === 'operation' ? 'operation' : 'service_name');
 
 const spans = { table: SPANS.name, entity: 'operation', filter: '', missing: 'none' } as const;
 const logs = { table: LOGS.name, entity: 'service', filter: '', missing: 'zero' } as const;
@@ -47,6 +50,14 @@ export const SIGNALS: readonly SignalDef[] = [
   },
 ];
 
+/** The signals aggregated in one scan: those of one table, entity and filter. */
+const SCANS: readonly SignalDef[][] = [
+  ...SIGNALS.reduce((m, s) => {
+    const key = JSON.stringify([s.table, s.entity, s.filter]);
+    return m.set(key, [...(m.get(key) ?? []), s]);
+  }, new Map<string, SignalDef[]>()).values(),
+];
+
 /**
  * Every signal's buckets over [lo, hi) (TIMESTAMP literals) as one query: (timestamp, service_name,
  * operation, signal, value, n, k). The signals of one table, entity and filter are aggregated in one
@@ -54,19 +65,13 @@ export const SIGNALS: readonly SignalDef[] = [
  * twice (4 million spans: 112-125 ms against 169-196, bench:detect's close-bucket.ts).
  */
 export function seriesSelect(lo: string, hi: string): string {
-  const groups = new Map<string, SignalDef[]>();
-  for (const s of SIGNALS) {
-    const key = JSON.stringify([s.table, s.entity, s.filter]);
-    groups.set(key, [...(groups.get(key) ?? []), s]);
-  }
   const ctes: string[] = [];
   const selects: string[] = [];
-  [...groups.values()].forEach((group, g) => {
-    const { table, entity, filter } = group[0]!;
+  SCANS.forEach((group, g) => {
+    const { table, filter } = group[0]!;
     const measures = group.map((s, i) => `${s.value} AS v${i}, ${s.n} AS n${i}, ${s.k} AS k${i}`).join(', ');
-    const key = entity === 'operation' ? 'operation' : 'service_name';
     ctes.push(
-      `s${g} AS MATERIALIZED (SELECT ${bucketIndexSql('timestamp')} AS b, service_name, ${key} AS operation, ${measures} ` +
+      `s${g} AS MATERIALIZED (SELECT ${bucketIndexSql('timestamp')} AS b, service_name, ${entityColumn(group[0]!)} AS operation, ${measures} ` +
         `FROM ${table} WHERE ${filter ? `${filter} AND ` : ''}timestamp >= ${lo} AND timestamp < ${hi} GROUP BY ALL)`,
     );
     group.forEach((s, i) =>

@@ -3,8 +3,7 @@
 // recorded in svc_meta, and a file written by a newer version is refused rather than damaged.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ALL_TABLES, DIRTY_BUCKETS, QUERYABLE_VIEWS, ROLLUP_TABLES, SERIES, SCHEMA_VERSION, createTableSql, createViewSql } from './schema.js';
-import { BUCKET_US } from '../core/time.js';
-import { inTransaction } from './sql.js';
+import { bucketIndexSql, inTransaction } from './sql.js';
 
 interface Migration {
   /** The version this step brings the database to. */
@@ -34,7 +33,7 @@ export async function migrate(conn: DuckDBConnection): Promise<{ from: number; t
     // Rollups new to a store that already has closed buckets: mark those buckets for the detection
     // pass to close again, which writes their rollups (and rewrites the same series).
     if (existing.has(SERIES.name) && ROLLUP_TABLES.some((t) => !existing.has(t.name))) {
-      await conn.run(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} SELECT DISTINCT epoch_us(timestamp) // ${BUCKET_US} FROM ${SERIES.name}`);
+      await conn.run(`INSERT OR IGNORE INTO ${DIRTY_BUCKETS.name} SELECT DISTINCT ${bucketIndexSql('timestamp')} FROM ${SERIES.name}`);
     }
     const addedColumns: string[] = [];
     for (const t of ALL_TABLES) {

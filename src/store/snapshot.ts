@@ -36,7 +36,7 @@ import {
   SPANS,
   type Table,
 } from './schema.js';
-import { sqlString, sqlTimestamp } from './sql.js';
+import { bucketIndexSql, sqlString, sqlTimestamp } from './sql.js';
 
 /** The snapshot format; a reader refuses a newer one. */
 export const SNAPSHOT_FORMAT = 1;
@@ -49,7 +49,6 @@ export interface SnapshotWindow {
 }
 
 const cols = (t: Table) => t.columns.map((c) => `"${c.name}"`).join(', ');
-const bucketOfTs = `epoch_us(timestamp) // ${BUCKET_US}`;
 
 /** `service_name IN (...)`, or nothing without a services filter. */
 function servicesIn(w: SnapshotWindow, col = 'service_name'): string {
@@ -279,7 +278,7 @@ async function insertNew(conn: DuckDBConnection, t: Table, src: string, col: str
   const range = (await readRows(conn, `SELECT epoch_us(min("${col}")) AS lo, epoch_us(max("${col}")) AS hi FROM (${src})`))[0]!;
   if (range['lo'] === null) return 0;
   const within = `"${col}" >= ${sqlTimestamp(Number(range['lo']))} AND "${col}" <= ${sqlTimestamp(Number(range['hi']))}`;
-  const held = await readRows(conn, `SELECT DISTINCT ${bucketOfTs} AS b FROM ${t.name} WHERE ${within}`);
+  const held = await readRows(conn, `SELECT DISTINCT ${bucketIndexSql('timestamp')} AS b FROM ${t.name} WHERE ${within}`);
   if (!held.length) return Number((await conn.run(`INSERT INTO ${t.name} (${cols(t)}) SELECT ${cols(t)} FROM (${src})`)).rowsChanged);
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE ${ADDED} AS SELECT ${cols(t)} FROM (` +
@@ -289,7 +288,7 @@ async function insertNew(conn: DuckDBConnection, t: Table, src: string, col: str
   );
   if (AGGREGATED.has(t)) {
     const before = new Set(held.map((r) => Number(r['b'])));
-    for (const r of await readRows(conn, `SELECT DISTINCT ${bucketOfTs} AS b FROM ${ADDED}`)) if (before.has(Number(r['b']))) reopened.add(Number(r['b']));
+    for (const r of await readRows(conn, `SELECT DISTINCT ${bucketIndexSql('timestamp')} AS b FROM ${ADDED}`)) if (before.has(Number(r['b']))) reopened.add(Number(r['b']));
   }
   return Number((await conn.run(`INSERT INTO ${t.name} (${cols(t)}) SELECT ${cols(t)} FROM ${ADDED}`)).rowsChanged);
 }

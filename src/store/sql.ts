@@ -1,6 +1,6 @@
 // SQL text helpers and the one transaction wrapper, below the store's connections and migrations.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { isoFromUs } from '../core/time.js';
+import { BUCKET_US, isoFromUs } from '../core/time.js';
 
 /** DuckDB's words for a database it will not use again until it is detached and attached (a checkpoint failed). */
 const INVALIDATED = /has been invalidated/;
@@ -51,3 +51,12 @@ export function sqlTimestamp(us: number): string {
   const iso = isoFromUs(us); // 2024-01-01T00:00:00.000000Z
   return `TIMESTAMP '${iso.slice(0, 10)} ${iso.slice(11, -1)}'`;
 }
+
+/** A timestamp column's 5-minute bucket, as the bucket's number since the epoch. */
+export const bucketIndexSql = (col: string): string => `epoch_us(${col}) // ${BUCKET_US}`;
+/**
+ * A bucket number's start as a TIMESTAMP. Aggregates group on the number and make the timestamp once
+ * a group: with the timestamp made for every row, closing 4 million spans' two buckets took 265-295
+ * ms instead of 244-262 (two alternated runs, series and rollups).
+ */
+export const bucketStartSql = (index: string): string => `make_timestamp(${index} * ${BUCKET_US})`;

@@ -13,7 +13,7 @@ import { ANOMALIES, DIRTY_BUCKETS, LOG_TEMPLATES, LOGS, MERGE_CHAIN_SQL, METRICS
 import { seriesSelect, type SignalName } from '../../detect/signals.js';
 import { ERROR_TYPES_ROLLUP, GEN_AI_ROLLUP, LOG_LEVELS_ROLLUP, RESOURCES_ROLLUP, type Rollup } from '../../detect/rollups.js';
 import { BUCKET_US, MINUTE_US, bucketRuns } from '../../core/time.js';
-import { sqlString, sqlTimestamp } from '../../store/sql.js';
+import { bucketIndexSql, sqlString, sqlTimestamp } from '../../store/sql.js';
 import { bucketStart, type Bounds, type StructureRead, type WindowSample } from './sampling.js';
 import type { TemplateBinRow, Row, WindowOpRow, ExceedanceRow, WindowErrorRow, ErrorTypeFirstSeenRow, SeriesRows, EdgeRow, CallSequenceRow, CallTreeRow, GaugeRow, LogLevelRow, DeploymentRow, WindowLogRow, TemplateRow, ProfileRow, GenAiRow, GenAiBeforeRow, AnomalyRow, MetricRow, ServiceCountRow, SpanKey, SpanRow, LogKey, LogRow, TemplateParamsRow, SliceAsk } from './rows.js';
 
@@ -536,5 +536,5 @@ export function fromRollup(r: Rollup, lo: number, hi: number, dirty: readonly nu
  * Leaves out the stored rows of open buckets: late data reopened them, so their rows are stale, and
  * the caller reads them raw; kept, such a bucket would be counted twice.
  */
-const notIn = (open: readonly number[]) => (open.length ? ` AND epoch_us(timestamp) // ${BUCKET_US} NOT IN (${open.join(', ')})` : '');
+const notIn = (open: readonly number[]) => (open.length ? ` AND ${bucketIndexSql('timestamp')} NOT IN (${open.join(', ')})` : '');
 
