@@ -24,7 +24,8 @@ const T_AUX: i32 = 3;
 const T_RECENT: i32 = 8;
 const T_PROFILE: i32 = 62;
 const T_ENVELOPE: i32 = 143;
-const T_SIZE: i32 = 262;
+const T_ZERO: i32 = 262;
+const T_SIZE: i32 = 263;
 
 const F_DAYS: i32 = 0;
 const F_DAY: i32 = 1;
@@ -53,6 +54,7 @@ const MODEL_BINOMIAL: i32 = 2;
 const MODEL_POISSON: i32 = 3;
 const MODEL_LOGNORMAL: i32 = 1;
 const RECENT_LEVELS: i32 = 16;
+const ZERO_CHANCE: f64 = 0.001;
 const NEAR_POINTS: f64 = 12;
 const NOISE_POINTS: f64 = 288;
 const CLIP: f64 = 4;
@@ -116,6 +118,8 @@ const SCRATCH: usize = memory.data(8 * 64); // medians' sorted copies
 // (seasonalReading has one loop per model), so each loop has its model's arithmetic only. ---
 let k0: f64 = 0;
 let n0: f64 = 0;
+/** timed.ts zeroFloor(k0), set with k0 (NativeMath: computed once a call, as the twin does). */
+let zeroFloor: f64 = Infinity;
 
 @inline function logUnits(kind: i32): bool {
   return kind == MODEL_BINOMIAL || kind == MODEL_POISSON || kind == MODEL_LOGNORMAL;
@@ -316,7 +320,14 @@ function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void
   const daily = active ? dailyOffset(p, bucket) : 0;
   const week = active ? weeklyOffset(p, bucket) : 0;
   const off = active ? daily + week : 0;
-  const r = logUnits(kind) ? x * exp(-off) : x - off;
+  const scale = logUnits(kind) ? exp(-off) : 1;
+  if (kind == MODEL_POISSON) {
+    // a lone zero where the settled level expects many: a missing bucket, not a count
+    const lone = x == 0 && ld(c, T_ZERO) != 1 && ld(c, T_N) > NEAR_POINTS && ld(c, T_LEVEL) > zeroFloor * scale;
+    sto(c, T_ZERO, lone ? 1 : 0);
+    if (lone) return NaN;
+  } else sto(c, T_ZERO, 0);
+  const r = logUnits(kind) ? x * scale : x - off;
   const sum = binomial ? Math.min(r, calls) : r;
   const weight = binomial ? calls : 1;
   const v = sum / weight;
@@ -361,6 +372,7 @@ export function seasonalReading(
 ): void {
   k0 = modelK0;
   n0 = modelN0;
+  zeroFloor = modelK0 * (Math.exp(-Math.log(ZERO_CHANCE) / modelK0) - 1);
   if (model == MODEL_BINOMIAL) readAll(MODEL_BINOMIAL, ctxs, xs, ns, out, offsets, buckets, nSeries);
   else if (model == MODEL_POISSON) readAll(MODEL_POISSON, ctxs, xs, ns, out, offsets, buckets, nSeries);
   else if (model == MODEL_LOGNORMAL) readAll(MODEL_LOGNORMAL, ctxs, xs, ns, out, offsets, buckets, nSeries);

@@ -233,6 +233,34 @@ describe('seasonal path: recoveries and old states', () => {
     expect(riseBase(c, 0, 0.01)).toBe(0.01); // the next rise is measured from 1%
   });
 
+  it('an outage during a reported worsening is still an outage: the return from it is a recovery', () => {
+    const c = new Float64Array(T.size);
+    newContext(c, 0);
+    c[T.raised] = 100; // a worsening from 100 was reported, the series now at 300
+    noteFall(c, 0, 300, 110, true); // back to its old level: the worsening's end, no outage
+    expect(riseBase(c, 0, 110)).toBe(110);
+    c[T.raised] = 100;
+    noteFall(c, 0, 300, 5, true); // to nothing, below the level it rose from: an outage
+    expect(riseBase(c, 0, 5)).toBe(300);
+  });
+
+  it('a lone zero amid many counts is a missing bucket; a silence is seen from its second bucket', () => {
+    const g = seasonalSeries(203, 'log_volume', { shifts: false });
+    const at = 3 * DAY + 100;
+    expect(g.values[at - 1]).toBeGreaterThan(50);
+    const run = (edit: (v: Float64Array) => void): ChangePoint[] => {
+      const values = g.values.slice();
+      edit(values);
+      return new BocpdDetector('log_volume').run({ values, start: g.start }).changes;
+    };
+    const missing = run((v) => (v[at] = NaN));
+    expect(run((v) => (v[at] = 0))).toEqual(missing);
+    // two hours of zeros: a fall, reported from the second of them on
+    const silent = run((v) => v.fill(0, at, at + 24));
+    const fall = silent.find((c) => c.index >= at && c.after < c.before / 10);
+    expect(fall?.index).toBe(at + 1);
+  });
+
   it('a state whose seasonal context has another layout (an older version) resumes with a fresh context', () => {
     const det = new BocpdDetector('latency_p95');
     const g = seasonalSeries(201, 'latency_p95', { shifts: false });
@@ -250,9 +278,9 @@ describe('seasonal path: recoveries and old states', () => {
     const g = seasonalSeries(201, 'latency_p95', { shifts: false });
     const now = det.run(slice(g, 0, 4 * DAY)).state;
     const bytes = saveState(now);
-    const older = new Uint8Array(bytes.length - 8 * W.size); // the context up to the record
+    const older = new Uint8Array(bytes.length - 8 * (T.size - T.record)); // the context up to the record
     older.set(bytes.subarray(0, older.length));
-    new Float64Array(older.buffer)[0] -= W.size;
+    new Float64Array(older.buffer)[0] -= T.size - T.record;
     const state = loadState(older);
     const same = loadState(bytes); // unused run slots dropped alike
     expect(state.length).toBe(now.length);
@@ -260,10 +288,29 @@ describe('seasonal path: recoveries and old states', () => {
     expect(state.subarray(0, ctx + T.record)).toEqual(same.subarray(0, ctx + T.record));
     const empty = new Float64Array(W.size);
     newRecord(empty, 0);
-    expect(state.subarray(ctx + T.record)).toEqual(empty);
+    expect(state.subarray(ctx + T.record, ctx + T.record + W.size)).toEqual(empty);
     // what it learnt stands: the next day gives the same changes as the state that had a record
     // (none of them a record: three days of it are needed)
     expect(det.run(slice(g, 4 * DAY, 5 * DAY), state).changes).toEqual(det.run(slice(g, 4 * DAY, 5 * DAY), now).changes);
+  });
+
+  it('a state saved before the zero\'s flag existed keeps its context; its reported worsening ends at any fall, as it did', () => {
+    const det = new BocpdDetector('log_volume');
+    const g = seasonalSeries(203, 'log_volume', { shifts: false });
+    const now = det.run(slice(g, 0, 4 * DAY)).state;
+    const ctx = now.length - T.size;
+    for (const [flag, base] of [[1, 0], [0, NaN]] as const) {
+      now[ctx + T.raised] = flag; // what the older layout held: 1 after a reported worsening, else 0
+      const bytes = saveState(now);
+      const older = new Uint8Array(bytes.length - 8 * (T.size - T.zero));
+      older.set(bytes.subarray(0, older.length));
+      new Float64Array(older.buffer)[0] -= T.size - T.zero;
+      const state = loadState(older);
+      expect(state.length).toBe(now.length);
+      expect(state[ctx + T.raised]).toBe(base);
+      expect(state.subarray(ctx + T.raised + 1, ctx + T.zero)).toEqual(loadState(bytes).subarray(ctx + T.raised + 1, ctx + T.zero));
+      expect(state[ctx + T.zero]).toBe(0);
+    }
   });
 });
 

@@ -173,7 +173,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
   };
   /** A worsening starting at point `start`: reported, and remembered until the series falls back. */
   const worsened = (start: number, at: number, before: number, after: number): void => {
-    c[T.raised] = 1;
+    c[T.raised] = before / unit;
     noteReported(c, T.envelope, c[T.origin]! + start);
     report(start, at, before, after);
   };
@@ -198,7 +198,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
     const n = m.binomial ? ns[p.offset + k]! : 1;
     const r = readStretch(core, c, p, raw, ns, k, k + 1)[0]!;
     const point = (unit * rawSum(m, r, n)) / rawWeight(m, n); // the point in the engine's units
-    if (m.observed(x, n)) {
+    if (m.observed(x, n) && r === r) {
       addPoint(c, T.held, rawSum(m, r, n), rawWeight(m, n));
       // a fall reported on its first point is read with the point after it: a lone low point (a
       // missing bucket's zero) does not end a waiting change
