@@ -326,7 +326,7 @@ function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void
     const lone = x == 0 && ld(c, T_ZERO) != 1 && ld(c, T_N) > NEAR_POINTS && ld(c, T_LEVEL) > zeroFloor * scale;
     sto(c, T_ZERO, lone ? 1 : 0);
     if (lone) return NaN;
-  } else sto(c, T_ZERO, 0);
+  } // (the other models never set the flag: it stays 0, as the twin writes it)
   const r = logUnits(kind) ? x * scale : x - off;
   const sum = binomial ? Math.min(r, calls) : r;
   const weight = binomial ? calls : 1;
