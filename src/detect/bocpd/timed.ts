@@ -76,7 +76,7 @@ export const T = {
   profile: 8 + RECENT_LEVELS + HELD_SIZE,
   envelope: 8 + RECENT_LEVELS + HELD_SIZE + F.size,
   record: 8 + RECENT_LEVELS + HELD_SIZE + F.size + V.size, // the week's record (record.ts; TypeScript only, the WASM reading passes it by)
-  zero: 8 + RECENT_LEVELS + HELD_SIZE + F.size + V.size + W.size, // 1 after a count's zero read as missing (zeroMissing), until a point is read
+  zero: 8 + RECENT_LEVELS + HELD_SIZE + F.size + V.size + W.size, // 1 after a count's zero read as missing (takePoint), until the next point is read
   size: 9 + RECENT_LEVELS + HELD_SIZE + F.size + V.size + W.size,
 } as const;
 
@@ -205,7 +205,7 @@ export const rawWeight = (m: TimedModel, calls: number): number => (m.binomial ?
 export function takePoint(c: Float64Array, o: number, m: TimedModel, bucket: number, x: number, calls: number): number {
   if (!m.observed(x, calls)) return x;
   const off = offsetAt(c, o + T.profile, bucket);
-  const scale = Math.exp(-off);
+  const scale = m.units === 'log' ? Math.exp(-off) : 1;
   // a lone zero where the settled level expects many: a missing bucket, not a count
   const lone = x === 0 && c[o + T.zero] !== 1 && c[o + T.n]! > NEAR_POINTS && c[o + T.level]! > m.zeroFloor * scale;
   c[o + T.zero] = lone ? 1 : 0;
