@@ -1,6 +1,6 @@
 // The seasonal path's first reading, the WASM build: the twin of readPoints in
-// src/detect/bocpd/timed.ts and of what it calls in profile.ts and envelope.ts (read those for the
-// method). For each point of each timestamped series it brings the series' context to the point's
+// src/detect/bocpd/timed.ts and of what it calls in profile.ts, envelope.ts and record.ts (read those
+// for the method). For each point of each timestamped series it brings the series' context to the point's
 // bucket, writes the residual BOCPD reads and learns from the point: the same steps in the same order
 // as the TypeScript twin, on the same context layout (test/detect/layout.test.ts checks the mirrored
 // constants), so either engine resumes the other's context. It differs only in how it computes
@@ -17,13 +17,14 @@
 
 import { exp, ln } from './_fastmath';
 
-// --- layout mirror: timed.ts T, profile.ts F, envelope.ts V (checked by test/detect/layout.test.ts) ---
+// --- layout mirror: timed.ts T, profile.ts F, envelope.ts V, record.ts W (checked by test/detect/layout.test.ts) ---
 const T_N: i32 = 1;
 const T_LEVEL: i32 = 2;
 const T_AUX: i32 = 3;
 const T_RECENT: i32 = 8;
 const T_PROFILE: i32 = 62;
 const T_ENVELOPE: i32 = 143;
+const T_RECORD: i32 = 242;
 const T_ZERO: i32 = 262;
 const T_SIZE: i32 = 263;
 
@@ -48,6 +49,16 @@ const F_RING: i32 = 74;
 const V_LAST: i32 = 0;
 const V_REPORTED: i32 = 1;
 const V_SIZE: i32 = 99;
+
+const W_DAY: i32 = 0;
+const W_TOP: i32 = 1;
+const W_BOTTOM: i32 = 2;
+const W_WEEKTOP: i32 = 3;
+const W_WEEKBOTTOM: i32 = 4;
+const W_DAYS: i32 = 5;
+const W_TOPS: i32 = 6;
+const W_BOTTOMS: i32 = 13;
+const W_SIZE: i32 = 20;
 
 // --- timed.ts, profile.ts, envelope.ts constants (same values; see there for why) ---
 const MODEL_BINOMIAL: i32 = 2;
@@ -78,6 +89,11 @@ const E_BASE: i32 = 3;
 const E_AUX: i32 = 4;
 const E_DAY: i32 = 5;
 const E_RING: i32 = E_DAY + DAYS;
+const RECORD_DAYS: i32 = 7;
+const RECORD_MIN_DAYS: f64 = 3;
+/** record.ts RECORD_RATIO, e^LOG_MARGIN as JavaScript's Math.exp gives it (the layout test compares). */
+const RECORD_RATIO: f64 = 1.2214027581601699;
+const LINEAR_MARGIN: f64 = 0.1;
 
 const SCRATCH: usize = memory.data(8 * 64); // medians' sorted copies
 
@@ -149,7 +165,7 @@ let zeroFloor: f64 = Infinity;
 @inline function weeklyActive(p: usize): bool {
   return ld(p, F_DAYS) >= WEEKLY_AFTER_DAYS;
 }
-function dailyOffset(p: usize, bucket: f64): f64 {
+@inline function dailyOffset(p: usize, bucket: f64): f64 {
   const pos = <f64>(<i32>bucket % <i32>BUCKETS_PER_DAY) / <f64>SLOT_BUCKETS - <f64>(SLOT_BUCKETS - 1) / <f64>(2 * SLOT_BUCKETS);
   const fl = Math.floor(pos);
   const i0 = <i32>fl;
@@ -207,7 +223,7 @@ function closeDay(p: usize): void {
   const w = F_WEEKLY + imod(day, 7);
   sto(p, w, ld(p, w) + (ld(p, r) - median(LEVELS, nl) - ld(p, w)) / Math.min(Math.floor(days / 7), K));
 }
-function advanceProfile(p: usize, bucket: f64): void {
+@inline function advanceProfile(p: usize, bucket: f64): void {
   const slot = floorDiv(bucket, SLOT_BUCKETS);
   if (slot != ld(p, F_SLOT)) {
     if (isNum(ld(p, F_SLOT))) closeSlot(p);
@@ -222,7 +238,7 @@ function advanceProfile(p: usize, bucket: f64): void {
   }
 }
 /** `daily` and `week`: the profile's offsets at `bucket` (0 until it is in use), as takePoint read them. */
-function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void {
+@inline function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void {
   if (bucket <= ld(p, F_LEARNT)) return;
   sto(p, F_LEARNT, bucket);
   const n = ld(p, F_N) + 1;
@@ -305,6 +321,62 @@ function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void
   absorbAt(e, 5, sum, weight, level, aux);
 }
 
+// --- record.ts ---
+function newRecord(w: usize): void {
+  for (let i: i32 = 0; i < W_SIZE; i++) sto(w, i, NaN);
+  sto(w, W_TOP, -Infinity);
+  sto(w, W_WEEKTOP, -Infinity);
+  sto(w, W_BOTTOM, Infinity);
+  sto(w, W_WEEKBOTTOM, Infinity);
+  sto(w, W_DAYS, 0);
+}
+function summarise(w: usize): void {
+  let days: f64 = 0;
+  let top = -Infinity;
+  let bottom = Infinity;
+  for (let d: i32 = 0; d < RECORD_DAYS; d++) {
+    const t = ld(w, W_TOPS + d);
+    if (!isNum(t)) continue;
+    days++;
+    top = Math.max(top, t);
+    bottom = Math.min(bottom, ld(w, W_BOTTOMS + d));
+  }
+  sto(w, W_WEEKTOP, top);
+  sto(w, W_WEEKBOTTOM, bottom);
+  sto(w, W_DAYS, days);
+}
+function closeDays(w: usize, day: f64): void {
+  const current = ld(w, W_DAY);
+  if (day >= current + <f64>RECORD_DAYS) newRecord(w);
+  else if (isNum(current)) {
+    const seen = ld(w, W_TOP) > -Infinity;
+    for (let d = current; d < day; d++) {
+      const first = d == current && seen;
+      sto(w, W_TOPS + imod(d, RECORD_DAYS), first ? ld(w, W_TOP) : NaN);
+      sto(w, W_BOTTOMS + imod(d, RECORD_DAYS), first ? ld(w, W_BOTTOM) : NaN);
+    }
+    summarise(w);
+  }
+  sto(w, W_DAY, day);
+  sto(w, W_TOP, -Infinity);
+  sto(w, W_BOTTOM, Infinity);
+}
+@inline function recordValue(kind: i32, x: f64, calls: f64): f64 {
+  if (kind != MODEL_BINOMIAL) return x;
+  const errors = Math.min(x, calls);
+  return (100 * Math.max(0, errors - Math.sqrt(errors))) / calls;
+}
+/** An observed point's value `g` at `bucket` into the record at w; whether it beats the week's record by the margin. */
+@inline function recordPoint(kind: i32, w: usize, bucket: f64, g: f64): bool {
+  const day = dayOf(bucket);
+  if (day != ld(w, W_DAY)) closeDays(w, day);
+  const top = Math.max(ld(w, W_WEEKTOP), ld(w, W_TOP));
+  const bottom = Math.min(ld(w, W_WEEKBOTTOM), ld(w, W_BOTTOM));
+  sto(w, W_TOP, Math.max(ld(w, W_TOP), g));
+  sto(w, W_BOTTOM, Math.min(ld(w, W_BOTTOM), g));
+  return ld(w, W_DAYS) >= RECORD_MIN_DAYS && g > (logUnits(kind) ? (1 + top) * RECORD_RATIO - 1 : top + LINEAR_MARGIN * (top - bottom));
+}
+
 // --- timed.ts ---
 @inline function enterBucket(kind: i32, c: usize, bucket: f64): void {
   advanceProfile(c + (<usize>T_PROFILE << 3), bucket);
@@ -356,7 +428,8 @@ function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void
 /**
  * See readPoints in src/detect/bocpd/timed.ts, over many series: series i's context is at
  * ctxs + i · T_SIZE, its points are xs[offsets[i] .. offsets[i + 1]) (calls in ns for the binomial
- * model), the first of them at bucket buckets[i]; each point's residual is written to out.
+ * model), the first of them at bucket buckets[i]; each point's residual is written to out, and the
+ * points that beat the week's record to records: their count, then their indices into xs.
  */
 export function seasonalReading(
   model: i32,
@@ -366,6 +439,7 @@ export function seasonalReading(
   xs: usize,
   ns: usize,
   out: usize,
+  records: usize,
   offsets: usize,
   buckets: usize,
   nSeries: i32,
@@ -373,24 +447,30 @@ export function seasonalReading(
   k0 = modelK0;
   n0 = modelN0;
   zeroFloor = modelK0 * (Math.exp(-Math.log(ZERO_CHANCE) / modelK0) - 1);
-  if (model == MODEL_BINOMIAL) readAll(MODEL_BINOMIAL, ctxs, xs, ns, out, offsets, buckets, nSeries);
-  else if (model == MODEL_POISSON) readAll(MODEL_POISSON, ctxs, xs, ns, out, offsets, buckets, nSeries);
-  else if (model == MODEL_LOGNORMAL) readAll(MODEL_LOGNORMAL, ctxs, xs, ns, out, offsets, buckets, nSeries);
-  else readAll(-1, ctxs, xs, ns, out, offsets, buckets, nSeries);
+  if (model == MODEL_BINOMIAL) readAll(MODEL_BINOMIAL, ctxs, xs, ns, out, records, offsets, buckets, nSeries);
+  else if (model == MODEL_POISSON) readAll(MODEL_POISSON, ctxs, xs, ns, out, records, offsets, buckets, nSeries);
+  else if (model == MODEL_LOGNORMAL) readAll(MODEL_LOGNORMAL, ctxs, xs, ns, out, records, offsets, buckets, nSeries);
+  else readAll(-1, ctxs, xs, ns, out, records, offsets, buckets, nSeries);
 }
 
-@inline function readAll(kind: i32, ctxs: usize, xs: usize, ns: usize, out: usize, offsets: usize, buckets: usize, nSeries: i32): void {
+@inline function readAll(kind: i32, ctxs: usize, xs: usize, ns: usize, out: usize, records: usize, offsets: usize, buckets: usize, nSeries: i32): void {
+  let beaten: i32 = 0;
   for (let i: i32 = 0; i < nSeries; i++) {
     const c = ctxs + (<usize>(i * T_SIZE) << 3);
+    const w = c + (<usize>T_RECORD << 3);
     const from = <i32>ld(offsets, i);
     const to = <i32>ld(offsets, i + 1);
     const b0 = ld(buckets, i);
     for (let k = from; k < to; k++) {
       const bucket = b0 + <f64>(k - from);
+      const x = ld(xs, k);
+      const calls = kind == MODEL_BINOMIAL ? ld(ns, k) : 1;
       enterBucket(kind, c, bucket);
-      sto(out, k, takePoint(kind, c, bucket, ld(xs, k), kind == MODEL_BINOMIAL ? ld(ns, k) : 1));
+      sto(out, k, takePoint(kind, c, bucket, x, calls));
+      if (observed(kind, x, calls) && recordPoint(kind, w, bucket, recordValue(kind, x, calls))) sto(records, ++beaten, <f64>k);
     }
   }
+  sto(records, 0, <f64>beaten);
 }
 
 /** Offsets of the envelope's scales (envelope.ts scaleAt), for the layout test. */

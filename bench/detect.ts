@@ -145,7 +145,7 @@ async function main(): Promise<void> {
   console.log(`slowest full-history pass (10,000 series x 288 points, what a first start feeds): ${worstWall.toFixed(0)} ms on 1 thread, ${worstPar.toFixed(0)} ms on ${threads}`);
   console.log('(the 1 s target is for the steady pass, one new bucket per series from saved states: bench/detect-pass.ts)');
   // The seasonal path (timestamped series, as the pass feeds them): each engine reads the points
-  // through the profile and envelope itself; the verdict on waiting changes is TypeScript for both.
+  // through the profile, envelope and the week's record itself; the verdict on waiting changes is TypeScript for both.
   console.log('\nseasonal path (the same series with a timestamp)  TS ref pts/s   WASM pts/s   WASM/TS');
   let worstTimed = Infinity;
   for (const signal of signals) {

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { BocpdDetector, loadState, saveState, worsening, type ChangePoint, type SeriesInput } from '../../src/detect/bocpd/index.js';
 import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../../testkit/seasonal-series.js';
-import { T, newContext, noteFall, riseBase } from '../../src/detect/bocpd/timed.js';
+import { T, newContext, noteFall, riseBase, timedModel } from '../../src/detect/bocpd/timed.js';
+import { tsEngine, wasmEngine } from '../../src/detect/bocpd/engine.js';
 import { W, newRecord } from '../../src/detect/bocpd/record.js';
 import { lognormalSeries } from './synth.js';
 import { binomial, gauss, poisson, rng } from '../../testkit/rng.js';
@@ -161,6 +162,41 @@ describe('seasonal path: contracts', () => {
         const rest = new BocpdDetector(signal, { engine: b }).run(slice(s, half, s.values.length), first.state);
         expect([...first.changes, ...rest.changes].map((c) => [c.index, c.at])).toEqual(w.changes.map((c) => [c.index, c.at]));
       }
+    },
+  );
+
+  it.each(['latency_p95', 'log_volume', 'error_rate', 'generic'] as const)(
+    "%s: both engines' first reading names the same points as beating the week's record, the bursts among them",
+    (signal) => {
+      // ten days of a daily cycle over three series, series i with a burst of five times the level at noon on day 4 + i
+      const m = timedModel(new BocpdDetector(signal).config);
+      const r = rng(17);
+      const n = 3 * 10 * DAY;
+      const xs = new Float64Array(n);
+      const ns = new Float64Array(m.binomial ? n : 0);
+      const bursts: number[] = [];
+      for (let k = 0; k < n; k++) {
+        const i = k % (10 * DAY);
+        const level = 50 * (1 + 0.5 * Math.sin((2 * Math.PI * i) / DAY)) * (i === (4 + Math.floor(k / (10 * DAY))) * DAY + DAY / 2 ? 5 : 1);
+        if (level > 100) bursts.push(k);
+        if (m.binomial) {
+          ns[k] = 400;
+          xs[k] = binomial(r, 400, level / 2000);
+        } else xs[k] = Math.max(0, level * (1 + 0.05 * gauss(r)));
+        if (k % 97 === 0) xs[k] = NaN;
+      }
+      const read = (engine: typeof tsEngine) => {
+        const contexts = new Float64Array(3 * T.size);
+        for (let i = 0; i < 3; i++) newContext(contexts, i * T.size);
+        const records = new Float64Array(n + 1);
+        const offsets = Float64Array.from([0, 10 * DAY, 20 * DAY, n]);
+        engine.seasonal(m, { contexts, xs, ns, out: new Float64Array(n), records, offsets, buckets: new Float64Array(3).fill(20_000 * DAY), nSeries: 3 });
+        return [...records.subarray(1, 1 + records[0]!)];
+      };
+      const ts = read(tsEngine);
+      expect(read(wasmEngine())).toEqual(ts);
+      expect(bursts.filter((k) => xs[k] === xs[k]).every((k) => ts.includes(k))).toBe(true);
+      expect(ts.length).toBeLessThan(2 * bursts.length);
     },
   );
 

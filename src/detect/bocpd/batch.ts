@@ -7,7 +7,6 @@ import { E, EVENT_W, S } from './layout.js';
 import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropEnded, hold, newHeld } from './held.js';
 import { QUIET_SPAN, RECENT_EXCESS, lastReported, noteReported, recentExcess } from './envelope.js';
-import { W, recordPoint, recordValue } from './record.js';
 import { dailyActive } from './profile.js';
 
 export interface SeriesInput {
@@ -241,7 +240,6 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       if (c[T.origin]! + start !== lastReported(c, T.envelope)) worsened(start, t, h.before, (unit * h.sum) / h.weight);
     }
   }
-  c.set(p.state.subarray(core.stateSize + T.record, core.stateSize + T.record + W.size), T.record); // the first reading's, as it stands after these points
   return { changes, context: c };
 }
 
@@ -255,6 +253,7 @@ function readStretch(core: BatchCore, c: Float64Array, p: Prepared, raw: Float64
     xs: raw.subarray(at, at + len),
     ns: core.binomial ? ns.subarray(at, at + len) : ns,
     out,
+    records: new Float64Array(len + 1), // unused: the first reading named the records
     offsets: new Float64Array([0, len]),
     buckets: new Float64Array([p.bucket + from]),
     nSeries: 1,
@@ -319,13 +318,13 @@ function onset(c: Float64Array, m: TimedModel, h: { start: number; base: number;
   return best;
 }
 
-/** Takes a series' points from .. to-1 (the first at `bucket`) into its record; returns the points (from 0) that beat it. */
-function readRecords(m: TimedModel, c: Float64Array, o: number, raw: Float64Array, ns: Float64Array, from: number, to: number, bucket: number): number[] {
-  const out: number[] = [];
-  for (let k = from; k < to; k++) {
-    const x = raw[k]!;
-    const n = m.binomial ? ns[k]! : 1;
-    if (m.observed(x, n) && recordPoint(c, o, m.units, bucket + k - from, recordValue(m.binomial, x, n))) out.push(k - from);
+/** The points that beat the week's record in the first reading (its `records`), per series and counted from its first point. */
+function recordsBySeries(beaten: Float64Array, offsets: Float64Array): number[][] {
+  const out: number[][] = Array.from({ length: offsets.length - 1 }, () => []);
+  for (let j = 1, i = 0; j <= beaten[0]!; j++) {
+    const k = beaten[j]!;
+    while (k >= offsets[i + 1]!) i++;
+    out[i]!.push(k - offsets[i]!);
   }
   return out;
 }
@@ -351,8 +350,9 @@ export function runTimed(core: BatchCore, series: readonly SeriesInput[], states
     contexts.set(w.before, i * T.size);
     buckets[i] = w.next;
   });
-  core.engine.seasonal(core.timed, { contexts, xs: raw, ns: b.ns, out: b.xs, offsets: b.offsets, buckets, nSeries: series.length });
-  const records = series.map((_, i) => readRecords(core.timed, contexts, i * T.size + T.record, raw, b.ns, b.offsets[i]!, b.offsets[i + 1]!, buckets[i]!));
+  const beaten = new Float64Array(raw.length + 1);
+  core.engine.seasonal(core.timed, { contexts, xs: raw, ns: b.ns, out: b.xs, records: beaten, offsets: b.offsets, buckets, nSeries: series.length });
+  const records = recordsBySeries(beaten, b.offsets);
   const prepared: Prepared[] = series.map((_, i) => {
     const offset = b.offsets[i]!;
     const state = new Float64Array(ss + T.size);

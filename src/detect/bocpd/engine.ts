@@ -73,7 +73,7 @@ interface BocpdExports {
     info: number,
   ): void;
   lgamma(x: number): number;
-  seasonalReading(model: number, k0: number, n0: number, ctxs: number, xs: number, ns: number, out: number, offsets: number, buckets: number, nSeries: number): void;
+  seasonalReading(model: number, k0: number, n0: number, ctxs: number, xs: number, ns: number, out: number, records: number, offsets: number, buckets: number, nSeries: number): void;
 }
 
 export class WasmEngine implements Engine {
@@ -131,12 +131,13 @@ export class WasmEngine implements Engine {
   seasonal(m: TimedModel, b: SeasonalBatch): void {
     const nPts = b.offsets[b.nSeries]! - b.offsets[0]!;
     const nCtx = b.nSeries * T.size;
-    // layout in f64 slots: contexts | xs | ns | out | offsets | buckets (offsets rebased to 0)
+    // layout in f64 slots: contexts | xs | ns | out | records | offsets | buckets (offsets rebased to 0)
     const oC = 0;
     const oX = oC + nCtx;
     const oN = oX + nPts;
     const oR = oN + (m.binomial ? nPts : 0);
-    const oO = oR + nPts;
+    const oW = oR + nPts;
+    const oO = oW + nPts + 1;
     const oB = oO + b.nSeries + 1;
     const total = oB + b.nSeries;
     const base = this.reserve(total * 8);
@@ -148,10 +149,13 @@ export class WasmEngine implements Engine {
     for (let i = 0; i <= b.nSeries; i++) mem[oO + i] = b.offsets[i]! - first;
     mem.set(b.buckets.subarray(0, b.nSeries), oB);
     const at = (slot: number): number => base + slot * 8;
-    this.m.seasonalReading(m.kind, m.k0, m.n0, at(oC), at(oX), at(m.binomial ? oN : oX), at(oR), at(oO), at(oB), b.nSeries);
+    this.m.seasonalReading(m.kind, m.k0, m.n0, at(oC), at(oX), at(m.binomial ? oN : oX), at(oR), at(oW), at(oO), at(oB), b.nSeries);
     const view = new Float64Array(this.m.memory.buffer, base, total);
     b.contexts.set(view.subarray(oC, oC + nCtx));
     b.out.set(view.subarray(oR, oR + nPts), first);
+    const beaten = view[oW]!;
+    b.records[0] = beaten;
+    for (let j = 1; j <= beaten; j++) b.records[j] = view[oW + j]! + first; // indices into b.xs
   }
 }
 

@@ -89,7 +89,8 @@ export function recordValue(binomial: boolean, x: number, calls: number): number
   return (100 * Math.max(0, errors - Math.sqrt(errors))) / calls;
 }
 
-const RATIO = Math.exp(LOG_MARGIN);
+/** e^LOG_MARGIN: the WASM reading (assembly/_seasonal.ts) writes it out as a literal, the layout test compares. */
+export const RECORD_RATIO = Math.exp(LOG_MARGIN);
 
 /** Closes the day in progress and any empty days up to `day`. */
 function closeDays(c: Float64Array, o: number, day: number): void {
@@ -118,5 +119,5 @@ export function recordPoint(c: Float64Array, o: number, units: ShapeUnits, bucke
   c[o + W.top] = Math.max(c[o + W.top]!, g);
   c[o + W.bottom] = Math.min(c[o + W.bottom]!, g);
   // ln(1 + g) > ln(1 + top) + LOG_MARGIN, without a logarithm a point
-  return c[o + W.days]! >= MIN_DAYS && g > (units === 'log' ? (1 + top) * RATIO - 1 : top + LINEAR_MARGIN * (top - bottom));
+  return c[o + W.days]! >= MIN_DAYS && g > (units === 'log' ? (1 + top) * RECORD_RATIO - 1 : top + LINEAR_MARGIN * (top - bottom));
 }

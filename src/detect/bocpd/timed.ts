@@ -13,7 +13,7 @@
 import { MODEL, type ModelName } from './layout.js';
 import { V, absorbPoint, advanceEnvelope, newEnvelope, rewindEnvelope, type Excess, type Shrink } from './envelope.js';
 import { HELD_SIZE, newHeld } from './held.js';
-import { W, newRecord, rewindRecord } from './record.js';
+import { W, newRecord, recordPoint, recordValue, rewindRecord } from './record.js';
 import { F, advanceProfile, learnPoint, newProfile, offsetAt, rewindProfile, shapeUnits, type ShapeUnits } from './profile.js';
 
 /**
@@ -75,7 +75,7 @@ export const T = {
   held: 8 + RECENT_LEVELS, // the worsening changes waiting (held.ts)
   profile: 8 + RECENT_LEVELS + HELD_SIZE,
   envelope: 8 + RECENT_LEVELS + HELD_SIZE + F.size,
-  record: 8 + RECENT_LEVELS + HELD_SIZE + F.size + V.size, // the week's record (record.ts; TypeScript only, the WASM reading passes it by)
+  record: 8 + RECENT_LEVELS + HELD_SIZE + F.size + V.size, // the week's record (record.ts)
   zero: 8 + RECENT_LEVELS + HELD_SIZE + F.size + V.size + W.size, // 1 after a count's zero read as missing (takePoint), until the next point is read
   size: 9 + RECENT_LEVELS + HELD_SIZE + F.size + V.size + W.size,
 } as const;
@@ -239,6 +239,8 @@ export interface SeasonalBatch {
   xs: Float64Array;
   ns: Float64Array;
   out: Float64Array;
+  /** Written: how many points beat the week's record (record.ts), then their indices into xs; room for 1 + the points. */
+  records: Float64Array;
   /** Series i's points are xs[offsets[i] .. offsets[i + 1]), the first at bucket buckets[i]. */
   offsets: Float64Array;
   buckets: Float64Array;
@@ -247,19 +249,25 @@ export interface SeasonalBatch {
 
 /**
  * The seasonal path's first reading of a batch: each point's bucket entered, its residual written
- * to `out`, the point learnt from. The TypeScript twin of assembly/_seasonal.ts.
+ * to `out`, the point learnt from and taken into the week's record. The TypeScript twin of
+ * assembly/_seasonal.ts.
  */
 export function readPoints(m: TimedModel, b: SeasonalBatch): void {
+  let beaten = 0;
   for (let i = 0; i < b.nSeries; i++) {
     const o = i * T.size;
     const from = b.offsets[i]!;
     const to = b.offsets[i + 1]!;
     for (let k = from; k < to; k++) {
       const bucket = b.buckets[i]! + (k - from);
+      const x = b.xs[k]!;
+      const calls = m.binomial ? b.ns[k]! : 1;
       enterBucket(b.contexts, o, m, bucket);
-      b.out[k] = takePoint(b.contexts, o, m, bucket, b.xs[k]!, m.binomial ? b.ns[k]! : 1);
+      b.out[k] = takePoint(b.contexts, o, m, bucket, x, calls);
+      if (m.observed(x, calls) && recordPoint(b.contexts, o + T.record, m.units, bucket, recordValue(m.binomial, x, calls))) b.records[++beaten] = k;
     }
   }
+  b.records[0] = beaten;
 }
 
 /**
