@@ -26,7 +26,8 @@ const T_PROFILE: i32 = 62;
 const T_ENVELOPE: i32 = 143;
 const T_RECORD: i32 = 242;
 const T_ZERO: i32 = 262;
-const T_SIZE: i32 = 263;
+const T_SPREAD: i32 = 263;
+const T_SIZE: i32 = 275;
 
 const F_DAYS: i32 = 0;
 const F_DAY: i32 = 1;
@@ -82,6 +83,7 @@ const RECENT: i32 = 12;
 const DAYS: i32 = 7;
 const QUIET_SCALE: i32 = 3;
 const QUIET_SPAN: f64 = 24;
+const SPREAD_DAYS: i32 = 2;
 const E_SUM: i32 = 0;
 const E_WEIGHT: i32 = 1;
 const E_COUNT: i32 = 2;
@@ -257,7 +259,7 @@ function closeDay(p: usize): void {
 }
 
 // --- envelope.ts ---
-@inline function advanceEnvelope(kind: i32, e: usize, bucket: f64): void {
+@inline function advanceEnvelope(kind: i32, e: usize, bucket: f64, sp: usize): void {
   const last = ld(e, V_LAST);
   sto(e, V_LAST, bucket);
   if (!isNum(last) || bucket <= last) return;
@@ -266,15 +268,15 @@ function closeDay(p: usize): void {
     for (let j: i32 = 0; j < SCALES; j++) sto(e, scaleAt(j) + E_DAY + imod(d, DAYS), -Infinity);
   }
   // one call per scale with j a constant, so that its ring size and offset are constants
-  endBlocks(kind, e, 0, <i32>last, <i32>bucket, today);
-  endBlocks(kind, e, 1, <i32>last, <i32>bucket, today);
-  endBlocks(kind, e, 2, <i32>last, <i32>bucket, today);
-  endBlocks(kind, e, 3, <i32>last, <i32>bucket, today);
-  endBlocks(kind, e, 4, <i32>last, <i32>bucket, today);
-  endBlocks(kind, e, 5, <i32>last, <i32>bucket, today);
+  endBlocks(kind, e, 0, <i32>last, <i32>bucket, today, sp);
+  endBlocks(kind, e, 1, <i32>last, <i32>bucket, today, sp);
+  endBlocks(kind, e, 2, <i32>last, <i32>bucket, today, sp);
+  endBlocks(kind, e, 3, <i32>last, <i32>bucket, today, sp);
+  endBlocks(kind, e, 4, <i32>last, <i32>bucket, today, sp);
+  endBlocks(kind, e, 5, <i32>last, <i32>bucket, today, sp);
 }
 /** Scale j's blocks from the one holding `last` to the one before `bucket`'s end (see advanceEnvelope in envelope.ts). */
-@inline function endBlocks(kind: i32, e: usize, j: i32, last: i32, bucket: i32, today: f64): void {
+@inline function endBlocks(kind: i32, e: usize, j: i32, last: i32, bucket: i32, today: f64, sp: usize): void {
   const from = last >> j;
   const to = bucket >> j;
   if (from == to) return;
@@ -283,6 +285,7 @@ function closeDay(p: usize): void {
   const covered = ld(e, s + E_COUNT) >= Math.max(1, <f64>(1 << j) / 2) && ld(e, s + E_WEIGHT) > 0;
   const aux = kind == MODEL_BINOMIAL ? ld(e, s + E_WEIGHT) / ld(e, s + E_COUNT) : ld(e, s + E_AUX);
   const ex = covered ? excess(kind, ld(e, s + E_SUM) / ld(e, s + E_WEIGHT), ld(e, s + E_BASE), aux) : -Infinity;
+  if (ex > -Infinity && !quiet(e, j, from)) noteSpread(sp, j, ex);
   sto(e, s + E_SUM, 0);
   sto(e, s + E_WEIGHT, 0);
   sto(e, s + E_COUNT, 0);
@@ -294,6 +297,13 @@ function closeDay(p: usize): void {
     if (old > today - <f64>DAYS && ld(e, q) > ld(e, k) && !quiet(e, j, b - r)) sto(e, k, ld(e, q));
     sto(e, q, b == from ? ex : -Infinity);
   }
+}
+/** envelope.ts noteSpread: the mean |excess| of scale j's blocks over about SPREAD_DAYS days, at sp. */
+@inline function noteSpread(sp: usize, j: i32, ex: f64): void {
+  const n = ld(sp, SCALES + j) + 1;
+  sto(sp, SCALES + j, n);
+  const w = 1 / Math.min(n, <f64>((SPREAD_DAYS * <i32>BUCKETS_PER_DAY) >> j));
+  sto(sp, j, ld(sp, j) + (Math.abs(ex) - ld(sp, j)) * w);
 }
 /** Whether block b of scale j is one of a reported worsening's first hours (envelope.ts quiet). */
 @inline function quiet(e: usize, j: i32, b: i32): bool {
@@ -380,7 +390,7 @@ function closeDays(w: usize, day: f64): void {
 // --- timed.ts ---
 @inline function enterBucket(kind: i32, c: usize, bucket: f64): void {
   advanceProfile(c + (<usize>T_PROFILE << 3), bucket);
-  advanceEnvelope(kind, c + (<usize>T_ENVELOPE << 3), bucket);
+  advanceEnvelope(kind, c + (<usize>T_ENVELOPE << 3), bucket, c + (<usize>T_SPREAD << 3));
   sto(c, T_RECENT + imod(bucket, RECENT_LEVELS), ld(c, T_N) > 0 ? ld(c, T_LEVEL) : NaN);
 }
 @inline function takePoint(kind: i32, c: usize, bucket: f64, x: f64, calls: f64): f64 {

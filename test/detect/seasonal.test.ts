@@ -330,6 +330,24 @@ describe('seasonal path: recoveries and old states', () => {
     expect(det.run(slice(g, 4 * DAY, 5 * DAY), state).changes).toEqual(det.run(slice(g, 4 * DAY, 5 * DAY), now).changes);
   });
 
+  it("a state saved before the blocks' spread was kept keeps its context, the spread unmeasured until a day of blocks is seen again", () => {
+    const det = new BocpdDetector('latency_p95');
+    const g = seasonalSeries(203, 'latency_p95', { shifts: false });
+    const now = det.run(slice(g, 0, 4 * DAY)).state;
+    const ctx = now.length - T.size;
+    expect(now.subarray(ctx + T.spread, ctx + T.size).every((v) => v > 0)).toBe(true);
+    const bytes = saveState(now);
+    const older = new Uint8Array(bytes.length - 8 * (T.size - T.spread));
+    older.set(bytes.subarray(0, older.length));
+    new Float64Array(older.buffer)[0] -= T.size - T.spread;
+    const state = loadState(older);
+    expect(state.length).toBe(now.length);
+    expect(state.subarray(0, ctx + T.spread)).toEqual(loadState(bytes).subarray(0, ctx + T.spread));
+    expect([...state.subarray(ctx + T.spread)]).toEqual(Array(T.size - T.spread).fill(0));
+    const later = det.run(slice(g, 4 * DAY, 5 * DAY), state).state;
+    expect(later.subarray(ctx + T.spread, ctx + T.size).every((v) => v > 0)).toBe(true);
+  });
+
   it('a state saved before the zero\'s flag existed keeps its context; its reported worsening ends at any fall, as it did', () => {
     const det = new BocpdDetector('log_volume');
     const g = seasonalSeries(203, 'log_volume', { shifts: false });
@@ -412,6 +430,28 @@ describe('seasonal path: what the envelope and the profile learn', () => {
     const seeds = [321, 322, 323, 324, 325];
     expect(seeds.filter((seed) => found(seed, 36)).length).toBeGreaterThanOrEqual(4);
     expect(seeds.filter((seed) => found(seed, 2))).toEqual([]);
+  });
+
+  it("a long regime's floor follows how the series' own block means stray: p95 up by 60% for four hours over independent noise is a shift, and noise that wanders writes few rows", () => {
+    const at = 5 * DAY + 132;
+    const white = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].filter((seed) =>
+      latencyRows(around(seed, 6 * DAY, 0.25, (i) => 8e4 * cycle(i) * (i >= at && i < at + 48 ? 1.6 : 1))).some((c) => c.index >= at - 2 && c.index <= at + 12),
+    );
+    // a fixed share of one bucket's noise (0.8) found 1 of these 10
+    expect(white.length).toBeGreaterThanOrEqual(5);
+    // the same daily cycle under noise as wide that wanders (each point 0.95 of the one before, plus new noise), no shift:
+    // a fixed share wrote 24 rows in these 50 days (0.5 a day), as the wander's hours cleared a floor made for independent noise
+    let rows = 0;
+    for (let seed = 1; seed <= 10; seed++) {
+      const r = rng(seed);
+      let wander = 0;
+      const values = Float64Array.from({ length: 8 * DAY }, (_, i) => {
+        wander = 0.95 * wander + Math.sqrt(1 - 0.95 ** 2) * gauss(r);
+        return 8e4 * cycle(i) * Math.exp(0.3 * wander);
+      });
+      rows += latencyRows(values).filter((c) => c.index >= 3 * DAY).length;
+    }
+    expect(rows).toBeLessThanOrEqual(10);
   });
 
   it('one error among a handful of night calls does not raise the bar: errors 1% → 20% by day are mostly written within two buckets', () => {

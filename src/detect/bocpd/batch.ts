@@ -6,7 +6,7 @@ import type { Engine } from './engine.js';
 import { E, EVENT_W, S } from './layout.js';
 import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropEnded, hold, newHeld } from './held.js';
-import { QUIET_SPAN, RECENT_EXCESS, lastReported, noteReported, recentExcess } from './envelope.js';
+import { QUIET_SPAN, RECENT_EXCESS, lastReported, noteReported, recentExcess, spreadShare } from './envelope.js';
 import { dailyActive } from './profile.js';
 
 export interface SeriesInput {
@@ -232,7 +232,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
         continue;
       }
     }
-    const h = cleared(c, T.held, m.excess, t, MARGIN, dailyActive(c, T.profile), m.shrink);
+    const h = cleared(c, T.held, m.excess, t, MARGIN, dailyActive(c, T.profile), (l, a, points) => m.shrink(l, a, points, spreadShare(c, T.spread, points)));
     if (h) {
       const start = onset(c, m, h, t);
       // a change starting where the last reported worsening did (a week's record BOCPD then found

@@ -82,8 +82,12 @@ export const scaleOffset = (j: number): number => scaleAt[j]!;
 
 /** A mean's excess over a level, in noise units of one bucket at that level (`aux`: what the noise is made from). */
 export type Excess = (mean: number, level: number, aux: number) => number;
-/** The noise of a mean over `points` buckets at a level, as a share of one bucket's (see TimedModel.shrink). */
-export type Shrink = (level: number, aux: number, points: number) => number;
+/**
+ * The noise of a mean over `points` buckets at a level, as a share of one bucket's (see
+ * TimedModel.shrink); `measured`: that share as the series' own blocks showed it (spreadShare), NaN
+ * while unknown.
+ */
+export type Shrink = (level: number, aux: number, points: number, measured: number) => number;
 
 /** Whether block b of scale j is one of a reported worsening's first hours (QUIET_SCALE). */
 const quiet = (e: Float64Array, o: number, j: number, b: number): boolean => {
@@ -134,7 +138,7 @@ function blockExcess(e: Float64Array, s: number, j: number, excessOf: Excess, bi
  * count for their day). `binomial`: a block's noise is that of its own calls a bucket, not of the
  * series' usual traffic (one error among 5 night calls is no rise of 20 points in the noise of 25).
  */
-export function advanceEnvelope(e: Float64Array, o: number, bucket: number, excessOf: Excess, binomial: boolean): void {
+export function advanceEnvelope(e: Float64Array, o: number, bucket: number, excessOf: Excess, binomial: boolean, sp: number): void {
   const last = e[o + V.last]!;
   e[o + V.last] = bucket;
   if (!(last === last) || bucket <= last) return;
@@ -149,6 +153,7 @@ export function advanceEnvelope(e: Float64Array, o: number, bucket: number, exce
     if (from === to) continue;
     const r = ringSize(j);
     const excess = blockExcess(e, s, j, excessOf, binomial);
+    if (excess > -Infinity && !quiet(e, o, j, from)) noteSpread(e, sp, j, excess);
     e[s + SUM] = e[s + WEIGHT] = e[s + COUNT] = 0;
     // Blocks from .. to-1 end (only `from` had points); each takes the ring slot of the block r
     // before it, which then counts for its day. After r + 1 of them the ring holds only empty blocks.
@@ -160,6 +165,32 @@ export function advanceEnvelope(e: Float64Array, o: number, bucket: number, exce
       e[q] = b === from ? excess : -Infinity;
     }
   }
+}
+
+/**
+ * How far a block's mean strays from the level it began at, per scale: the mean of |excess| over
+ * the blocks of about the last SPREAD_DAYS days, and how many blocks it has seen. A series whose noise
+ * is independent from bucket to bucket has blocks of 2^j buckets 2^(j/2) times nearer their level
+ * than single buckets; one that wanders, not much nearer. Kept apart from the envelope, at `sp`, for
+ * every model (latency and cost read it: TimedModel.shrink).
+ */
+export const SPREAD_SIZE = 2 * SCALES;
+const SPREAD_DAYS = 2;
+/** A scale's spread is used once it has seen a day of blocks. */
+const SPREAD_WARM_DAYS = 1;
+
+function noteSpread(c: Float64Array, sp: number, j: number, excess: number): void {
+  const n = c[sp + SCALES + j]! + 1;
+  c[sp + SCALES + j] = n;
+  const w = 1 / Math.min(n, (SPREAD_DAYS * BUCKETS_PER_DAY) >> j);
+  c[sp + j] = c[sp + j]! + (Math.abs(excess) - c[sp + j]!) * w;
+}
+
+/** The spread of a mean over `points` buckets as a share of one bucket's, as the series showed it; NaN while unknown. */
+export function spreadShare(c: Float64Array, sp: number, points: number): number {
+  const j = Math.min(SCALES - 1, Math.floor(Math.log2(points)));
+  const warm = (k: number): boolean => c[sp + SCALES + k]! >= (SPREAD_WARM_DAYS * BUCKETS_PER_DAY) >> k;
+  return warm(0) && warm(j) && c[sp]! > 0 ? c[sp + j]! / c[sp]! : NaN;
 }
 
 /**

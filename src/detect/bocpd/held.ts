@@ -4,7 +4,7 @@
 // the incident's own start forgotten); a third replaces the older. Each keeps its regime's raw sum
 // and weight since its first point, the level and noise the series had just before it, and the
 // envelope's levels as they stood then, so what comes after it never raises its own bar.
-import { LEVELS, barFor, levelsBefore, type Excess, type Shrink } from './envelope.js';
+import { LEVELS, barFor, levelsBefore, type Excess } from './envelope.js';
 
 const SLOTS = 2;
 const START = 0; // first point of the regime (index); NaN for a free slot
@@ -110,9 +110,10 @@ export function dropEnded(c: Float64Array, o: number, level: number, ex: Excess,
  * burst on top), else the newer one's start, from the older one's old level (the older regime rose
  * only with the newer one's points). Every change waiting then stops; so do those waiting longer
  * than MAX_WAIT. `learnt`: whether the series' daily profile is in use (see UNLEARNT_WAIT and barFor);
- * `shrink`: how much less noise a mean over a regime's points has than one bucket (TimedModel.shrink).
+ * `shrink`: how much less noise a mean over a regime's points has than one bucket (TimedModel.shrink,
+ * with what the series showed).
  */
-export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number, learnt: boolean, shrink: Shrink): (Held & { base: number; aux: number }) | undefined {
+export function cleared(c: Float64Array, o: number, ex: Excess, t: number, margin: number, learnt: boolean, shrink: (level: number, aux: number, points: number) => number): (Held & { base: number; aux: number }) | undefined {
   const maxWait = learnt ? MAX_WAIT : UNLEARNT_WAIT;
   let first: number | undefined;
   let newest: number | undefined;

@@ -146,10 +146,11 @@ export function loadState(bytes: Uint8Array): Float64Array {
   const used = S.header + (copy[1 + S.nRuns]! | 0) * R.width;
   const context = copy.length - 1 - used;
   // a context of another layout (saved by an older version) is dropped: the series resumes with a
-  // fresh one; one saved before the week's record or the zero's flag existed (the same slots up to
-  // it) keeps what it learnt, its record starting empty, no zero pending, and a reported worsening's
-  // flag (1) read as a base of 0, so that any fall ends it, as it did then
-  const known = context === T.size || context === T.zero || context === T.record;
+  // fresh one; one saved before the week's record, the zero's flag or the blocks' spread existed (the
+  // same slots up to it) keeps what it learnt, its record starting empty, no zero pending, the spread
+  // unmeasured, and a reported worsening's flag (1) read as a base of 0, so that any fall ends it, as
+  // it did then
+  const known = context === T.size || context === T.spread || context === T.zero || context === T.record;
   const full = new Float64Array(copy[0]! - context + (known ? T.size : 0));
   full.set(copy.subarray(1, 1 + used));
   if (full[S.timed] === 1 && !known) full[S.timed] = 0;
@@ -157,7 +158,7 @@ export function loadState(bytes: Uint8Array): Float64Array {
     const c = full.length - T.size;
     full.set(copy.subarray(1 + used), c);
     if (context === T.record) newRecord(full, c + T.record);
-    if (context < T.size) full[c + T.raised] = full[c + T.raised] === 1 ? 0 : NaN;
+    if (context < T.spread) full[c + T.raised] = full[c + T.raised] === 1 ? 0 : NaN;
   }
   return full;
 }
