@@ -1,12 +1,13 @@
 // The seasonal path's first reading, the WASM build: the twin of readPoints in
-// src/detect/bocpd/timed.ts and of what it calls in profile.ts, envelope.ts and record.ts (read those
-// for the method). For each point of each timestamped series it brings the series' context to the point's
-// bucket, writes the residual BOCPD reads and learns from the point: the same steps in the same order
-// as the TypeScript twin, on the same context layout (test/detect/layout.test.ts checks the mirrored
-// constants), so either engine resumes the other's context. It differs only in how it computes
-// (bench/detect.ts measures the effect): one loop per observation model, the envelope's six scales
-// unrolled with constant offsets, days and slots by integer division, one ln shared by the
-// lognormal model's excess and noise, the profile's offsets read once a point.
+// src/detect/bocpd/timed.ts and of what it calls in profile.ts, envelope.ts and record.ts (read
+// those for the method). For each point of each timestamped series it brings the series' context to
+// the point's bucket, writes the residual BOCPD reads, learns from the point and takes it into the
+// week's record: the same steps in the same order as the TypeScript twin, on the same context
+// layout (test/detect/layout.test.ts checks the mirrored constants), so either engine resumes the
+// other's context. It differs only in how it computes (bench/detect.ts measures the effect): one
+// loop per observation model, the envelope's six scales unrolled with constant offsets, days and
+// slots by integer division, one ln shared by the lognormal model's excess and noise, the profile's
+// offsets read once a point.
 //
 // ln and exp are _fastmath.ts's, within a few ulp of the twin's Math functions (ln(1 + v) for log1p:
 // the shape's absolute error is what counts): answers agree within float rounding, and a context
@@ -61,7 +62,7 @@ const W_TOPS: i32 = 6;
 const W_BOTTOMS: i32 = 13;
 const W_SIZE: i32 = 20;
 
-// --- timed.ts, profile.ts, envelope.ts constants (same values; see there for why) ---
+// --- timed.ts, profile.ts, envelope.ts, record.ts constants (same values; see there for why) ---
 const MODEL_BINOMIAL: i32 = 2;
 const MODEL_POISSON: i32 = 3;
 const MODEL_LOGNORMAL: i32 = 1;
