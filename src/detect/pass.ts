@@ -247,7 +247,7 @@ async function loadPoints(deps: PassDeps, plan: FeedPlan, closedLimit: number): 
     const rows = await deps.reads.use((c) =>
       readRows(
         c,
-        `SELECT service_name, operation, signal, min(epoch_us(timestamp)) // ${BUCKET_US} AS first_bucket, ` +
+        `SELECT service_name, operation, signal, min(${bucketIndexSql('timestamp')}) AS first_bucket, ` +
           `to_json(list([${bucketIndexSql('timestamp')}, value, n, coalesce(k, 0)] ORDER BY timestamp))::VARCHAR AS pts ` +
           `FROM ${SERIES.name} WHERE ${where} GROUP BY ALL`,
       ),

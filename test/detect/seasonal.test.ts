@@ -22,6 +22,13 @@ const slice = (g: GeneratedSeries, from: number, to: number): SeriesInput => ({
   ...(g.calls ? { calls: g.calls.subarray(from, to) } : {}),
   start: g.start + from * B,
 });
+/** Saved state bytes as an older version wrote them: the seasonal context cut after its first `slots` slots. */
+const cutContext = (bytes: Uint8Array, slots: number): Uint8Array => {
+  const older = new Uint8Array(bytes.length - 8 * (T.size - slots));
+  older.set(bytes.subarray(0, older.length));
+  new Float64Array(older.buffer)[0] -= T.size - slots;
+  return older;
+};
 
 describe('seasonal path: a daily cycle is not a shift', () => {
   it.each<GeneratedSignal>(['latency_p95', 'log_volume', 'error_log_rate'])('%s: three weeks of cycles without a shift', (signal) => {
@@ -301,10 +308,7 @@ describe('seasonal path: recoveries and old states', () => {
     const det = new BocpdDetector('latency_p95');
     const g = seasonalSeries(201, 'latency_p95', { shifts: false });
     const bytes = saveState(det.run(slice(g, 0, DAY)).state);
-    const older = new Uint8Array(bytes.length - 16); // two doubles fewer in the context
-    older.set(bytes.subarray(0, older.length));
-    new Float64Array(older.buffer)[0] -= 2;
-    const state = loadState(older);
+    const state = loadState(cutContext(bytes, T.size - 2)); // two doubles fewer in the context
     expect(state.length).toBe(det.stateSize);
     expect(() => det.run(slice(g, DAY, 2 * DAY), state)).not.toThrow();
   });
@@ -314,10 +318,7 @@ describe('seasonal path: recoveries and old states', () => {
     const g = seasonalSeries(201, 'latency_p95', { shifts: false });
     const now = det.run(slice(g, 0, 4 * DAY)).state;
     const bytes = saveState(now);
-    const older = new Uint8Array(bytes.length - 8 * (T.size - T.record)); // the context up to the record
-    older.set(bytes.subarray(0, older.length));
-    new Float64Array(older.buffer)[0] -= T.size - T.record;
-    const state = loadState(older);
+    const state = loadState(cutContext(bytes, T.record)); // the context up to the record
     const same = loadState(bytes); // unused run slots dropped alike
     expect(state.length).toBe(now.length);
     const ctx = now.length - T.size;
@@ -337,10 +338,7 @@ describe('seasonal path: recoveries and old states', () => {
     const ctx = now.length - T.size;
     expect(now.subarray(ctx + T.spread, ctx + T.size).every((v) => v > 0)).toBe(true);
     const bytes = saveState(now);
-    const older = new Uint8Array(bytes.length - 8 * (T.size - T.spread));
-    older.set(bytes.subarray(0, older.length));
-    new Float64Array(older.buffer)[0] -= T.size - T.spread;
-    const state = loadState(older);
+    const state = loadState(cutContext(bytes, T.spread));
     expect(state.length).toBe(now.length);
     expect(state.subarray(0, ctx + T.spread)).toEqual(loadState(bytes).subarray(0, ctx + T.spread));
     expect([...state.subarray(ctx + T.spread)]).toEqual(Array(T.size - T.spread).fill(0));
@@ -356,10 +354,7 @@ describe('seasonal path: recoveries and old states', () => {
     for (const [flag, base] of [[1, 0], [0, NaN]] as const) {
       now[ctx + T.raised] = flag; // what the older layout held: 1 after a reported worsening, else 0
       const bytes = saveState(now);
-      const older = new Uint8Array(bytes.length - 8 * (T.size - T.zero));
-      older.set(bytes.subarray(0, older.length));
-      new Float64Array(older.buffer)[0] -= T.size - T.zero;
-      const state = loadState(older);
+      const state = loadState(cutContext(bytes, T.zero));
       expect(state.length).toBe(now.length);
       expect(state[ctx + T.raised]).toBe(base);
       expect(state.subarray(ctx + T.raised + 1, ctx + T.zero)).toEqual(loadState(bytes).subarray(ctx + T.raised + 1, ctx + T.zero));

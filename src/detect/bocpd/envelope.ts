@@ -153,7 +153,7 @@ export function advanceEnvelope(e: Float64Array, o: number, bucket: number, exce
     if (from === to) continue;
     const r = ringSize(j);
     const excess = blockExcess(e, s, j, excessOf, binomial);
-    if (excess > -Infinity && !quiet(e, o, j, from)) noteSpread(e, sp, j, excess);
+    if (sp >= 0 && excess > -Infinity && !quiet(e, o, j, from)) noteSpread(e, sp, j, excess);
     e[s + SUM] = e[s + WEIGHT] = e[s + COUNT] = 0;
     // Blocks from .. to-1 end (only `from` had points); each takes the ring slot of the block r
     // before it, which then counts for its day. After r + 1 of them the ring holds only empty blocks.
@@ -172,7 +172,7 @@ export function advanceEnvelope(e: Float64Array, o: number, bucket: number, exce
  * the blocks of about the last SPREAD_DAYS days, and how many blocks it has seen. A series whose noise
  * is independent from bucket to bucket has blocks of 2^j buckets 2^(j/2) times nearer their level
  * than single buckets; one that wanders, not much nearer. Kept apart from the envelope, at `sp`, for
- * every model (latency and cost read it: TimedModel.shrink).
+ * the lognormal model (latency and cost), whose TimedModel.shrink reads it; -1 for the others.
  */
 export const SPREAD_SIZE = 2 * SCALES;
 const SPREAD_DAYS = 2;

@@ -194,7 +194,7 @@ export function rewindContext(c: Float64Array, o: number, bucket: number): void 
 /** Brings the context to `bucket` before its point is read. */
 export function enterBucket(c: Float64Array, o: number, m: TimedModel, bucket: number): void {
   advanceProfile(c, o + T.profile, bucket);
-  advanceEnvelope(c, o + T.envelope, bucket, m.excess, m.binomial, o + T.spread);
+  advanceEnvelope(c, o + T.envelope, bucket, m.excess, m.binomial, m.kind === MODEL.lognormal ? o + T.spread : -1);
   c[o + T.recent + (bucket % RECENT_LEVELS)] = c[o + T.n]! > 0 ? c[o + T.level]! : NaN;
 }
 

@@ -366,7 +366,7 @@ export const STATEMENTS = {
   /** Metric summaries of the services asked: per service, metric and 5-minute bucket. */
   metrics: statement(
     (b: Bounds, services: readonly string[]) => {
-      const bucket = `(epoch_us(timestamp) // ${BUCKET_US}) * ${BUCKET_US}`;
+      const bucket = `(${bucketIndexSql('timestamp')}) * ${BUCKET_US}`;
       const where = wholeWindow(b, services);
       return (
         `SELECT service_name, metric_name, ${bucket} AS bucket_us, count(*) AS n, avg(value) AS avg, quantile_cont(value, 0.95) AS p95 FROM ${METRICS_GAUGE.name} WHERE ${where} GROUP BY ALL UNION ALL ` +
