@@ -286,7 +286,7 @@ function closeDay(p: usize): void {
   const covered = ld(e, s + E_COUNT) >= Math.max(1, <f64>(1 << j) / 2) && ld(e, s + E_WEIGHT) > 0;
   const aux = kind == MODEL_BINOMIAL ? ld(e, s + E_WEIGHT) / ld(e, s + E_COUNT) : ld(e, s + E_AUX);
   const ex = covered ? excess(kind, ld(e, s + E_SUM) / ld(e, s + E_WEIGHT), ld(e, s + E_BASE), aux) : -Infinity;
-  if (kind == MODEL_LOGNORMAL && ex > -Infinity && !quiet(e, j, from)) noteSpread(sp, j, ex); // only latency and cost read it
+  if ((kind == MODEL_LOGNORMAL || kind == MODEL_POISSON) && ex > -Infinity && !quiet(e, j, from)) noteSpread(sp, j, ex); // timed.ts keepsSpread: latency, cost and counts read it
   sto(e, s + E_SUM, 0);
   sto(e, s + E_WEIGHT, 0);
   sto(e, s + E_COUNT, 0);

@@ -396,6 +396,27 @@ describe('seasonal path: how long a count regime must be', () => {
     });
     expect(hits).toEqual([]);
   });
+
+  it("a busy series' floor follows how its own block means stray: counts that wander write few rows, and a doubling for four hours is still found", () => {
+    // 1,000 a bucket on a daily curve, times a wander of 30% that keeps 0.98 of itself from bucket to
+    // bucket, Poisson on top: far more than k0's overdispersion, and it does not average away
+    const busy = (seed: number, days: number, shifted: (i: number) => boolean): Float64Array => {
+      const r = rng(seed);
+      let wander = 0;
+      return Float64Array.from({ length: days * DAY }, (_, i) => {
+        wander = 0.98 * wander + Math.sqrt(1 - 0.98 ** 2) * gauss(r);
+        return poisson(r, 1000 * Math.exp(0.5 * Math.cos((2 * Math.PI * i) / DAY) + 0.3 * wander) * (shifted(i) ? 2 : 1));
+      });
+    };
+    const rows = (values: Float64Array): ChangePoint[] => worsening(new BocpdDetector('log_volume').run({ values, start: 19_000 * DAY * B }).changes);
+    let quiet = 0;
+    for (let seed = 1; seed <= 10; seed++) quiet += rows(busy(seed, 8, () => false)).filter((c) => c.index >= 3 * DAY).length;
+    // the model's share alone wrote 16 rows in these 50 days
+    expect(quiet).toBeLessThanOrEqual(8);
+    const at = 5 * DAY + 100;
+    const hits = [101, 102, 103, 104, 105, 106, 107, 108, 109, 110].filter((seed) => rows(busy(seed, 6, (i) => i >= at && i < at + 48)).some((c) => c.index >= at - 2 && c.index <= at + 12));
+    expect(hits.length).toBeGreaterThanOrEqual(8);
+  });
 });
 
 describe('seasonal path: what the envelope and the profile learn', () => {

@@ -172,7 +172,7 @@ export function advanceEnvelope(e: Float64Array, o: number, bucket: number, exce
  * the blocks of about the last SPREAD_DAYS days, and how many blocks it has seen. A series whose noise
  * is independent from bucket to bucket has blocks of 2^j buckets 2^(j/2) times nearer their level
  * than single buckets; one that wanders, not much nearer. Kept apart from the envelope, at `sp`, for
- * the lognormal model (latency and cost), whose TimedModel.shrink reads it; -1 for the others.
+ * the models whose TimedModel.shrink reads it (timed.ts keepsSpread); -1 for the others.
  */
 export const SPREAD_SIZE = 2 * SCALES;
 const SPREAD_DAYS = 2;
