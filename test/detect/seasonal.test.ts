@@ -276,6 +276,48 @@ describe('seasonal path: recoveries and old states', () => {
     expect(riseBase(c, 0, 0.01)).toBe(0.01); // the next rise is measured from 1%
   });
 
+  it("still down is judged by the regime the rise leaves as well as by the lagging level; for counts, a burst's end is no outage", () => {
+    const c = new Float64Array(T.size);
+    newContext(c, 0);
+    noteFall(c, 0, 200, 0, true); // a silence
+    expect(riseBase(c, 0, 80, 0)).toBe(200); // two hours on, the clipped level is still at 80, the regime at 0: a recovery
+    noteFall(c, 0, 200, 20, true); // a burst of 200 that fell back to 20
+    expect(riseBase(c, 0, 90, 90)).toBe(90); // hours later, at 90 both ways: no level of its own
+    c[T.n] = 100;
+    c[T.level] = 20; // the series' settled level: the burst's three points barely moved it
+    noteFall(c, 0, 200, 15, true, true); // counts: back to about that level, no outage
+    expect(riseBase(c, 0, 15, 15)).toBe(15);
+    noteFall(c, 0, 200, 1, true, true); // to nothing: an outage
+    expect(riseBase(c, 0, 1, 1)).toBe(200);
+  });
+
+  it('a busy log stream that falls silent for two hours and comes back is no worsening', () => {
+    // the hour's level, moved by at most 4 noise units a bucket, is still well up when the stream comes back
+    let rows = 0;
+    for (let seed = 1; seed <= 10; seed++) {
+      const r = rng(seed);
+      const at = 4 * DAY + 150;
+      const values = Float64Array.from({ length: 6 * DAY }, (_, i) => (i >= at && i < at + 26 ? 0 : poisson(r, 1500 * Math.exp(0.8 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)))));
+      rows += worsening(new BocpdDetector('log_volume').run({ values, start: 19_000 * DAY * B }).changes).filter((c) => c.index >= at).length;
+    }
+    // judged by the level alone, each of the 10 returns was a row
+    expect(rows).toBeLessThanOrEqual(1);
+  });
+
+  it("a nightly job's burst of error logs is no outage: a tripling hours after it is measured from the usual level", () => {
+    const at = 5 * DAY + 100;
+    const hits = Array.from({ length: 20 }, (_, k) => k + 51).filter((seed) => {
+      const r = rng(seed);
+      const values = Float64Array.from({ length: 6 * DAY }, (_, i) => {
+        const burst = i % DAY >= 37 && i % DAY < 40 ? 10 : 1; // three buckets at 03:05
+        return poisson(r, 3 * Math.exp(0.8 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)) * burst * (i >= at && i < at + 60 ? 3 : 1));
+      });
+      return worsening(new BocpdDetector('error_log_rate').run({ values, start: 19_000 * DAY * B }).changes).some((c) => c.index >= at - 2 && c.index <= at + 12);
+    });
+    // with the burst's end taken for an outage, 9 of these 20
+    expect(hits.length).toBeGreaterThanOrEqual(12);
+  });
+
   it('an outage during a reported worsening is still an outage: the return from it is a recovery', () => {
     const c = new Float64Array(T.size);
     newContext(c, 0);

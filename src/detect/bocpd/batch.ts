@@ -3,7 +3,7 @@
 // and its changes are read back through the envelope's verdict.
 import { BUCKET_US } from '../../core/time.js';
 import type { Engine } from './engine.js';
-import { E, EVENT_W, S } from './layout.js';
+import { E, EVENT_W, MODEL, S } from './layout.js';
 import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropEnded, hold, newHeld } from './held.js';
 import { QUIET_SPAN, RECENT_EXCESS, lastReported, noteReported, recentExcess, spreadShare } from './envelope.js';
@@ -212,7 +212,7 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       const level = (unit * sum) / weight;
       if (level > before) {
         const from = levelBefore(c, 0, c[T.origin]! + index, bucket);
-        hold(c, T.held, m.excess, { start: index, before, sum, weight }, riseBase(c, 0, from.level), from.aux, T.envelope, c[T.origin]! + index);
+        hold(c, T.held, m.excess, { start: index, before, sum, weight }, riseBase(c, 0, from.level, before / unit), from.aux, T.envelope, c[T.origin]! + index);
       } else {
         if (index === t) {
           c[T.downFrom] = before;
@@ -270,7 +270,7 @@ function fallBack(c: Float64Array, m: TimedModel, before: number, level: number,
   c[T.downFrom] = c[T.downTo] = NaN;
   const unit = engineUnit(m);
   dropEnded(c, T.held, level, m.excess, level / unit);
-  noteFall(c, 0, before / unit, low / unit, !m.binomial);
+  noteFall(c, 0, before / unit, low / unit, !m.binomial, m.kind === MODEL.poisson);
 }
 
 /**
