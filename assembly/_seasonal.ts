@@ -177,8 +177,15 @@ let zeroFloor: f64 = Infinity;
   const b = ld(p, F_SHAPE + ((i0 + 1) % SLOTS));
   return a + f * (b - a);
 }
+/** profile.ts weeklyOffset: read linearly between day centres. */
 @inline function weeklyOffset(p: usize, bucket: f64): f64 {
-  return weeklyActive(p) ? ld(p, F_WEEKLY + imod(dayOf(bucket), 7)) : 0;
+  if (!weeklyActive(p)) return 0;
+  const pos = bucket / <f64>BUCKETS_PER_DAY - 0.5;
+  const d0 = Math.floor(pos);
+  const f = pos - d0;
+  const a = ld(p, F_WEEKLY + imod(d0, 7));
+  const b = ld(p, F_WEEKLY + imod(d0 + 1, 7));
+  return a + f * (b - a);
 }
 /** The median of n values at src, sorted into SCRATCH. */
 function median(src: usize, n: i32): f64 {
@@ -197,7 +204,7 @@ function closeSlot(p: usize): void {
   const slot = ld(p, F_SLOT);
   const days = ld(p, F_DAYS);
   const k = F_SHAPE + imod(slot, SLOTS);
-  const week = weeklyActive(p) ? ld(p, F_WEEKLY + imod(floorDiv(slot, SLOTS), 7)) : 0;
+  const week = weeklyOffset(p, slot * <f64>SLOT_BUCKETS + <f64>(SLOT_BUCKETS - 1) / 2); // at the slot's centre
   const miss = median(p + (<usize>F_POINTS << 3), <i32>Math.min(n, <f64>SLOT_BUCKETS)) - ld(p, F_LEVEL) - week - ld(p, k);
   const step = clip(miss, CLIP * (days >= DAILY_AFTER_DAYS ? ld(p, F_MISS) : ld(p, F_SPREAD)));
   sto(p, k, ld(p, k) + step / Math.min(days + 1, K));

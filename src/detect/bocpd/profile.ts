@@ -13,7 +13,7 @@
 // seventh of a few usual misses, a real change of shape is learnt within a week, and a level jump in
 // the first days is not learnt as the day's shape. At midnight the shape is re-centred (its median
 // goes into the level) and the day's mean deseasonalised level enters a ring of seven; from two
-// weeks on, each weekday's offset from the ring's median is learnt the same way.
+// weeks on, each weekday's offset from the ring's median is learnt the same way, and read between day centres.
 import { BUCKETS_PER_DAY } from '../../core/time.js';
 
 // Not tuned on data: the memory, clipping and coverage below follow from what one incident may move
@@ -95,7 +95,21 @@ function dailyOffset(p: Float64Array, o: number, bucket: number): number {
   return a + f * (b - a);
 }
 
-const weeklyOffset = (p: Float64Array, o: number, bucket: number): number => (weeklyActive(p, o) ? p[o + F.weekly + (dayOf(bucket) % 7)]! : 0);
+/**
+ * The weekday offset at a bucket (fractional within a slot), read linearly between day centres
+ * (noon), as the daily shape is read between slot centres: a weekday's effect comes and goes through
+ * the hours around midnight, as traffic's does, instead of stepping at 00:00 UTC, where the residual
+ * then jumped for every series whose week turns smoothly or at another time zone's midnight.
+ */
+function weeklyOffset(p: Float64Array, o: number, bucket: number): number {
+  if (!weeklyActive(p, o)) return 0;
+  const pos = bucket / BUCKETS_PER_DAY - 0.5;
+  const d0 = Math.floor(pos);
+  const f = pos - d0;
+  const a = p[o + F.weekly + (d0 % 7)]!;
+  const b = p[o + F.weekly + ((d0 + 1) % 7)]!;
+  return a + f * (b - a);
+}
 
 /** The profile's offset (g units) at an absolute bucket; 0 until the daily shape is in use. */
 export function offsetAt(p: Float64Array, o: number, bucket: number): number {
@@ -137,7 +151,7 @@ function closeSlot(p: Float64Array, o: number): void {
   const slot = p[o + F.slot]!;
   const days = p[o + F.days]!;
   const k = o + F.shape + (slot % SLOTS);
-  const week = weeklyActive(p, o) ? p[o + F.weekly + (Math.floor(slot / SLOTS) % 7)]! : 0;
+  const week = weeklyOffset(p, o, slot * SLOT_BUCKETS + (SLOT_BUCKETS - 1) / 2); // at the slot's centre
   const miss = slotMedian(p, o + F.points, Math.min(n, SLOT_BUCKETS)) - p[o + F.level]! - week - p[k]!;
   // before two days the knots' usual miss is unknown: the values' own spread bounds a move instead
   // (calibration: NAB ec2_cpu_ac20cd learnt a day-long fall from 40% to 3% CPU as its daily shape
