@@ -9,6 +9,7 @@ import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../.
 import { T, newContext, noteFall, riseBase, timedModel } from '../../src/detect/bocpd/timed.js';
 import { tsEngine, wasmEngine } from '../../src/detect/bocpd/engine.js';
 import { W, newRecord } from '../../src/detect/bocpd/record.js';
+import { LEVELS, SCALES, V, absorbPoint, advanceEnvelope, levelsBefore, newEnvelope } from '../../src/detect/bocpd/envelope.js';
 import { lognormalSeries } from './synth.js';
 import { binomial, gauss, poisson, rng } from '../../testkit/rng.js';
 
@@ -508,6 +509,31 @@ describe('seasonal path: what the envelope and the profile learn', () => {
       rows += latencyRows(values).filter((c) => c.index >= 15 * DAY).length;
     }
     expect(rows).toBeLessThanOrEqual(8);
+  });
+
+  it('a regime of two points or more is held to the second-highest day only once four days have values', () => {
+    // one burst a day over a flat series, in noise units of 1: the days' highest single buckets
+    const e = new Float64Array(V.size);
+    newEnvelope(e, 0);
+    const first = 19_000 * DAY;
+    const day = (d: number, burst: number): void => {
+      for (let i = 0; i < DAY; i++) {
+        advanceEnvelope(e, 0, first + d * DAY + i, (mean, level) => mean - level, false, -1);
+        absorbPoint(e, 0, i === 100 ? burst : 0, 1, 0, 1);
+      }
+    };
+    const secondAt = (bucket: number): number => {
+      const out = new Float64Array(LEVELS);
+      levelsBefore(e, 0, bucket, out, 0);
+      return out[SCALES]!; // the bar's level for longer regimes, at one bucket's scale
+    };
+    day(0, 8);
+    day(1, 5);
+    day(2, 3);
+    // three days: the second-highest of so few says little about what recurs daily, so the highest
+    expect(secondAt(first + 3 * DAY)).toBe(8);
+    day(3, 2);
+    expect(secondAt(first + 4 * DAY)).toBe(5);
   });
 
   it("a long regime's floor follows how the series' own block means stray: p95 up by 60% for four hours over independent noise is a shift, and noise that wanders writes few rows", () => {
