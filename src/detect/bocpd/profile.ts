@@ -13,7 +13,8 @@
 // seventh of a few usual misses, a real change of shape is learnt within a week, and a level jump in
 // the first days is not learnt as the day's shape. At midnight the shape is re-centred (its median
 // goes into the level) and the day's mean deseasonalised level enters a ring of seven; from two
-// weeks on, each weekday's offset from the ring's median is learnt the same way, and read between day centres.
+// weeks on, each weekday's offset from the ring's median is learnt the same way (and read between
+// day centres, as the knots are between slot centres).
 import { BUCKETS_PER_DAY } from '../../core/time.js';
 
 // Not tuned on data: the memory, clipping and coverage below follow from what one incident may move
