@@ -319,6 +319,25 @@ describe('seasonal path: recoveries and old states', () => {
     expect(hits.length).toBeGreaterThanOrEqual(12);
   });
 
+  it('a dip to half and its return is no worsening: a rise is measured from most of the usual level too', () => {
+    const rows = (sig: 'latency_p95' | 'log_volume', len: number): number => {
+      let n = 0;
+      for (let seed = 1; seed <= 20; seed++) {
+        const r = rng(seed);
+        const at = 5 * DAY + 100;
+        const values = Float64Array.from({ length: 6 * DAY }, (_, i) => {
+          const mean = 1000 * Math.exp(0.6 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)) * (i >= at && i < at + len ? 0.5 : 1);
+          return sig === 'latency_p95' ? mean * 80 * Math.exp(0.2 * gauss(r)) : poisson(r, mean);
+        });
+        n += worsening(new BocpdDetector(sig).run({ values, start: 19_000 * DAY * B }).changes).filter((c) => c.index >= at).length;
+      }
+      return n;
+    };
+    // measured from the dip's level alone, 20 and 10 of these 20 returns were rows
+    expect(rows('log_volume', 36)).toBeLessThanOrEqual(2);
+    expect(rows('latency_p95', 12)).toBeLessThanOrEqual(2);
+  });
+
   it('an outage during a reported worsening is still an outage: the return from it is a recovery', () => {
     const c = new Float64Array(T.size);
     newContext(c, 0);

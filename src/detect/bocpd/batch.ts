@@ -4,7 +4,7 @@
 import { BUCKET_US } from '../../core/time.js';
 import type { Engine } from './engine.js';
 import { E, EVENT_W, MODEL, S } from './layout.js';
-import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, type TimedModel } from './timed.js';
+import { MARGIN, T, engineUnit, levelBefore, newContext, noteFall, rawAt, rawSum, rawWeight, riseBase, usualAt, USUAL_SHARE, type TimedModel } from './timed.js';
 import { addPoint, anyHeld, cleared, dropEnded, hold, newHeld } from './held.js';
 import { QUIET_SPAN, RECENT_EXCESS, lastReported, noteReported, recentExcess, spreadShare } from './envelope.js';
 import { dailyActive } from './profile.js';
@@ -212,7 +212,11 @@ function readBack(core: BatchCore, p: Prepared, raw: Float64Array, ns: Float64Ar
       const level = (unit * sum) / weight;
       if (level > before) {
         const from = levelBefore(c, 0, c[T.origin]! + index, bucket);
-        hold(c, T.held, m.excess, { start: index, before, sum, weight }, riseBase(c, 0, from.level, before / unit), from.aux, T.envelope, c[T.origin]! + index);
+        // measured from the level before it (or before the outage it recovers from) and from most of
+        // the usual level: the return from a dip is no worsening
+        const base = riseBase(c, 0, from.level, before / unit);
+        const usual = USUAL_SHARE * usualAt(c, 0, m, c[T.origin]! + index);
+        hold(c, T.held, m.excess, { start: index, before, sum, weight }, usual > base ? usual : base, from.aux, T.envelope, c[T.origin]! + index);
       } else {
         if (index === t) {
           c[T.downFrom] = before;

@@ -97,12 +97,13 @@ function dailyOffset(p: Float64Array, o: number, bucket: number): number {
 }
 
 /**
- * The weekday offset at a bucket (fractional within a slot), read linearly between day centres
- * (noon), as the daily shape is read between slot centres: a weekday's effect comes and goes through
- * the hours around midnight, as traffic's does, instead of stepping at 00:00 UTC, where the residual
- * then jumped for every series whose week turns smoothly or at another time zone's midnight.
+ * The weekday offset (g units; 0 before it is in use) at a bucket (fractional within a slot), read
+ * linearly between day centres (noon), as the daily shape is read between slot centres: a weekday's
+ * effect comes and goes through the hours around midnight, as traffic's does, instead of stepping at
+ * 00:00 UTC, where the residual then jumped for every series whose week turns smoothly or at another
+ * time zone's midnight.
  */
-function weeklyOffset(p: Float64Array, o: number, bucket: number): number {
+export function weeklyOffset(p: Float64Array, o: number, bucket: number): number {
   if (!weeklyActive(p, o)) return 0;
   const pos = bucket / BUCKETS_PER_DAY - 0.5;
   const d0 = Math.floor(pos);
