@@ -16,6 +16,8 @@ import { binomial, gauss, poisson, rng } from '../../testkit/rng.js';
 const SEEDS = [201, 202, 203, 204, 205];
 const DAY = 288;
 const B = 300_000_000;
+/** A daily traffic curve peaking at 14:24 UTC, `depth` its log-amplitude. */
+const curve = (i: number, depth = 0.6): number => Math.exp(depth * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY));
 
 const input = (g: GeneratedSeries, timed = true): SeriesInput => ({ values: g.values, ...(g.calls ? { calls: g.calls } : {}), ...(timed ? { start: g.start } : {}) });
 const slice = (g: GeneratedSeries, from: number, to: number): SeriesInput => ({
@@ -298,7 +300,7 @@ describe('seasonal path: recoveries and old states', () => {
     for (let seed = 1; seed <= 10; seed++) {
       const r = rng(seed);
       const at = 4 * DAY + 150;
-      const values = Float64Array.from({ length: 6 * DAY }, (_, i) => (i >= at && i < at + 26 ? 0 : poisson(r, 1500 * Math.exp(0.8 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)))));
+      const values = Float64Array.from({ length: 6 * DAY }, (_, i) => (i >= at && i < at + 26 ? 0 : poisson(r, 1500 * curve(i, 0.8))));
       rows += worsening(new BocpdDetector('log_volume').run({ values, start: 19_000 * DAY * B }).changes).filter((c) => c.index >= at).length;
     }
     // judged by the level alone, each of the 10 returns was a row
@@ -311,7 +313,7 @@ describe('seasonal path: recoveries and old states', () => {
       const r = rng(seed);
       const values = Float64Array.from({ length: 6 * DAY }, (_, i) => {
         const burst = i % DAY >= 37 && i % DAY < 40 ? 10 : 1; // three buckets at 03:05
-        return poisson(r, 3 * Math.exp(0.8 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)) * burst * (i >= at && i < at + 60 ? 3 : 1));
+        return poisson(r, 3 * curve(i, 0.8) * burst * (i >= at && i < at + 60 ? 3 : 1));
       });
       return worsening(new BocpdDetector('error_log_rate').run({ values, start: 19_000 * DAY * B }).changes).some((c) => c.index >= at - 2 && c.index <= at + 12);
     });
@@ -326,7 +328,7 @@ describe('seasonal path: recoveries and old states', () => {
         const r = rng(seed);
         const at = 5 * DAY + 100;
         const values = Float64Array.from({ length: 6 * DAY }, (_, i) => {
-          const mean = 1000 * Math.exp(0.6 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)) * (i >= at && i < at + len ? 0.5 : 1);
+          const mean = 1000 * curve(i) * (i >= at && i < at + len ? 0.5 : 1);
           return sig === 'latency_p95' ? mean * 80 * Math.exp(0.2 * gauss(r)) : poisson(r, mean);
         });
         n += worsening(new BocpdDetector(sig).run({ values, start: 19_000 * DAY * B }).changes).filter((c) => c.index >= at).length;
@@ -483,7 +485,6 @@ describe('seasonal path: how long a count regime must be', () => {
 
 describe('seasonal path: what the envelope and the profile learn', () => {
   const start = 19_000 * DAY * B; // a midnight
-  const cycle = (i: number): number => Math.exp(0.6 * Math.cos((2 * Math.PI * (i - 0.6 * DAY)) / DAY)); // peak at 14:24
   /** n points of `mean(i)` with multiplicative noise of sd `sd` (p95 latency, CPU). */
   const around = (seed: number, n: number, sd: number, mean: (i: number) => number): Float64Array => {
     const r = rng(seed);
@@ -495,7 +496,7 @@ describe('seasonal path: what the envelope and the profile learn', () => {
     // ten days of p95 latency with a daily cycle; p95 doubles for three hours at 11:00, 20:00 or 02:00 on days 3 to 8
     const onsets = [3 * DAY + 132, 4 * DAY + 240, 5 * DAY + 24, 6 * DAY + 132, 8 * DAY + 240];
     const rows = [301, 302, 303, 304, 305].map((seed) => {
-      const found = latencyRows(around(seed, 10 * DAY, 0.1, (i) => 8e4 * cycle(i) * (onsets.some((at) => i >= at && i < at + 36) ? 2 : 1)));
+      const found = latencyRows(around(seed, 10 * DAY, 0.1, (i) => 8e4 * curve(i) * (onsets.some((at) => i >= at && i < at + 36) ? 2 : 1)));
       return { rows: found.length, slowdowns: onsets.filter((at) => found.some((c) => c.index >= at - 2 && c.index <= at + 12)).length };
     });
     expect(rows).toEqual(Array(5).fill({ rows: 5, slowdowns: 5 }));
@@ -504,7 +505,7 @@ describe('seasonal path: what the envelope and the profile learn', () => {
   it('p95 up by 70% for three hours is a shift though each bucket rises by under 4 of its noise units; for ten minutes it is not', () => {
     const at = 5 * DAY + 132;
     const found = (seed: number, len: number): boolean =>
-      latencyRows(around(seed, 6 * DAY, 0.18, (i) => 8e4 * cycle(i) * (i >= at && i < at + len ? 1.7 : 1))).some((c) => c.index >= at - 2 && c.index <= at + 12);
+      latencyRows(around(seed, 6 * DAY, 0.18, (i) => 8e4 * curve(i) * (i >= at && i < at + len ? 1.7 : 1))).some((c) => c.index >= at - 2 && c.index <= at + 12);
     const seeds = [321, 322, 323, 324, 325];
     expect(seeds.filter((seed) => found(seed, 36)).length).toBeGreaterThanOrEqual(4);
     expect(seeds.filter((seed) => found(seed, 2))).toEqual([]);
@@ -523,7 +524,7 @@ describe('seasonal path: what the envelope and the profile learn', () => {
         const u = (local - day * DAY) / DAY;
         const at = (d: number): number => ((d + 4) % 7 >= 5 ? 0.5 : 1); // 1970-01-01 was a Thursday
         const week = u < 0.125 ? at(day) + (at(day - 1) - at(day)) * (0.5 - u * 4) : u > 0.875 ? at(day) + (at(day + 1) - at(day)) * ((u - 0.875) * 4) : at(day);
-        return 8e4 * cycle(i) * week * Math.exp(0.15 * gauss(r));
+        return 8e4 * curve(i) * week * Math.exp(0.15 * gauss(r));
       });
       rows += latencyRows(values).filter((c) => c.index >= 15 * DAY).length;
     }
@@ -558,7 +559,7 @@ describe('seasonal path: what the envelope and the profile learn', () => {
   it("a long regime's floor follows how the series' own block means stray: p95 up by 60% for four hours over independent noise is a shift, and noise that wanders writes few rows", () => {
     const at = 5 * DAY + 132;
     const white = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].filter((seed) =>
-      latencyRows(around(seed, 6 * DAY, 0.25, (i) => 8e4 * cycle(i) * (i >= at && i < at + 48 ? 1.6 : 1))).some((c) => c.index >= at - 2 && c.index <= at + 12),
+      latencyRows(around(seed, 6 * DAY, 0.25, (i) => 8e4 * curve(i) * (i >= at && i < at + 48 ? 1.6 : 1))).some((c) => c.index >= at - 2 && c.index <= at + 12),
     );
     // a fixed share of one bucket's noise (0.8) found 1 of these 10
     expect(white.length).toBeGreaterThanOrEqual(5);
@@ -570,7 +571,7 @@ describe('seasonal path: what the envelope and the profile learn', () => {
       let wander = 0;
       const values = Float64Array.from({ length: 8 * DAY }, (_, i) => {
         wander = 0.95 * wander + Math.sqrt(1 - 0.95 ** 2) * gauss(r);
-        return 8e4 * cycle(i) * Math.exp(0.3 * wander);
+        return 8e4 * curve(i) * Math.exp(0.3 * wander);
       });
       rows += latencyRows(values).filter((c) => c.index >= 3 * DAY).length;
     }

@@ -311,8 +311,8 @@ export function readPoints(m: TimedModel, b: SeasonalBatch): void {
  */
 export function noteFall(c: Float64Array, o: number, from: number, to: number, outages: boolean, bursts = false): void {
   const raised = c[o + T.raised]!;
-  const settled = c[o + T.n]! > 0 ? c[o + T.level]! : from;
-  c[o + T.fell] = outages && to < FALL_SHARE * (raised === raised ? raised : bursts ? Math.min(from, settled) : from) ? from : NaN;
+  const ref = raised === raised ? raised : bursts && c[o + T.n]! > 0 ? Math.min(from, c[o + T.level]!) : from;
+  c[o + T.fell] = outages && to < FALL_SHARE * ref ? from : NaN;
   c[o + T.raised] = NaN;
 }
 
