@@ -9,7 +9,7 @@ import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../.
 import { T, newContext, noteFall, riseBase, timedModel } from '../../src/detect/bocpd/timed.js';
 import { tsEngine, wasmEngine } from '../../src/detect/bocpd/engine.js';
 import { W, newRecord } from '../../src/detect/bocpd/record.js';
-import { LEVELS, SCALES, V, absorbPoint, advanceEnvelope, levelsBefore, newEnvelope } from '../../src/detect/bocpd/envelope.js';
+import { LEVELS, SCALES, V, absorbPoint, advanceEnvelope, barFor, levelsBefore, newEnvelope } from '../../src/detect/bocpd/envelope.js';
 import { lognormalSeries } from './synth.js';
 import { binomial, gauss, poisson, rng } from '../../testkit/rng.js';
 
@@ -554,6 +554,25 @@ describe('seasonal path: what the envelope and the profile learn', () => {
     expect(secondAt(first + 3 * DAY)).toBe(8);
     day(3, 2);
     expect(secondAt(first + 4 * DAY)).toBe(5);
+  });
+
+  it('the bar falls smoothly with a regime\'s length: read between the scales either side of half its length, not only when it reaches 8, 16 or 32 points', () => {
+    // the second-highest day's levels per scale (1, 2, 4, ... buckets): shorter blocks strayed further
+    const levels = new Float64Array(LEVELS).fill(-Infinity);
+    const byScale = [12, 9, 7, 5, 4, 3];
+    byScale.forEach((v, j) => (levels[SCALES + j] = v));
+    const bar = (points: number): number => barFor(levels, 0, points, 0, true, 0);
+    // at a power of two, the bar is that of blocks half as long
+    expect(bar(8)).toBe(byScale[2]! * 1.25);
+    expect(bar(16)).toBe(byScale[3]! * 1.25);
+    // between, linearly in the block length: 12 points read blocks of 6, half way from 4 to 8
+    expect(bar(12)).toBeCloseTo(((byScale[2]! + byScale[3]!) / 2) * 1.25, 12);
+    for (let n = 9; n < 16; n++) {
+      expect(bar(n)).toBeLessThan(bar(n - 1));
+    }
+    // where the next scale has no block yet, the smaller scale's bar holds
+    levels[SCALES + 3] = -Infinity;
+    expect(bar(12)).toBe(byScale[2]! * 1.25);
   });
 
   it("a long regime's floor follows how the series' own block means stray: p95 up by 60% for four hours over independent noise is a shift, and noise that wanders writes few rows", () => {
