@@ -79,6 +79,7 @@ const LEVEL_POINTS: f64 = 288;
 const DAILY_AFTER_DAYS: f64 = 2;
 const WEEKLY_AFTER_DAYS: f64 = 14;
 const DAY_COVERAGE: f64 = 0.5;
+const COVERS: f64 = 12;
 const SCALES: i32 = 6;
 const RECENT: i32 = 12;
 const DAYS: i32 = 7;
@@ -250,6 +251,8 @@ function closeDay(p: usize): void {
 /** `daily` and `week`: the profile's offsets at `bucket` (0 until it is in use), as takePoint read them. */
 @inline function learnPoint(p: usize, bucket: f64, gv: f64, daily: f64, week: f64): void {
   if (bucket <= ld(p, F_LEARNT)) return;
+  const since = bucket - ld(p, F_LEARNT);
+  const weight = since < COVERS ? since : since < Infinity ? COVERS : 1;
   sto(p, F_LEARNT, bucket);
   const n = ld(p, F_N) + 1;
   sto(p, F_N, n);
@@ -262,8 +265,8 @@ function closeDay(p: usize): void {
   const slotN = ld(p, F_SLOTN);
   if (slotN < <f64>SLOT_BUCKETS) sto(p, F_POINTS + <i32>slotN, gv);
   sto(p, F_SLOTN, slotN + 1);
-  sto(p, F_DAYN, ld(p, F_DAYN) + 1);
-  sto(p, F_DAYSUM, ld(p, F_DAYSUM) + level + week + d);
+  sto(p, F_DAYN, ld(p, F_DAYN) + weight);
+  sto(p, F_DAYSUM, ld(p, F_DAYSUM) + (level + week + d) * weight);
 }
 
 // --- envelope.ts ---

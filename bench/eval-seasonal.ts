@@ -21,7 +21,7 @@ import { CORPORA_DIR } from '../src/core/paths.js';
 import { settingDefault } from '../src/core/config.js';
 import { BUCKET_US } from '../src/core/time.js';
 import { BocpdDetector, worsening, type ChangePoint, type SeriesInput, type Signal } from '../src/detect/bocpd/index.js';
-import { seasonalSeries, type GeneratedSignal } from '../testkit/seasonal-series.js';
+import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../testkit/seasonal-series.js';
 
 const GRACE_MIN = Number(settingDefault('SVC_DETECT_GRACE_S')) / 60;
 /** Buckets in an hour: a generated shift is found by a worsening starting within an hour of its onset. */
@@ -99,23 +99,29 @@ function nab(signal: Signal = 'latency_p95'): Row[] {
 
 const SIGNALS: GeneratedSignal[] = ['latency_p95', 'log_volume', 'error_rate', 'error_log_rate'];
 
-function generated(seeds: number[], group: string): Row[] {
+/** Generated series, each kept at one bucket in `every` (the others missing: a series sampled every 5 × `every` minutes). */
+function generated(seeds: number[], group: string, every = 1): Row[] {
   const rows: Row[] = [];
+  const kept = (g: GeneratedSeries, i: number): boolean => (g.start / BUCKET_US + i) % every === 0;
+  // the first bucket kept after an onset may be every - 1 buckets later
+  const late = HOUR + every - 1;
   for (const seed of seeds) {
     for (const signal of SIGNALS) {
       const g = seasonalSeries(seed, signal);
-      const changes = worsening(detect(signal, { values: g.values, ...(g.calls ? { calls: g.calls } : {}), start: g.start }));
+      const values = every === 1 ? g.values : g.values.map((v, i) => (kept(g, i) ? v : NaN));
+      const calls = g.calls && every > 1 ? g.calls.map((n, i) => (kept(g, i) ? n : 0)) : g.calls;
+      const changes = worsening(detect(signal, { values, ...(calls ? { calls } : {}), start: g.start }));
       const lags: number[] = [];
       let found = 0;
       // a shift whose first hour lies in the series' long gap cannot be found within that hour
       const shifts = g.shifts.filter((s) => !(s.at >= g.gap.at && s.at + HOUR <= g.gap.end));
       for (const s of shifts) {
-        const c = changes.find((x) => x.index >= s.at - 2 && x.index <= s.at + HOUR);
+        const c = changes.find((x) => x.index >= s.at - 2 && x.index <= s.at + late);
         if (!c) continue;
         found++;
         lags.push((c.at - s.at + s.share) * BUCKET_MIN + GRACE_MIN); // onset inside bucket s.at, row after bucket c.at closes
       }
-      const falses = changes.filter((c) => !g.shifts.some((s) => c.index >= s.at - 2 && c.index < s.end + HOUR));
+      const falses = changes.filter((c) => !g.shifts.some((s) => c.index >= s.at - 2 && c.index < s.end + late));
       const days = g.values.length / 288;
       rows.push({
         group,
@@ -133,13 +139,13 @@ function generated(seeds: number[], group: string): Row[] {
   return rows;
 }
 
-function print(rows: Row[], what: string): void {
+function print(rows: Row[], what: string, totalsOnly = false): void {
   const groups = [...new Set(rows.map((r) => r.group))];
   for (const group of groups) {
     const rs = rows.filter((r) => r.group === group);
     console.log(`\n${group}`);
-    console.log(`series                                  days  false/day  ${what.padEnd(7)}  lag min (median)`);
-    for (const r of rs) {
+    if (!totalsOnly) console.log(`series                                  days  false/day  ${what.padEnd(7)}  lag min (median)`);
+    for (const r of totalsOnly ? [] : rs) {
       console.log(`${r.name.padEnd(38)} ${r.days.toFixed(1).padStart(5)}  ${f2(r.falsePerDay).padStart(9)}  ${`${r.hit}/${r.windows}`.padStart(7)}  ${f2(median(r.lags)).padStart(6)}${r.note ? `  ${r.note}` : ''}`);
     }
     const days = rs.reduce((s, r) => s + r.days, 0);
@@ -160,6 +166,9 @@ print(nab(), 'windows');
 // the generic signal (any value, read linearly): nothing of the seasonal path was chosen for it
 print(nab('generic'), 'windows');
 print([...generated([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'generated, calibration (seeds 1-10)'), ...generated([101, 102, 103, 104, 105, 106, 107, 108, 109, 110], 'generated, held out (seeds 101-110)')], 'shifts');
+// series sampled every 30 or 60 minutes: nothing of the seasonal path was chosen on them
+const sparse = (seeds: number[], name: string): Row[] => [6, 12].flatMap((every) => generated(seeds, `generated, ${name}, one bucket in ${every} (every ${every * 5} minutes)`, every));
+print([...sparse([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'calibration seeds'), ...sparse([101, 102, 103, 104, 105, 106, 107, 108, 109, 110], 'held-out seeds')], 'shifts', true);
 // EVAL_SEEDS=401-440: one more group of generated seeds, for a check on seeds nothing was looked at on
 const more = /^(\d+)-(\d+)$/.exec(process.env.EVAL_SEEDS ?? '');
 if (more) {

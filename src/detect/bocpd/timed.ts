@@ -351,8 +351,8 @@ export function levelBefore(c: Float64Array, o: number, bucket: number, now: num
  * 155 → 150 and 401-440 153 → 149, the same shifts but one on 401-440; NAB unchanged.
  */
 export const USUAL_SHARE = 0.8;
-/** Points of today that usualAt needs before it speaks for the day (an hour). */
-const TODAY_POINTS = 12;
+/** Buckets of today (profile.ts dayN) that usualAt needs before it speaks for the day: an hour. */
+const TODAY_BUCKETS = 12;
 
 /**
  * The series' usual level at a bucket in residual units (raw; errors per call for error_rate): the
@@ -364,7 +364,7 @@ const TODAY_POINTS = 12;
 export function usualAt(c: Float64Array, o: number, m: TimedModel, bucket: number): number {
   const p = o + T.profile;
   const n = c[p + F.dayN]!;
-  if (m.units !== 'log' || !dailyActive(c, p) || !(n >= TODAY_POINTS)) return NaN;
+  if (m.units !== 'log' || !dailyActive(c, p) || !(n >= TODAY_BUCKETS)) return NaN;
   const off = offsetAt(c, p, bucket);
   const g = Math.min(c[p + F.level]!, c[p + F.daySum]! / n - weeklyOffset(c, p, bucket));
   const v = (Math.exp(g + off) - 1) * Math.exp(-off);
