@@ -344,6 +344,20 @@ export function levelBefore(c: Float64Array, o: number, bucket: number, now: num
 }
 
 /**
+ * Whether the last reported worsening still stands at `bucket`: no fall has ended it, and the series'
+ * level over an hour before (the oldest recent level kept) stood more than a noise unit above the
+ * level it rose from. A lasting step stands; a burst that ended does not, though a series whose base
+ * is a few errors a day may see no fall for hours after it (bench:detect-lag: a fault's record was
+ * taken for part of a false row five hours old, 8 -> 28 minutes to its row).
+ */
+export function stillUp(c: Float64Array, o: number, m: TimedModel, bucket: number): boolean {
+  const raised = c[o + T.raised]!;
+  if (!(raised === raised)) return false;
+  const then = levelBefore(c, o, bucket - RECENT_LEVELS, bucket);
+  return m.excess(then.level, raised, then.aux) > 1;
+}
+
+/**
  * A rise is measured from at least this share of the level the series usually has at that time of
  * day (usualAt), as well as from the level just before it: a dip to half for an hour or three and its
  * return had been written as a worsening in nearly every case (bench/README.md). Calibration (seeds
