@@ -50,6 +50,8 @@ export interface SeasonalOptions {
   days?: number;
   /** Whether to place real shifts (default true). */
   shifts?: boolean;
+  /** error_rate: calls a bucket at the day's mean (default: drawn from 100 to 3,000). */
+  calls?: number;
 }
 
 export function seasonalSeries(seed: number, signal: GeneratedSignal, opts: SeasonalOptions = {}): GeneratedSeries {
@@ -95,7 +97,8 @@ export function seasonalSeries(seed: number, signal: GeneratedSignal, opts: Seas
   }
   const gapAt = Math.floor(between(r, 2, days - 2) * DAY);
   const gapLen = 24 + Math.floor(r() * 48);
-  const level = signal === 'latency_p95' ? between(r, 2e4, 2e5) : signal === 'log_volume' ? between(r, 50, 2000) : signal === 'error_log_rate' ? between(r, 2, 20) : between(r, 100, 3000);
+  const drawn = signal === 'latency_p95' ? between(r, 2e4, 2e5) : signal === 'log_volume' ? between(r, 50, 2000) : signal === 'error_log_rate' ? between(r, 2, 20) : between(r, 100, 3000);
+  const level = signal === 'error_rate' && opts.calls !== undefined ? opts.calls : drawn; // drawn either way, so the other draws stay the same
   const errP = between(r, 0.002, 0.02);
   const values = new Float64Array(n);
   const calls = signal === 'error_rate' ? new Float64Array(n) : undefined;
