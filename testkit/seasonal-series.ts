@@ -52,6 +52,8 @@ export interface SeasonalOptions {
   shifts?: boolean;
   /** error_rate: calls a bucket at the day's mean (default: drawn from 100 to 3,000). */
   calls?: number;
+  /** Weekend traffic as a share of a weekday's (default: drawn from 0.4 to 0.8). */
+  weekend?: number;
 }
 
 export function seasonalSeries(seed: number, signal: GeneratedSignal, opts: SeasonalOptions = {}): GeneratedSeries {
@@ -75,7 +77,8 @@ export function seasonalSeries(seed: number, signal: GeneratedSignal, opts: Seas
   const amp = Math.log(between(r, 2, 10)) / 2;
   const ampChangeDay = 7 + Math.floor(r() * 7);
   const ampChange = r() < 0.5 ? 1.5 : 0.6;
-  const weekend = between(r, 0.4, 0.8);
+  const drawnWeekend = between(r, 0.4, 0.8); // drawn whatever the option, so the other draws stay the same
+  const weekend = opts.weekend ?? drawnWeekend;
   const cron = r() < 0.5 ? Math.floor(r() * DAY) : -1; // a daily burst at this bucket of the day
   const noise = between(r, 0.05, 0.2);
   // Peak and trough buckets of the day, for placing shifts.
