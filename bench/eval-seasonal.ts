@@ -22,6 +22,7 @@ import { settingDefault } from '../src/core/config.js';
 import { BUCKET_US } from '../src/core/time.js';
 import { BocpdDetector, worsening, type ChangePoint, type SeriesInput, type Signal } from '../src/detect/bocpd/index.js';
 import { seasonalSeries, type GeneratedSeries, type GeneratedSignal } from '../testkit/seasonal-series.js';
+import { poisson, rng } from '../testkit/rng.js';
 
 const GRACE_MIN = Number(settingDefault('SVC_DETECT_GRACE_S')) / 60;
 /** Buckets in an hour: a generated shift is found by a worsening starting within an hour of its onset. */
@@ -220,6 +221,18 @@ function scenarios(): void {
     };
     console.log(`${signal.padEnd(15)} false rows a day from day 3 with weekends at 0.4-0.8 / 0.2 / 0.05 of weekdays: ${perDay()} / ${perDay(0.2)} / ${perDay(0.05)}`);
   }
+  // a few error logs an hour: a daily cycle around `mean` counts a bucket, x4 for four hours from day 12
+  const rare = (mean: number): string => {
+    let found = 0;
+    for (const seed of seeds) {
+      const r = rng(seed * 31);
+      const onset = 12 * 288 + Math.floor(r() * 200);
+      const values = Float64Array.from({ length: 21 * 288 }, (_, i) => poisson(r, mean * Math.exp(0.8 * Math.cos((2 * Math.PI * (i - 170)) / 288)) * (i >= onset && i < onset + 48 ? 4 : 1)));
+      if (worsening(detect('error_log_rate', { values, start: (19000 * 288 + 37) * BUCKET_US })).some((c) => c.index >= onset - 2 && c.index <= onset + HOUR)) found++;
+    }
+    return `${found}/20`;
+  };
+  console.log(`error_log_rate  at 0.2 / 0.5 / 1 counts a bucket, x4 for four hours found within an hour: ${rare(0.2)} / ${rare(0.5)} / ${rare(1)}`);
 }
 scenarios();
 // EVAL_SEEDS=401-440: one more group of generated seeds, for a check on seeds nothing was looked at on
