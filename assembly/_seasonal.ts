@@ -169,24 +169,18 @@ let zeroFloor: f64 = Infinity;
 @inline function weeklyActive(p: usize): bool {
   return ld(p, F_DAYS) >= WEEKLY_AFTER_DAYS;
 }
-@inline function dailyOffset(p: usize, bucket: f64): f64 {
-  const pos = <f64>(<i32>bucket % <i32>BUCKETS_PER_DAY) / <f64>SLOT_BUCKETS - <f64>(SLOT_BUCKETS - 1) / <f64>(2 * SLOT_BUCKETS);
+/** profile.ts ringAt: knots of a ring of n at `at`, read linearly at `pos` (at least -1). */
+@inline function ringAt(p: usize, at: i32, n: i32, pos: f64): f64 {
   const fl = Math.floor(pos);
   const i0 = <i32>fl;
-  const f = pos - fl;
-  const a = ld(p, F_SHAPE + ((i0 + SLOTS) % SLOTS));
-  const b = ld(p, F_SHAPE + ((i0 + 1) % SLOTS));
-  return a + f * (b - a);
+  const a = ld(p, at + (i0 + n) % n);
+  return a + (pos - fl) * (ld(p, at + (i0 + 1) % n) - a);
 }
-/** profile.ts weeklyOffset: read linearly between day centres. */
+@inline function dailyOffset(p: usize, bucket: f64): f64 {
+  return ringAt(p, F_SHAPE, SLOTS, <f64>(<i32>bucket % <i32>BUCKETS_PER_DAY) / <f64>SLOT_BUCKETS - <f64>(SLOT_BUCKETS - 1) / <f64>(2 * SLOT_BUCKETS));
+}
 @inline function weeklyOffset(p: usize, bucket: f64): f64 {
-  if (!weeklyActive(p)) return 0;
-  const pos = bucket / <f64>BUCKETS_PER_DAY - 0.5;
-  const d0 = Math.floor(pos);
-  const f = pos - d0;
-  const a = ld(p, F_WEEKLY + imod(d0, 7));
-  const b = ld(p, F_WEEKLY + imod(d0 + 1, 7));
-  return a + f * (b - a);
+  return weeklyActive(p) ? ringAt(p, F_WEEKLY, 7, bucket / <f64>BUCKETS_PER_DAY - 0.5) : 0;
 }
 /** The median of n values at src, sorted into SCRATCH. */
 function median(src: usize, n: i32): f64 {

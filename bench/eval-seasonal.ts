@@ -99,6 +99,11 @@ function nab(signal: Signal = 'latency_p95'): Row[] {
 }
 
 const SIGNALS: GeneratedSignal[] = ['latency_p95', 'log_volume', 'error_rate', 'error_log_rate'];
+/** Seeds from..to. */
+const seedRange = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+/** The generated seeds the seasonal path was tuned on, and those held out from it. */
+const CALIBRATION = seedRange(1, 10);
+const HELD_OUT = seedRange(101, 110);
 
 /**
  * Generated series, each kept at one bucket in `every` (the others missing: a series sampled every
@@ -148,9 +153,11 @@ function print(rows: Row[], what: string, totalsOnly = false): void {
   for (const group of groups) {
     const rs = rows.filter((r) => r.group === group);
     console.log(`\n${group}`);
-    if (!totalsOnly) console.log(`series                                  days  false/day  ${what.padEnd(7)}  lag min (median)`);
-    for (const r of totalsOnly ? [] : rs) {
-      console.log(`${r.name.padEnd(38)} ${r.days.toFixed(1).padStart(5)}  ${f2(r.falsePerDay).padStart(9)}  ${`${r.hit}/${r.windows}`.padStart(7)}  ${f2(median(r.lags)).padStart(6)}${r.note ? `  ${r.note}` : ''}`);
+    if (!totalsOnly) {
+      console.log(`series                                  days  false/day  ${what.padEnd(7)}  lag min (median)`);
+      for (const r of rs) {
+        console.log(`${r.name.padEnd(38)} ${r.days.toFixed(1).padStart(5)}  ${f2(r.falsePerDay).padStart(9)}  ${`${r.hit}/${r.windows}`.padStart(7)}  ${f2(median(r.lags)).padStart(6)}${r.note ? `  ${r.note}` : ''}`);
+      }
     }
     const days = rs.reduce((s, r) => s + r.days, 0);
     const falses = rs.reduce((s, r) => s + r.falsePerDay * r.days, 0);
@@ -169,18 +176,18 @@ console.log(`seasonal path — lags from a shift's onset to its row with the pas
 print(nab(), 'windows');
 // the generic signal (any value, read linearly): nothing of the seasonal path was chosen for it
 print(nab('generic'), 'windows');
-print([...generated([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'generated, calibration (seeds 1-10)'), ...generated([101, 102, 103, 104, 105, 106, 107, 108, 109, 110], 'generated, held out (seeds 101-110)')], 'shifts');
+print([...generated(CALIBRATION, 'generated, calibration (seeds 1-10)'), ...generated(HELD_OUT, 'generated, held out (seeds 101-110)')], 'shifts');
 // series sampled every 30 or 60 minutes: nothing of the seasonal path was chosen on them
 const sparse = (seeds: number[], name: string): Row[] => [6, 12].flatMap((every) => generated(seeds, `generated, ${name}, one bucket in ${every} (every ${every * 5} minutes)`, every));
-print([...sparse([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'calibration seeds'), ...sparse([101, 102, 103, 104, 105, 106, 107, 108, 109, 110], 'held-out seeds')], 'shifts', true);
+print([...sparse(CALIBRATION, 'calibration seeds'), ...sparse(HELD_OUT, 'held-out seeds')], 'shifts', true);
 // error shares at 10 and 30 calls a bucket (the generator draws 100 to 3,000): nothing was chosen on them either
 const quiet = (seeds: number[], name: string): Row[] => [10, 30].flatMap((calls) => generated(seeds, `generated, ${name}, error_rate at ${calls} calls a bucket`, 1, ['error_rate'], calls));
-print([...quiet([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'calibration seeds'), ...quiet([101, 102, 103, 104, 105, 106, 107, 108, 109, 110], 'held-out seeds')], 'shifts', true);
+print([...quiet(CALIBRATION, 'calibration seeds'), ...quiet(HELD_OUT, 'held-out seeds')], 'shifts', true);
 // What no set above holds, on generated series without shifts (seeds 301-320): a lasting step, the
 // daily pattern moving an hour (a change of summer time), deep weekends. Rows written where the
 // series did nothing new are the cost; none of this was tuned on.
 function scenarios(): void {
-  const seeds = Array.from({ length: 20 }, (_, i) => 301 + i);
+  const seeds = seedRange(301, 320);
   const at = 10 * 288 + 100;
   const rowsOf = (signal: GeneratedSignal, g: GeneratedSeries, values: Float64Array): ChangePoint[] => worsening(detect(signal, { values, start: g.start }));
   console.log('\nscenarios, 20 generated series each (seeds 301-320, no shifts)');
@@ -239,5 +246,5 @@ scenarios();
 const more = /^(\d+)-(\d+)$/.exec(process.env.EVAL_SEEDS ?? '');
 if (more) {
   const [from, to] = [Number(more[1]), Number(more[2])];
-  print(generated(Array.from({ length: to - from + 1 }, (_, i) => from + i), `generated, seeds ${from}-${to}`), 'shifts');
+  print(generated(seedRange(from, to), `generated, seeds ${from}-${to}`), 'shifts');
 }

@@ -97,14 +97,18 @@ const weeklyActive = (p: Float64Array, o: number): boolean => p[o + F.days]! >= 
 
 const dayOf = (bucket: number): number => Math.floor(bucket / BUCKETS_PER_DAY);
 
-function dailyOffset(p: Float64Array, o: number, bucket: number): number {
-  const pos = (bucket % BUCKETS_PER_DAY) / SLOT_BUCKETS - (SLOT_BUCKETS - 1) / (2 * SLOT_BUCKETS); // in slot centres
+/**
+ * Knots of a ring of `n` at `at`, one at each centre, read linearly at `pos` (in centres from the
+ * first; at least -1): the daily shape between slot centres, the weekday offsets between noons.
+ */
+function ringAt(p: Float64Array, at: number, n: number, pos: number): number {
   const i0 = Math.floor(pos);
-  const f = pos - i0;
-  const a = p[o + F.shape + ((i0 + SLOTS) % SLOTS)]!;
-  const b = p[o + F.shape + ((i0 + 1) % SLOTS)]!;
-  return a + f * (b - a);
+  const a = p[at + ((i0 + n) % n)]!;
+  return a + (pos - i0) * (p[at + ((i0 + 1) % n)]! - a);
 }
+
+const dailyOffset = (p: Float64Array, o: number, bucket: number): number =>
+  ringAt(p, o + F.shape, SLOTS, (bucket % BUCKETS_PER_DAY) / SLOT_BUCKETS - (SLOT_BUCKETS - 1) / (2 * SLOT_BUCKETS));
 
 /**
  * The weekday offset (g units; 0 before it is in use) at a bucket (fractional within a slot), read
@@ -113,15 +117,7 @@ function dailyOffset(p: Float64Array, o: number, bucket: number): number {
  * 00:00 UTC, where the residual then jumped for every series whose week turns smoothly or at another
  * time zone's midnight.
  */
-export function weeklyOffset(p: Float64Array, o: number, bucket: number): number {
-  if (!weeklyActive(p, o)) return 0;
-  const pos = bucket / BUCKETS_PER_DAY - 0.5;
-  const d0 = Math.floor(pos);
-  const f = pos - d0;
-  const a = p[o + F.weekly + (d0 % 7)]!;
-  const b = p[o + F.weekly + ((d0 + 1) % 7)]!;
-  return a + f * (b - a);
-}
+export const weeklyOffset = (p: Float64Array, o: number, bucket: number): number => (weeklyActive(p, o) ? ringAt(p, o + F.weekly, 7, bucket / BUCKETS_PER_DAY - 0.5) : 0);
 
 /** The profile's offset (g units) at an absolute bucket; 0 until the daily shape is in use. */
 export function offsetAt(p: Float64Array, o: number, bucket: number): number {
